@@ -1,0 +1,1289 @@
+/*
+ * gpusim: the OOM engine: thread records, the allocation protocol, wake-ups,
+ * deadlock busting, injection and metrics (see engine.h for the contract).
+ *
+ * Bookkeeping that keeps the common path short: records are found through a
+ * hash table keyed by thread id (looked up, never iterated); they also sit in
+ * an array (swap-removed, so its order is not meaningful) that the deadlock
+ * check reads as its snapshot without copying, because every record begins
+ * with its GsThreadView. The engine counts records per (state, kind), so that
+ * an uncontended allocation or free, which finds no thread in THREAD_ALLOC or
+ * THREAD_BLOCKED, never scans the records.
+ *
+ * Every state change goes through set_state(), which keeps the counts, tells
+ * the observer and queues the wake-up of a parked thread that must look again.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <gpusim/engine.h>
+
+typedef enum {
+	PENDING_NONE,
+	PENDING_ALLOC,   /* parked inside gs_engine_alloc_begin() */
+	PENDING_BLOCK,   /* parked inside gs_engine_block_until_ready() */
+} PendingCall;
+
+typedef struct {
+	int hits;
+	int skips;
+	GsKindFilter filter;
+} Injection;
+
+typedef struct {
+	GsThreadView view; /* first: the deadlock check reads records as views */
+	guint index;       /* position in GsEngine.records */
+	gboolean waiting;  /* a WAIT was returned and the thread has not resumed */
+	PendingCall pending;
+	GsTime block_start;
+	gboolean retry_alloc_before_bufn;
+	Injection retry_oom;
+	Injection split_oom;
+	int cudf_exceptions;
+	guint cap_count;   /* num_times_retried: state-machine throws, never reset */
+	gboolean in_retry_block;
+	GsTime retry_start_or_block_end;
+	GsTime retry_running_ns;
+	gboolean in_spill_range;
+	GsMetrics metrics;
+} Record;
+
+struct GsEngine {
+	GsEngineOpts opts;
+	GsDeadlockOpts deadlock_opts;
+	GsTaskPriorities *priorities;
+	GHashTable *by_id;        /* &record->view.id -> Record* */
+	GPtrArray *records;       /* Record*, owned */
+	GArray *wakes;            /* GsThreadId, a FIFO from wake_head */
+	guint wake_head;
+	GHashTable *task_metrics; /* GsTaskId* -> GsMetrics* (checkpoints) */
+	GsDeadlockScratch *scratch;
+	guint counts[GS_N_THREAD_STATES][GS_N_KINDS];
+	gint64 gpu_allocated;
+	gboolean shut_down;
+	guint64 n_checks;
+	guint64 n_busts;
+	const GsEngineObserver *observer;
+	gpointer observer_data;
+};
+
+static const char *const error_messages[] = {
+#define GS_X_ROW(suffix, text) [GS_ENGINE_ERROR_##suffix] = text,
+	GS_ENGINE_ERROR_MAP(GS_X_ROW)
+#undef GS_X_ROW
+};
+
+G_STATIC_ASSERT(G_N_ELEMENTS(error_messages) == GS_N_ENGINE_ERRORS);
+
+const char *
+gs_engine_error_message(GsEngineError error)
+{
+	g_return_val_if_fail(error < GS_N_ENGINE_ERRORS, "invalid error code");
+	return error_messages[error];
+}
+
+/* ---- decisions ---- */
+
+static GsDecision
+proceed(void)
+{
+	return (GsDecision){.verdict = GS_VERDICT_PROCEED};
+}
+
+static GsDecision
+verdict(GsVerdict v)
+{
+	return (GsDecision){.verdict = v};
+}
+
+static GsDecision
+thrown(GsException exc)
+{
+	return (GsDecision){.verdict = GS_VERDICT_THROW, .exception = exc};
+}
+
+static GsDecision
+misuse(GsEngineError error)
+{
+	return (GsDecision){.verdict = GS_VERDICT_ERROR, .error = error};
+}
+
+/* ---- lifetime ---- */
+
+static void
+record_free(gpointer data)
+{
+	Record *rec = data;
+
+	if (rec->view.pool_tasks != NULL)
+		g_array_unref(rec->view.pool_tasks);
+	g_free(rec);
+}
+
+GsEngine *
+gs_engine_new(const GsEngineOpts *opts)
+{
+	static const GsEngineOpts defaults = GS_ENGINE_OPTS_DEFAULT;
+	GsEngine *e = g_new0(GsEngine, 1);
+
+	e->opts = opts != NULL ? *opts : defaults;
+	e->deadlock_opts = (GsDeadlockOpts){
+		.split_victim = e->opts.split_victim,
+		.retry_before_bufn = e->opts.retry_before_bufn,
+		.strict_all_bufn = e->opts.strict_all_bufn,
+		.pool_priority = e->opts.pool_priority,
+	};
+	e->priorities = gs_task_priorities_new(e->opts.priority);
+	e->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
+	e->records = g_ptr_array_new_with_free_func(record_free);
+	e->wakes = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
+	e->task_metrics = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+	e->scratch = gs_deadlock_scratch_new();
+	return e;
+}
+
+void
+gs_engine_free(GsEngine *e)
+{
+	if (e == NULL)
+		return;
+	g_hash_table_destroy(e->by_id);
+	g_ptr_array_unref(e->records);
+	g_array_unref(e->wakes);
+	g_hash_table_destroy(e->task_metrics);
+	gs_deadlock_scratch_free(e->scratch);
+	gs_task_priorities_free(e->priorities);
+	g_free(e);
+}
+
+const GsEngineOpts *
+gs_engine_get_opts(const GsEngine *e)
+{
+	return &e->opts;
+}
+
+void
+gs_engine_set_observer(GsEngine *e, const GsEngineObserver *observer, gpointer data)
+{
+	g_return_if_fail(observer == NULL || observer->api_version == 1);
+	e->observer = observer;
+	e->observer_data = data;
+}
+
+GsTaskPriorities *
+gs_engine_get_priorities(GsEngine *e)
+{
+	return e->priorities;
+}
+
+/* ---- records and state changes ---- */
+
+static Record *
+lookup(const GsEngine *e, GsThreadId id)
+{
+	return g_hash_table_lookup(e->by_id, &id);
+}
+
+static void
+queue_wake(GsEngine *e, GsThreadId id)
+{
+	g_array_append_val(e->wakes, id);
+}
+
+static void
+tell_state(GsEngine *e, GsThreadId id, GsThreadState from, GsThreadState to, GsThreadEvent cause,
+	   GsTime now)
+{
+	if (e->observer != NULL && e->observer->state_changed != NULL)
+		e->observer->state_changed(e->observer_data, id, from, to, cause, now);
+}
+
+static void
+tell_throw(GsEngine *e, GsThreadId id, GsException exc, gboolean injected, GsTime now)
+{
+	if (e->observer != NULL && e->observer->thrown != NULL)
+		e->observer->thrown(e->observer_data, id, exc, injected, now);
+}
+
+/* Moves a record to another state (and allocation kind), keeping the counts. */
+static void
+set_state_kind(GsEngine *e, Record *rec, GsThreadState to, GsAllocKind kind, GsThreadEvent cause,
+	       GsTime now)
+{
+	GsThreadState from = rec->view.state;
+
+	g_assert(to != GS_THREAD_UNKNOWN);
+	e->counts[from][rec->view.alloc_kind]--;
+	rec->view.state = to;
+	rec->view.alloc_kind = kind;
+	e->counts[to][kind]++;
+	if (from != to)
+		tell_state(e, rec->view.id, from, to, cause, now);
+	/* A parked thread whose state no longer parks it must look again, once. */
+	if (rec->waiting && gs_thread_state_waits(from) && !gs_thread_state_waits(to))
+		queue_wake(e, rec->view.id);
+}
+
+static void
+set_state(GsEngine *e, Record *rec, GsThreadState to, GsThreadEvent cause, GsTime now)
+{
+	set_state_kind(e, rec, to, rec->view.alloc_kind, cause, now);
+}
+
+/* Applies @event by the transition table; INVALID and SHUTTING_DOWN change nothing. */
+static GsTransition
+apply(GsEngine *e, Record *rec, GsThreadEvent event, GsTime now)
+{
+	GsTransition t = gs_thread_transition(rec->view.state, event);
+
+	if (t.action == GS_ACTION_INVALID || t.action == GS_ACTION_SHUTTING_DOWN)
+		return t;
+	if (t.to != GS_THREAD_UNKNOWN)
+		set_state(e, rec, t.to, event, now);
+	return t;
+}
+
+static Record *
+record_new(GsEngine *e, GsThreadId id, GsTaskId task, gboolean is_pool, gboolean shuffle, GsTime now)
+{
+	Record *rec = g_new0(Record, 1);
+
+	rec->view.id = id;
+	rec->view.task = is_pool ? GS_NO_TASK : task;
+	rec->view.state = GS_THREAD_RUNNING;
+	rec->view.alloc_kind = GS_KIND_GPU;
+	rec->view.is_pool = is_pool;
+	rec->view.shuffle = shuffle;
+	if (is_pool)
+		rec->view.pool_tasks = g_array_new(FALSE, FALSE, sizeof(GsTaskId));
+	rec->index = e->records->len;
+	g_ptr_array_add(e->records, rec);
+	g_hash_table_insert(e->by_id, &rec->view.id, rec);
+	e->counts[GS_THREAD_RUNNING][GS_KIND_GPU]++;
+	tell_state(e, id, GS_THREAD_UNKNOWN, GS_THREAD_RUNNING, GS_EVENT_REGISTER, now);
+	return rec;
+}
+
+static GsMetrics *
+task_checkpoint(GsEngine *e, GsTaskId task)
+{
+	GsMetrics *m = g_hash_table_lookup(e->task_metrics, &task);
+
+	if (m == NULL) {
+		m = g_new0(GsMetrics, 1);
+		g_hash_table_insert(e->task_metrics, g_memdup2(&task, sizeof task), m);
+	}
+	return m;
+}
+
+/*
+ * Moves a thread's counters into its task (dedicated) or into every task of its
+ * set (pool, duplicated), as the reference does when an association changes.
+ * What the thread still holds stays with it.
+ */
+static void
+checkpoint(GsEngine *e, Record *rec)
+{
+	gint64 active = rec->metrics.gpu_active_footprint;
+
+	if (!rec->view.is_pool) {
+		gs_metrics_checkpoint(task_checkpoint(e, rec->view.task), &rec->metrics);
+	} else {
+		for (guint i = 0; i < rec->view.pool_tasks->len; i++) {
+			GsTaskId task = g_array_index(rec->view.pool_tasks, GsTaskId, i);
+
+			gs_metrics_checkpoint(task_checkpoint(e, task), &rec->metrics);
+		}
+	}
+	gs_metrics_clear(&rec->metrics);
+	rec->metrics.gpu_active_footprint = active;
+}
+
+/* Deletes a record (its counters go to its task first). */
+static void
+erase(GsEngine *e, Record *rec, GsThreadEvent cause, GsTime now)
+{
+	GsThreadId id = rec->view.id;
+	GsThreadState from = rec->view.state;
+	guint index = rec->index;
+
+	checkpoint(e, rec);
+	e->counts[from][rec->view.alloc_kind]--;
+	g_hash_table_remove(e->by_id, &id);
+	g_ptr_array_remove_index_fast(e->records, index);
+	if (index < e->records->len)
+		((Record *) e->records->pdata[index])->index = index;
+	tell_state(e, id, from, GS_THREAD_UNKNOWN, cause, now);
+}
+
+/* ---- priority ---- */
+
+static GsPriority
+priority_of(GsEngine *e, const Record *rec)
+{
+	return gs_thread_priority(e->priorities, &rec->view, e->opts.pool_priority);
+}
+
+static int
+compare_priority_desc(gconstpointer a, gconstpointer b, gpointer engine)
+{
+	const Record *ra = *(Record *const *) a;
+	const Record *rb = *(Record *const *) b;
+
+	return gs_priority_compare(priority_of(engine, rb), priority_of(engine, ra));
+}
+
+/* The records in @state (any kind), highest priority first. */
+static GPtrArray *
+records_in_states(GsEngine *e, GsThreadState a, GsThreadState b, GsThreadState c)
+{
+	GPtrArray *found = g_ptr_array_new();
+
+	for (guint i = 0; i < e->records->len; i++) {
+		Record *rec = e->records->pdata[i];
+		GsThreadState s = rec->view.state;
+
+		if (s == a || s == b || s == c)
+			g_ptr_array_add(found, rec);
+	}
+	g_ptr_array_sort_with_data(found, compare_priority_desc, e);
+	return found;
+}
+
+/* ---- wake-ups ---- */
+
+/* On a free or an allocation success: the best BLOCKED thread of @kind runs again. */
+static void
+wake_one(GsEngine *e, GsAllocKind kind, GsTime now)
+{
+	Record *best = NULL;
+	GsPriority best_prio = {0};
+
+	if (e->counts[GS_THREAD_BLOCKED][kind] == 0)
+		return;
+	for (guint i = 0; i < e->records->len; i++) {
+		Record *rec = e->records->pdata[i];
+		GsPriority p;
+
+		if (rec->view.state != GS_THREAD_BLOCKED || rec->view.alloc_kind != kind)
+			continue;
+		p = priority_of(e, rec);
+		if (best == NULL || gs_priority_compare(p, best_prio) > 0) {
+			best = rec;
+			best_prio = p;
+		}
+	}
+	apply(e, best, GS_EVENT_WAKE_ONE, now);
+}
+
+/*
+ * A running thread left: every BLOCKED thread runs again; only if there was
+ * none, every rolled-back thread (BUFN, BUFN_THROW, BUFN_WAIT) does.
+ */
+static void
+task_finished_wake(GsEngine *e, GsTime now)
+{
+	g_autoptr(GPtrArray) found = NULL;
+	GsThreadEvent event = GS_EVENT_WAKE_BLOCKED;
+
+	if (e->counts[GS_THREAD_BLOCKED][GS_KIND_GPU] + e->counts[GS_THREAD_BLOCKED][GS_KIND_HOST] > 0) {
+		found = records_in_states(e, GS_THREAD_BLOCKED, GS_THREAD_BLOCKED, GS_THREAD_BLOCKED);
+	} else {
+		found = records_in_states(e, GS_THREAD_BUFN, GS_THREAD_BUFN_THROW, GS_THREAD_BUFN_WAIT);
+		event = GS_EVENT_WAKE_BUFN;
+	}
+	for (guint i = 0; i < found->len; i++)
+		apply(e, found->pdata[i], event, now);
+}
+
+gboolean
+gs_engine_pop_wake(GsEngine *e, GsThreadId *thread)
+{
+	if (e->wake_head >= e->wakes->len)
+		return FALSE;
+	*thread = g_array_index(e->wakes, GsThreadId, e->wake_head++);
+	if (e->wake_head == e->wakes->len) {
+		g_array_set_size(e->wakes, 0);
+		e->wake_head = 0;
+	}
+	return TRUE;
+}
+
+guint
+gs_engine_pending_wakes(const GsEngine *e)
+{
+	return e->wakes->len - e->wake_head;
+}
+
+/* ---- deadlock busting ---- */
+
+static void
+tell_bust(GsEngine *e, const Record *rec, GsBustAction action, GsCheckReason reason, GsTime now)
+{
+	e->n_busts++;
+	if (e->observer != NULL && e->observer->busted != NULL)
+		e->observer->busted(e->observer_data, rec->view.id, action, reason, now);
+}
+
+static gboolean
+run_check(GsEngine *e, GsCheckReason reason, const GsThreadId *outside, guint n_outside, GsTime now)
+{
+	GsDeadlockVerdict v;
+
+	e->n_checks++;
+	v = gs_deadlock_check((const GsThreadView *const *) e->records->pdata, e->records->len,
+			      e->priorities, &e->deadlock_opts, outside, n_outside, e->scratch);
+	if (v.rollback != NULL) {
+		Record *victim = (Record *) v.rollback;
+
+		if (v.rollback_retry_once) {
+			victim->retry_alloc_before_bufn = TRUE;
+			apply(e, victim, GS_EVENT_BUST_RETRY_ONCE, now);
+			tell_bust(e, victim, GS_BUST_RETRY_ONCE, reason, now);
+		} else {
+			apply(e, victim, GS_EVENT_BUST_ROLLBACK, now);
+			tell_bust(e, victim, GS_BUST_ROLLBACK, reason, now);
+		}
+	}
+	if (v.split != NULL) {
+		Record *victim = (Record *) v.split;
+
+		apply(e, victim, GS_EVENT_SPLIT_PICK, now);
+		tell_bust(e, victim, GS_BUST_SPLIT, reason, now);
+	}
+	return v.deadlocked;
+}
+
+static int
+compare_thread_id(const void *a, const void *b)
+{
+	GsThreadId x = *(const GsThreadId *) a, y = *(const GsThreadId *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+gboolean
+gs_engine_check_deadlocks(GsEngine *e, const GsThreadId *outside, guint n_outside, GsTime now)
+{
+	g_autofree GsThreadId *sorted = NULL;
+
+	if (n_outside > 0) {
+		sorted = g_memdup2(outside, n_outside * sizeof *outside);
+		qsort(sorted, n_outside, sizeof *sorted, compare_thread_id);
+	}
+	return run_check(e, GS_CHECK_WATCHDOG, sorted, n_outside, now);
+}
+
+/* ---- time accounting (reference §3.1) ---- */
+
+static void
+begin_wait(Record *rec, PendingCall pending, GsTime now)
+{
+	rec->waiting = TRUE;
+	rec->pending = pending;
+	rec->block_start = now;
+	if (rec->in_retry_block)
+		rec->retry_running_ns += now - rec->retry_start_or_block_end;
+}
+
+static void
+end_wait(Record *rec, GsTime now)
+{
+	GsTime blocked = now - rec->block_start;
+
+	rec->waiting = FALSE;
+	rec->pending = PENDING_NONE;
+	rec->metrics.blocked_ns += blocked;
+	rec->metrics.lost_or_blocked_ns += blocked;
+	if (rec->in_retry_block)
+		rec->retry_start_or_block_end = now;
+}
+
+/* A retry-type exception throws away the running time of the attempt. */
+static void
+record_lost_time(Record *rec, GsTime now)
+{
+	if (rec->in_retry_block) {
+		rec->retry_running_ns += now - rec->retry_start_or_block_end;
+		rec->retry_start_or_block_end = now;
+	}
+	rec->metrics.lost_ns += rec->retry_running_ns;
+	rec->metrics.lost_or_blocked_ns += rec->retry_running_ns;
+	rec->retry_running_ns = 0;
+}
+
+/* A Retry or SplitAndRetry decided by the state machine, subject to the cap. */
+static GsDecision
+throw_decided(GsEngine *e, Record *rec, gboolean split, GsTime now)
+{
+	GsException exc;
+
+	record_lost_time(rec, now);
+	if (split)
+		rec->metrics.splits++;
+	else
+		rec->metrics.retries++;
+	if (rec->cap_count + 1 > e->opts.retry_cap) {
+		exc = GS_EXC_RETRY_LIMIT_EXCEEDED;
+	} else {
+		rec->cap_count++;
+		exc = split ? gs_exception_split_oom(rec->view.alloc_kind)
+			    : gs_exception_retry_oom(rec->view.alloc_kind);
+	}
+	tell_throw(e, rec->view.id, exc, FALSE, now);
+	return thrown(exc);
+}
+
+/* ---- block until ready (reference §1.5) ---- */
+
+static GsDecision
+block_until_ready(GsEngine *e, GsThreadId id, PendingCall pending, GsTime now)
+{
+	for (;;) {
+		Record *rec = lookup(e, id);
+		GsTransition t;
+
+		if (rec == NULL)
+			return proceed();
+		if (rec->waiting) {
+			if (gs_thread_state_waits(rec->view.state))
+				return verdict(GS_VERDICT_WAIT); /* resumed too early */
+			end_wait(rec, now);
+		}
+		t = apply(e, rec, GS_EVENT_BLOCK_UNTIL_READY, now);
+		switch (t.action) {
+		case GS_ACTION_PROCEED:
+			return proceed();
+		case GS_ACTION_WAIT:
+			begin_wait(rec, pending, now);
+			return verdict(GS_VERDICT_WAIT);
+		case GS_ACTION_THROW_RETRY:
+			return throw_decided(e, rec, FALSE, now);
+		case GS_ACTION_THROW_SPLIT:
+			return throw_decided(e, rec, TRUE, now);
+		case GS_ACTION_CHECK_DEADLOCK:
+			run_check(e, GS_CHECK_BUFN_WAIT, NULL, 0, now);
+			continue;
+		case GS_ACTION_THROW_REMOVED:
+			erase(e, rec, GS_EVENT_BLOCK_UNTIL_READY, now);
+			tell_throw(e, id, GS_EXC_THREAD_REMOVED, FALSE, now);
+			return thrown(GS_EXC_THREAD_REMOVED);
+		case GS_ACTION_NONE:
+		case GS_ACTION_CREATE:
+		case GS_ACTION_RECURSIVE:
+		case GS_ACTION_WAKE_ONE:
+		case GS_ACTION_NOTIFY:
+		case GS_ACTION_ERASE:
+		case GS_ACTION_ERASE_AND_WAKE:
+		case GS_ACTION_RETHROW:
+		case GS_ACTION_SHUTTING_DOWN:
+		case GS_ACTION_INVALID:
+		case GS_N_THREAD_ACTIONS:
+			break;
+		}
+		return misuse(GS_ENGINE_ERROR_UNEXPECTED_STATE);
+	}
+}
+
+GsDecision
+gs_engine_block_until_ready(GsEngine *e, GsThreadId thread, GsTime now)
+{
+	Record *rec = lookup(e, thread);
+
+	if (rec != NULL && rec->waiting && rec->pending != PENDING_BLOCK)
+		return misuse(GS_ENGINE_ERROR_UNEXPECTED_STATE);
+	return block_until_ready(e, thread, PENDING_BLOCK, now);
+}
+
+/* ---- injection (reference §3.2) ---- */
+
+static gboolean
+filter_matches(GsKindFilter filter, GsAllocKind kind)
+{
+	return filter == GS_KIND_FILTER_ANY || (filter == GS_KIND_FILTER_GPU) == (kind == GS_KIND_GPU);
+}
+
+/* Consumes a skip or a hit of a matching allocation; TRUE if it must throw. */
+static gboolean
+injection_fires(Injection *inj, GsAllocKind kind)
+{
+	if (!filter_matches(inj->filter, kind))
+		return FALSE;
+	if (inj->skips > 0) {
+		inj->skips--;
+		return FALSE;
+	}
+	if (inj->hits > 0) {
+		inj->hits--;
+		return TRUE;
+	}
+	return FALSE;
+}
+
+/* Order: RetryOOM, CudfException, SplitAndRetryOOM. None changes the state. */
+static GsException
+injected_exception(Record *rec, GsAllocKind kind, GsTime now)
+{
+	GsException exc = GS_EXC_NONE;
+
+	if (injection_fires(&rec->retry_oom, kind)) {
+		rec->metrics.retries++;
+		exc = gs_exception_retry_oom(kind);
+	} else if (rec->cudf_exceptions > 0) {
+		rec->cudf_exceptions--;
+		exc = GS_EXC_CUDF_EXCEPTION;
+	} else if (injection_fires(&rec->split_oom, kind)) {
+		rec->metrics.splits++;
+		exc = gs_exception_split_oom(kind);
+	}
+	if (exc != GS_EXC_NONE)
+		record_lost_time(rec, now);
+	return exc;
+}
+
+static GsEngineError
+arm(GsEngine *e, GsThreadId thread, Injection *inj_of_record(Record *), int num,
+    GsKindFilter filter, int skip)
+{
+	Record *rec = lookup(e, thread);
+
+	if (rec == NULL)
+		return GS_ENGINE_ERROR_NOT_REGISTERED;
+	if (num < 0 || skip < 0)
+		return GS_ENGINE_ERROR_NEGATIVE_COUNT;
+	*inj_of_record(rec) = (Injection){.hits = num, .skips = skip, .filter = filter};
+	return GS_ENGINE_ERROR_NONE;
+}
+
+static Injection *
+retry_injection(Record *rec)
+{
+	return &rec->retry_oom;
+}
+
+static Injection *
+split_injection(Record *rec)
+{
+	return &rec->split_oom;
+}
+
+GsEngineError
+gs_engine_force_retry_oom(GsEngine *e, GsThreadId thread, int num, GsKindFilter filter, int skip)
+{
+	return arm(e, thread, retry_injection, num, filter, skip);
+}
+
+GsEngineError
+gs_engine_force_split_oom(GsEngine *e, GsThreadId thread, int num, GsKindFilter filter, int skip)
+{
+	return arm(e, thread, split_injection, num, filter, skip);
+}
+
+GsEngineError
+gs_engine_force_cudf_exception(GsEngine *e, GsThreadId thread, int num)
+{
+	Record *rec = lookup(e, thread);
+
+	if (rec == NULL)
+		return GS_ENGINE_ERROR_NOT_REGISTERED;
+	if (num < 0)
+		return GS_ENGINE_ERROR_NEGATIVE_COUNT;
+	rec->cudf_exceptions = num;
+	return GS_ENGINE_ERROR_NONE;
+}
+
+/* ---- the allocation protocol (reference §1.4) ---- */
+
+GsDecision
+gs_engine_alloc_begin(GsEngine *e, GsThreadId thread, GsAllocKind kind, gboolean blocking, GsTime now)
+{
+	Record *rec = lookup(e, thread);
+	GsDecision d;
+	GsException exc;
+
+	if (rec == NULL)
+		return proceed();
+	if (rec->waiting) {
+		/* Resuming the wait of an earlier call: recursion and injection were done. */
+		if (rec->pending != PENDING_ALLOC)
+			return misuse(GS_ENGINE_ERROR_UNEXPECTED_STATE);
+	} else {
+		if (rec->view.state == GS_THREAD_ALLOC || rec->view.state == GS_THREAD_ALLOC_FREE) {
+			if (kind == GS_KIND_HOST && blocking)
+				return misuse(GS_ENGINE_ERROR_RECURSIVE_BLOCKING_HOST);
+			d = proceed();
+			d.recursive = TRUE;
+			return d;
+		}
+		exc = injected_exception(rec, kind, now);
+		if (exc != GS_EXC_NONE) {
+			tell_throw(e, thread, exc, TRUE, now);
+			return thrown(exc);
+		}
+	}
+	if (blocking) {
+		d = block_until_ready(e, thread, PENDING_ALLOC, now);
+		if (d.verdict != GS_VERDICT_PROCEED)
+			return d;
+		rec = lookup(e, thread);
+		if (rec == NULL)
+			return proceed();
+	}
+	if (gs_thread_transition(rec->view.state, GS_EVENT_ALLOC_START).action != GS_ACTION_PROCEED)
+		return misuse(GS_ENGINE_ERROR_UNEXPECTED_STATE);
+	set_state_kind(e, rec, GS_THREAD_ALLOC, kind, GS_EVENT_ALLOC_START, now);
+	return proceed();
+}
+
+/* The post-calls of a registered, non-recursive thread must match its pre-call. */
+static gboolean
+post_matches(const Record *rec, GsAllocKind kind, GsEngineError *error)
+{
+	GsThreadState s = rec->view.state;
+
+	if (s != GS_THREAD_ALLOC && s != GS_THREAD_ALLOC_FREE) {
+		*error = GS_ENGINE_ERROR_UNEXPECTED_STATE;
+		return FALSE;
+	}
+	if (rec->view.alloc_kind != kind) {
+		*error = GS_ENGINE_ERROR_KIND_MISMATCH;
+		return FALSE;
+	}
+	return TRUE;
+}
+
+GsDecision
+gs_engine_alloc_success(GsEngine *e, GsThreadId thread, GsAllocKind kind, gint64 bytes,
+			gboolean recursive, GsTime now)
+{
+	Record *rec = lookup(e, thread);
+	gboolean tracked = rec != NULL && !recursive;
+	GsEngineError error;
+
+	if (tracked && !post_matches(rec, kind, &error))
+		return misuse(error);
+	if (kind == GS_KIND_GPU && (tracked || e->opts.gpu_counter == GS_GPU_COUNTER_EXACT))
+		e->gpu_allocated += bytes;
+	if (!tracked)
+		return proceed();
+	rec->retry_alloc_before_bufn = FALSE;
+	/* is_cpu_alloc goes back to false on success, whatever the kind was. */
+	set_state_kind(e, rec, GS_THREAD_RUNNING, GS_KIND_GPU, GS_EVENT_ALLOC_SUCCESS, now);
+	if (kind == GS_KIND_GPU)
+		gs_metrics_gpu_alloc(&rec->metrics, bytes, e->gpu_allocated, rec->in_spill_range);
+	wake_one(e, kind, now);
+	return proceed();
+}
+
+GsDecision
+gs_engine_alloc_failed(GsEngine *e, GsThreadId thread, GsAllocKind kind, gboolean is_oom,
+		       gboolean blocking, gboolean recursive, GsTime now)
+{
+	Record *rec = lookup(e, thread);
+	GsDecision rethrow = {.verdict = GS_VERDICT_RETHROW};
+	GsThreadEvent event;
+	GsEngineError error;
+
+	if (is_oom)
+		rethrow.exception = gs_exception_fatal_oom(kind);
+	if (rec == NULL || recursive) {
+		if (is_oom)
+			run_check(e, GS_CHECK_ALLOC_FAILED, NULL, 0, now);
+		return rethrow;
+	}
+	if (!post_matches(rec, kind, &error))
+		return misuse(error);
+	if (!is_oom) {
+		apply(e, rec, GS_EVENT_ALLOC_FAILED, now);
+		rethrow.exception = GS_EXC_NONE;
+		return rethrow;
+	}
+	if (!blocking)
+		event = GS_EVENT_ALLOC_OOM_NONBLOCKING;
+	else if (rec->retry_alloc_before_bufn)
+		event = GS_EVENT_ALLOC_OOM_LAST_TRY;
+	else
+		event = GS_EVENT_ALLOC_OOM;
+	/* The flag is spent by a blocking OOM in ALLOC; ALLOC_FREE just retries. */
+	if (blocking && rec->view.state == GS_THREAD_ALLOC)
+		rec->retry_alloc_before_bufn = FALSE;
+	apply(e, rec, event, now);
+	run_check(e, GS_CHECK_ALLOC_FAILED, NULL, 0, now);
+	return verdict(GS_VERDICT_RETRY);
+}
+
+void
+gs_engine_dealloc(GsEngine *e, GsThreadId thread, GsAllocKind kind, gint64 bytes, GsTime now)
+{
+	Record *rec = lookup(e, thread);
+	guint own = 0;
+
+	if (kind == GS_KIND_GPU) {
+		if (rec != NULL || e->opts.gpu_counter == GS_GPU_COUNTER_EXACT)
+			e->gpu_allocated -= bytes;
+		if (rec != NULL)
+			gs_metrics_gpu_free(&rec->metrics, bytes, rec->in_spill_range);
+	}
+	/* Every other thread inside an allocation of this kind may retry at once. */
+	if (rec != NULL && rec->view.state == GS_THREAD_ALLOC && rec->view.alloc_kind == kind)
+		own = 1;
+	if (e->counts[GS_THREAD_ALLOC][kind] > own) {
+		for (guint i = 0; i < e->records->len; i++) {
+			Record *other = e->records->pdata[i];
+
+			if (other != rec && other->view.state == GS_THREAD_ALLOC &&
+			    other->view.alloc_kind == kind)
+				apply(e, other, GS_EVENT_FREED_SAME_KIND, now);
+		}
+	}
+	wake_one(e, kind, now);
+}
+
+/* ---- associations (reference §1.7 registration rows, removal rules) ---- */
+
+/* Removes a record by the removal rule; TRUE if it was RUNNING (task-finished wake due). */
+static gboolean
+remove_record(GsEngine *e, Record *rec, GsTime now)
+{
+	GsTransition t = gs_thread_transition(rec->view.state, GS_EVENT_REMOVE);
+
+	switch (t.action) {
+	case GS_ACTION_NOTIFY:
+		set_state(e, rec, t.to, GS_EVENT_REMOVE, now);
+		return FALSE;
+	case GS_ACTION_ERASE_AND_WAKE:
+		erase(e, rec, GS_EVENT_REMOVE, now);
+		return TRUE;
+	case GS_ACTION_ERASE:
+		erase(e, rec, GS_EVENT_REMOVE, now);
+		return FALSE;
+	case GS_ACTION_NONE:
+	case GS_ACTION_CREATE:
+	case GS_ACTION_PROCEED:
+	case GS_ACTION_RECURSIVE:
+	case GS_ACTION_WAIT:
+	case GS_ACTION_THROW_RETRY:
+	case GS_ACTION_THROW_SPLIT:
+	case GS_ACTION_THROW_REMOVED:
+	case GS_ACTION_CHECK_DEADLOCK:
+	case GS_ACTION_WAKE_ONE:
+	case GS_ACTION_RETHROW:
+	case GS_ACTION_SHUTTING_DOWN:
+	case GS_ACTION_INVALID:
+	case GS_N_THREAD_ACTIONS:
+		break;
+	}
+	return FALSE;
+}
+
+static void
+touch_task(GsEngine *e, GsTaskId task)
+{
+	(void) gs_task_priorities_get(e->priorities, task);
+}
+
+void
+gs_engine_task_started(GsEngine *e, GsTaskId task)
+{
+	touch_task(e, task);
+}
+
+GsEngineError
+gs_engine_register_dedicated(GsEngine *e, GsThreadId thread, GsTaskId task, GsTime now)
+{
+	Record *rec = lookup(e, thread);
+
+	if (e->shut_down)
+		return GS_ENGINE_ERROR_SHUT_DOWN;
+	if (task < 0)
+		return GS_ENGINE_ERROR_BAD_TASK;
+	if (rec != NULL) {
+		if (rec->view.is_pool)
+			return GS_ENGINE_ERROR_POOL_AS_DEDICATED;
+		if (rec->view.task == task) {
+			if (apply(e, rec, GS_EVENT_REGISTER, now).action == GS_ACTION_SHUTTING_DOWN)
+				return GS_ENGINE_ERROR_SHUTTING_DOWN;
+			return GS_ENGINE_ERROR_NONE;
+		}
+		/* FIXUP: the old association goes without a task-finished wake. */
+		erase(e, rec, GS_EVENT_REMOVE, now);
+	}
+	touch_task(e, task);
+	record_new(e, thread, task, FALSE, FALSE, now);
+	return GS_ENGINE_ERROR_NONE;
+}
+
+static int
+compare_task_id(gconstpointer a, gconstpointer b)
+{
+	GsTaskId x = *(const GsTaskId *) a, y = *(const GsTaskId *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+add_pool_tasks(GArray *set, const GsTaskId *tasks, guint n_tasks)
+{
+	guint len;
+
+	g_array_append_vals(set, tasks, n_tasks);
+	g_array_sort(set, compare_task_id);
+	len = 0;
+	for (guint i = 0; i < set->len; i++) {
+		GsTaskId t = g_array_index(set, GsTaskId, i);
+
+		if (len == 0 || g_array_index(set, GsTaskId, len - 1) != t)
+			g_array_index(set, GsTaskId, len++) = t;
+	}
+	g_array_set_size(set, len);
+}
+
+/* Erases @task from a pool thread's set; TRUE if it was there. */
+static gboolean
+drop_pool_task(Record *rec, GsTaskId task)
+{
+	GArray *set = rec->view.pool_tasks;
+
+	for (guint i = 0; i < set->len; i++) {
+		if (g_array_index(set, GsTaskId, i) == task) {
+			g_array_remove_index(set, i);
+			return TRUE;
+		}
+	}
+	return FALSE;
+}
+
+GsEngineError
+gs_engine_register_pool(GsEngine *e, GsThreadId thread, const GsTaskId *tasks, guint n_tasks,
+			gboolean shuffle, GsTime now)
+{
+	Record *rec = lookup(e, thread);
+
+	if (e->shut_down)
+		return GS_ENGINE_ERROR_SHUT_DOWN;
+	if (n_tasks == 0)
+		return GS_ENGINE_ERROR_NONE; /* as the Java side ignores empty arrays */
+	for (guint i = 0; i < n_tasks; i++) {
+		if (tasks[i] < 0)
+			return GS_ENGINE_ERROR_BAD_TASK;
+	}
+	if (rec != NULL) {
+		if (!rec->view.is_pool)
+			return GS_ENGINE_ERROR_DEDICATED_AS_POOL;
+		if (apply(e, rec, GS_EVENT_REGISTER, now).action == GS_ACTION_SHUTTING_DOWN)
+			return GS_ENGINE_ERROR_SHUTTING_DOWN;
+		if (rec->view.shuffle != shuffle)
+			return GS_ENGINE_ERROR_SHUFFLE_MISMATCH;
+		checkpoint(e, rec);
+	} else {
+		rec = record_new(e, thread, GS_NO_TASK, TRUE, shuffle, now);
+	}
+	add_pool_tasks(rec->view.pool_tasks, tasks, n_tasks);
+	for (guint i = 0; i < rec->view.pool_tasks->len; i++)
+		touch_task(e, g_array_index(rec->view.pool_tasks, GsTaskId, i));
+	return GS_ENGINE_ERROR_NONE;
+}
+
+/* One removal rule (reference §1.7): TRUE if a task-finished wake is due. */
+static gboolean
+remove_association(GsEngine *e, Record *rec, GsTaskId task, GsTime now)
+{
+	if (task == GS_NO_TASK)
+		return remove_record(e, rec, now);
+	if (!rec->view.is_pool)
+		return rec->view.task == task ? remove_record(e, rec, now) : FALSE;
+	if (drop_pool_task(rec, task) && rec->view.pool_tasks->len == 0)
+		return remove_record(e, rec, now);
+	return FALSE;
+}
+
+void
+gs_engine_remove_association(GsEngine *e, GsThreadId thread, GsTaskId task, GsTime now)
+{
+	Record *rec = lookup(e, thread);
+
+	if (rec != NULL && remove_association(e, rec, task, now))
+		task_finished_wake(e, now);
+}
+
+GsEngineError
+gs_engine_pool_done(GsEngine *e, GsThreadId thread, const GsTaskId *tasks, guint n_tasks, GsTime now)
+{
+	Record *rec = lookup(e, thread);
+
+	if (rec == NULL)
+		return GS_ENGINE_ERROR_NOT_REGISTERED;
+	if (!rec->view.is_pool)
+		return GS_ENGINE_ERROR_DEDICATED_AS_POOL;
+	checkpoint(e, rec);
+	for (guint i = 0; i < n_tasks; i++) {
+		rec = lookup(e, thread);
+		if (rec == NULL)
+			break;
+		if (remove_association(e, rec, tasks[i], now))
+			task_finished_wake(e, now);
+	}
+	return GS_ENGINE_ERROR_NONE;
+}
+
+/* The ids of the records a task touches: its dedicated threads, then its pool threads. */
+static GArray *
+threads_of_task(GsEngine *e, GsTaskId task, gboolean pool)
+{
+	GArray *ids = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
+
+	for (guint i = 0; i < e->records->len; i++) {
+		Record *rec = e->records->pdata[i];
+
+		if (pool ? gs_thread_view_works_for(&rec->view, task)
+			 : (!rec->view.is_pool && rec->view.task == task))
+			g_array_append_val(ids, rec->view.id);
+	}
+	g_array_sort(ids, compare_thread_id);
+	return ids;
+}
+
+void
+gs_engine_task_done(GsEngine *e, GsTaskId task, GsTime now)
+{
+	g_autoptr(GArray) dedicated = threads_of_task(e, task, FALSE);
+	g_autoptr(GArray) pool = threads_of_task(e, task, TRUE);
+	gboolean wake = FALSE;
+
+	for (guint i = 0; i < dedicated->len; i++) {
+		Record *rec = lookup(e, g_array_index(dedicated, GsThreadId, i));
+
+		wake |= remove_record(e, rec, now);
+	}
+	for (guint i = 0; i < pool->len; i++) {
+		Record *rec = lookup(e, g_array_index(pool, GsThreadId, i));
+
+		/* The reference erases the task before any checkpoint (quirk §6.11). */
+		if (e->opts.pool_metrics_on_task_done)
+			checkpoint(e, rec);
+		wake |= remove_association(e, rec, task, now);
+	}
+	if (wake)
+		task_finished_wake(e, now);
+	gs_task_priorities_forget(e->priorities, task);
+}
+
+GsEngineError
+gs_engine_set_pool_blocked(GsEngine *e, GsThreadId thread, gboolean blocked)
+{
+	Record *rec = lookup(e, thread);
+
+	if (rec == NULL)
+		return GS_ENGINE_ERROR_NOT_REGISTERED;
+	if (rec->view.is_pool)
+		return GS_ENGINE_ERROR_NOT_DEDICATED;
+	rec->view.pool_blocked = blocked;
+	return GS_ENGINE_ERROR_NONE;
+}
+
+void
+gs_engine_shutdown(GsEngine *e, GsTime now)
+{
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
+
+	e->shut_down = TRUE;
+	for (guint i = 0; i < e->records->len; i++)
+		g_array_append_val(ids, ((Record *) e->records->pdata[i])->view.id);
+	g_array_sort(ids, compare_thread_id);
+	for (guint i = 0; i < ids->len; i++) {
+		Record *rec = lookup(e, g_array_index(ids, GsThreadId, i));
+
+		if (rec != NULL && rec->view.state != GS_THREAD_REMOVE_THROW)
+			remove_record(e, rec, now);
+	}
+}
+
+/* ---- retry blocks and spill ranges ---- */
+
+void
+gs_engine_retry_block_start(GsEngine *e, GsThreadId thread, GsTime now)
+{
+	Record *rec = lookup(e, thread);
+
+	if (rec == NULL)
+		return;
+	rec->in_retry_block = TRUE;
+	rec->retry_start_or_block_end = now;
+	rec->retry_running_ns = 0;
+}
+
+void
+gs_engine_retry_block_end(GsEngine *e, GsThreadId thread, GsTime now)
+{
+	Record *rec = lookup(e, thread);
+
+	if (rec == NULL)
+		return;
+	rec->in_retry_block = FALSE;
+	rec->retry_running_ns = 0;
+}
+
+void
+gs_engine_spill_range_start(GsEngine *e, GsThreadId thread)
+{
+	Record *rec = lookup(e, thread);
+
+	if (rec != NULL)
+		rec->in_spill_range = TRUE;
+}
+
+void
+gs_engine_spill_range_done(GsEngine *e, GsThreadId thread)
+{
+	Record *rec = lookup(e, thread);
+
+	if (rec != NULL)
+		rec->in_spill_range = FALSE;
+}
+
+/* ---- inspection ---- */
+
+GsThreadState
+gs_engine_thread_state(const GsEngine *e, GsThreadId thread)
+{
+	Record *rec = lookup(e, thread);
+
+	return rec != NULL ? rec->view.state : GS_THREAD_UNKNOWN;
+}
+
+const GsThreadView *
+gs_engine_thread_view(const GsEngine *e, GsThreadId thread)
+{
+	Record *rec = lookup(e, thread);
+
+	return rec != NULL ? &rec->view : NULL;
+}
+
+gboolean
+gs_engine_thread_metrics(const GsEngine *e, GsThreadId thread, GsMetrics *out)
+{
+	Record *rec = lookup(e, thread);
+
+	if (rec == NULL)
+		return FALSE;
+	*out = rec->metrics;
+	return TRUE;
+}
+
+guint
+gs_engine_thread_cap_count(const GsEngine *e, GsThreadId thread)
+{
+	Record *rec = lookup(e, thread);
+
+	return rec != NULL ? rec->cap_count : 0;
+}
+
+void
+gs_engine_task_metrics(const GsEngine *e, GsTaskId task, GsTime now, GsMetrics *out)
+{
+	const GsMetrics *saved = g_hash_table_lookup(e->task_metrics, &task);
+
+	if (saved != NULL)
+		*out = *saved;
+	else
+		gs_metrics_clear(out);
+	for (guint i = 0; i < e->records->len; i++) {
+		const Record *rec = e->records->pdata[i];
+
+		if (rec->view.is_pool || rec->view.task != task)
+			continue;
+		gs_metrics_rollup(out, &rec->metrics, e->opts.max_allocated_rollup);
+		if (rec->waiting)
+			out->lost_or_blocked_ns += now - rec->block_start;
+	}
+}
+
+void
+gs_engine_forget_task_metrics(GsEngine *e, GsTaskId task)
+{
+	g_hash_table_remove(e->task_metrics, &task);
+}
+
+gint64
+gs_engine_gpu_allocated(const GsEngine *e)
+{
+	return e->gpu_allocated;
+}
+
+guint
+gs_engine_n_threads(const GsEngine *e)
+{
+	return e->records->len;
+}
+
+guint
+gs_engine_n_in_state(const GsEngine *e, GsThreadState state)
+{
+	g_return_val_if_fail(state < GS_N_THREAD_STATES, 0);
+	return e->counts[state][GS_KIND_GPU] + e->counts[state][GS_KIND_HOST];
+}
+
+guint64
+gs_engine_n_checks(const GsEngine *e)
+{
+	return e->n_checks;
+}
+
+guint64
+gs_engine_n_busts(const GsEngine *e)
+{
+	return e->n_busts;
+}
+
+static gboolean
+wake_queued(const GsEngine *e, GsThreadId id)
+{
+	for (guint i = e->wake_head; i < e->wakes->len; i++) {
+		if (g_array_index(e->wakes, GsThreadId, i) == id)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+static const char *
+check_record(const GsEngine *e, const Record *rec, guint i)
+{
+	const char *broken = gs_thread_view_check(&rec->view);
+	GsThreadState s = rec->view.state;
+
+	if (broken != NULL)
+		return broken;
+	if (rec->index != i || lookup(e, rec->view.id) != rec)
+		return "every record is found by its id at its own index";
+	if (rec->waiting && !gs_thread_state_waits(s) && !wake_queued(e, rec->view.id))
+		return "a parked thread in a state that no longer parks it has a wake-up queued";
+	if (rec->retry_alloc_before_bufn && s != GS_THREAD_RUNNING && s != GS_THREAD_ALLOC &&
+	    s != GS_THREAD_ALLOC_FREE)
+		return "the retry-once flag is set only on a thread that is about to allocate";
+	if (rec->cap_count > e->opts.retry_cap)
+		return "no thread has thrown more state-machine retries than the cap";
+	if (rec->retry_oom.hits < 0 || rec->split_oom.hits < 0 || rec->cudf_exceptions < 0)
+		return "injection counts are never negative";
+	return NULL;
+}
+
+const char *
+gs_engine_check_invariants(const GsEngine *e)
+{
+	guint counts[GS_N_THREAD_STATES][GS_N_KINDS] = {{0}};
+	const char *broken = NULL;
+
+	if (g_hash_table_size(e->by_id) != e->records->len)
+		broken = "the id index and the record array hold the same records";
+	for (guint i = 0; broken == NULL && i < e->records->len; i++) {
+		const Record *rec = e->records->pdata[i];
+
+		broken = check_record(e, rec, i);
+		counts[rec->view.state][rec->view.alloc_kind]++;
+	}
+	if (broken == NULL && memcmp(counts, e->counts, sizeof counts) != 0)
+		broken = "the per-state counts match the records";
+	return broken;
+}
