@@ -64,6 +64,7 @@ struct GsEngine {
 	gint64 gpu_allocated;
 	gboolean shut_down;
 	guint64 n_checks;
+	guint64 n_deadlocks;
 	guint64 n_busts;
 	const GsEngineObserver *observer;
 	gpointer observer_data;
@@ -435,6 +436,11 @@ run_check(GsEngine *e, GsCheckReason reason, const GsThreadId *outside, guint n_
 	e->n_checks++;
 	v = gs_deadlock_check((const GsThreadView *const *) e->records->pdata, e->records->len,
 			      e->priorities, &e->deadlock_opts, outside, n_outside, e->scratch);
+	if (!v.deadlocked)
+		return FALSE;
+	e->n_deadlocks++;
+	if (!e->opts.bust_deadlocks)
+		return TRUE;
 	if (v.rollback != NULL) {
 		Record *victim = (Record *) v.rollback;
 
@@ -453,7 +459,7 @@ run_check(GsEngine *e, GsCheckReason reason, const GsThreadId *outside, guint n_
 		apply(e, victim, GS_EVENT_SPLIT_PICK, now);
 		tell_bust(e, victim, GS_BUST_SPLIT, reason, now);
 	}
-	return v.deadlocked;
+	return TRUE;
 }
 
 static int
@@ -1229,6 +1235,12 @@ guint64
 gs_engine_n_checks(const GsEngine *e)
 {
 	return e->n_checks;
+}
+
+guint64
+gs_engine_n_deadlocks(const GsEngine *e)
+{
+	return e->n_deadlocks;
 }
 
 guint64

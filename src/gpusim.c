@@ -13,9 +13,8 @@
 
 #include <gpusim/gpusim.h>
 
-enum {
-	EXIT_USAGE = 2,
-};
+#include "commands.h"
+#include "loader.h"
 
 static gboolean show_version;
 
@@ -28,20 +27,104 @@ static const char summary[] =
 	"gpusim decides how many tasks share one GPU's memory: who allocates, who\n"
 	"waits, who rolls back and retries, who splits its input, what is spilled.";
 
-static const char description[] =
-	"This version provides the policy engine, libgpusim (the Spark-RAPIDS OOM\n"
-	"state machine: thread states, priorities, deadlock busting, injection and\n"
-	"metrics), for programs to embed: see `pkg-config --cflags --libs gpusim`.\n"
-	"It has no commands yet; the simulator brings `run`, `validate`, `compare`\n"
-	"and `sweep`.\n"
+static const char description_intro[] =
+	"The policy engine, libgpusim (the Spark-RAPIDS OOM state machine: thread\n"
+	"states, priorities, deadlock busting, injection and metrics), is also there\n"
+	"for programs to embed: see `pkg-config --cflags --libs gpusim`.\n";
+
+static const char description_outro[] =
 	"\n"
-	"Exit status: 0 success; 2 bad usage.";
+	"Run 'gpusim COMMAND --help' for a command's options.\n"
+	"\n"
+	"Exit status: 0 ran and every expectation held; 1 an expectation failed;\n"
+	"2 bad usage or an invalid scenario; 3 the backend is unavailable; 4 internal error.";
+
+/* ---- validate ---- */
+
+/* The file, then each of its variants: the first error of each is printed. */
+static gboolean
+validate_file(const char *path)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = gs_loader_load(path, NULL, NULL, &error);
+
+	if (w == NULL) {
+		fprintf(stderr, "%s\n", error->message);
+		return FALSE;
+	}
+	for (guint i = 0; i < w->variant_names->len; i++) {
+		const char *variant = w->variant_names->pdata[i];
+		g_autoptr(GsWorkload) v = gs_loader_load(path, variant, NULL, &error);
+
+		if (v == NULL) {
+			fprintf(stderr, "%s (with variant %s)\n", error->message, variant);
+			return FALSE;
+		}
+	}
+	printf("%s: ok (%u tasks, %u pool threads, %u variants)\n", path, w->tasks->len,
+	       w->pool_threads->len, w->variant_names->len);
+	return TRUE;
+}
+
+static int
+cmd_validate(int argc, char **argv)
+{
+	g_autoptr(GOptionContext) context = g_option_context_new("SCENARIO.yaml…");
+	g_autoptr(GError) error = NULL;
+	gboolean all_ok = TRUE;
+
+	g_option_context_set_summary(context, "Checks scenario files, and every variant in each, "
+					      "without running them.");
+	g_option_context_set_description(context,
+					 "Exit status: 0 every file is valid; 2 bad usage or an "
+					 "invalid file (its first error, as file:line:column, on "
+					 "stderr).");
+	if (!g_option_context_parse(context, &argc, &argv, &error)) {
+		fprintf(stderr, "gpusim validate: %s\nTry 'gpusim validate --help'.\n",
+			error->message);
+		return GS_EXIT_USAGE;
+	}
+	if (argc < 2) {
+		fprintf(stderr, "gpusim validate: no scenario file given\n"
+				"Try 'gpusim validate --help'.\n");
+		return GS_EXIT_USAGE;
+	}
+	for (int i = 1; i < argc; i++)
+		all_ok &= validate_file(argv[i]);
+	return all_ok ? EXIT_SUCCESS : GS_EXIT_USAGE;
+}
+
+/* ---- the commands ---- */
+
+typedef struct {
+	const char *name;
+	int (*run)(int argc, char **argv); /* argv[0] is the command word */
+	const char *help;
+} Command;
+
+static const Command commands[] = {
+	{"run", gs_cmd_run, "Replay a scenario on the simulator and report what happened"},
+	{"validate", cmd_validate, "Check scenario files and their variants without running them"},
+};
+
+static char *
+description_text(void)
+{
+	GString *s = g_string_new(description_intro);
+
+	g_string_append(s, "\nCommands:\n");
+	for (guint i = 0; i < G_N_ELEMENTS(commands); i++)
+		g_string_append_printf(s, "  %-10s %s\n", commands[i].name, commands[i].help);
+	g_string_append(s, description_outro);
+	return g_string_free(s, FALSE);
+}
 
 int
 main(int argc, char **argv)
 {
 	g_autoptr(GOptionContext) context = g_option_context_new("COMMAND [ARGS…]");
 	g_autoptr(GError) error = NULL;
+	g_autofree char *description = description_text();
 
 	g_option_context_set_summary(context, summary);
 	g_option_context_set_description(context, description);
@@ -50,7 +133,7 @@ main(int argc, char **argv)
 	g_option_context_set_strict_posix(context, TRUE);
 	if (!g_option_context_parse(context, &argc, &argv, &error)) {
 		fprintf(stderr, "gpusim: %s\nTry 'gpusim --help'.\n", error->message);
-		return EXIT_USAGE;
+		return GS_EXIT_USAGE;
 	}
 	if (show_version) {
 		printf("gpusim %s\n", gs_version());
@@ -58,8 +141,12 @@ main(int argc, char **argv)
 	}
 	if (argc < 2) {
 		fprintf(stderr, "gpusim: no command given\nTry 'gpusim --help'.\n");
-		return EXIT_USAGE;
+		return GS_EXIT_USAGE;
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(commands); i++) {
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
 	}
 	fprintf(stderr, "gpusim: unknown command '%s'\nTry 'gpusim --help'.\n", argv[1]);
-	return EXIT_USAGE;
+	return GS_EXIT_USAGE;
 }

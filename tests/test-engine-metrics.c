@@ -262,9 +262,38 @@ START_TEST(engine_counts_checks_and_busts)
 	ck_assert_uint_eq(gs_engine_n_checks(t->engine), 1);
 	ck_assert_uint_eq(gs_engine_n_busts(t->engine), 1);
 	ck_assert_uint_eq(gs_engine_n_in_state(t->engine, GS_THREAD_RUNNING), 1);
+	ck_assert_uint_eq(gs_engine_n_deadlocks(t->engine), 1);
 	tl_watchdog(t, 0, 0);
 	ck_assert_uint_eq(gs_engine_n_checks(t->engine), 2);
+	ck_assert_uint_eq(gs_engine_n_deadlocks(t->engine), 1);
 	ck_assert_uint_eq(gs_engine_n_busts(t->engine), 1);
+	tl_engine_free(t);
+}
+END_TEST
+
+START_TEST(deadlocks_detected_without_busting)
+{
+	GsEngineOpts opts = GS_ENGINE_OPTS_DEFAULT;
+	TlEngine *t;
+
+	opts.bust_deadlocks = FALSE;
+	t = tl_engine_new(&opts);
+	tl_dedicated(t, 1, 1);
+	tl_dedicated(t, 2, 2);
+	tl_begin(t, 1, GPU, TRUE, 0);
+	tl_oom(t, 1, GPU, TRUE, 0);
+	tl_begin(t, 2, GPU, TRUE, 0);
+	tl_oom(t, 2, GPU, TRUE, 0);
+	ck_assert(tl_watchdog(t, 0, 0));
+	ck_assert_int_eq(tl_state(t, 1), GS_THREAD_BLOCKED);
+	ck_assert_int_eq(tl_state(t, 2), GS_THREAD_BLOCKED);
+	ck_assert_uint_eq(gs_engine_n_deadlocks(t->engine), 2);
+	ck_assert_uint_eq(gs_engine_n_busts(t->engine), 0);
+	/* Memory freed still wakes one, as under any policy: the higher, thread 1. */
+	tl_dedicated(t, 3, 3);
+	tl_free(t, 3, GPU, 1, 0);
+	ck_assert_int_eq(tl_state(t, 1), GS_THREAD_RUNNING);
+	ck_assert_int_eq(tl_state(t, 2), GS_THREAD_BLOCKED);
 	tl_engine_free(t);
 }
 END_TEST
@@ -285,5 +314,6 @@ gs_test_engine_metrics(void)
 	tcase_add_test(tc, pool_thread_metrics_go_to_every_task_it_served);
 	tcase_add_test(tc, pool_metrics_at_task_done_reference_and_option);
 	tcase_add_test(tc, engine_counts_checks_and_busts);
+	tcase_add_test(tc, deadlocks_detected_without_busting);
 	return tc;
 }

@@ -84,11 +84,14 @@ typedef struct {
 	GsGpuCounterRule gpu_counter;
 	GsMaxAllocatedRollup max_allocated_rollup;
 	gboolean pool_metrics_on_task_done;
+	/* FALSE: deadlocks are detected and counted but nobody rolls back or
+	 * splits (the "block" OOM policy: wait until memory is freed). */
+	gboolean bust_deadlocks;
 } GsEngineOpts;
 
 #define GS_ENGINE_OPTS_DEFAULT                                                              \
 	{ GS_PRIORITY_FIFO, GS_SPLIT_HIGHEST, TRUE, 500, GS_POOL_PRIORITY_SMALLEST_TASK_ID,  \
-	  FALSE, GS_GPU_COUNTER_REFERENCE, GS_MAX_ALLOCATED_SUM, FALSE }
+	  FALSE, GS_GPU_COUNTER_REFERENCE, GS_MAX_ALLOCATED_SUM, FALSE, TRUE }
 
 /* Misuse the engine reports instead of acting (the real code throws these). */
 #define GS_ENGINE_ERROR_MAP(X)                                                              \
@@ -267,8 +270,9 @@ GS_API gint64 gs_engine_gpu_allocated(const GsEngine *engine);
 /** Registered threads, and those in a given state. */
 GS_API guint gs_engine_n_threads(const GsEngine *engine);
 GS_API guint gs_engine_n_in_state(const GsEngine *engine, GsThreadState state);
-/** Deadlock checks run and busts applied so far. */
+/** Deadlock checks run, checks that found a deadlock, and busts applied so far. */
 GS_API guint64 gs_engine_n_checks(const GsEngine *engine);
+GS_API guint64 gs_engine_n_deadlocks(const GsEngine *engine);
 GS_API guint64 gs_engine_n_busts(const GsEngine *engine);
 
 /**

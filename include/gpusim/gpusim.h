@@ -12,5 +12,7 @@
 #include <gpusim/metrics.h>
 #include <gpusim/deadlock.h>
 #include <gpusim/engine.h>
+#include <gpusim/workload.h>
+#include <gpusim/interp.h>
 
 #endif /* GPUSIM_GPUSIM_H */

@@ -1,0 +1,122 @@
+/*
+ * gpusim: the interpreter of one thread's operations, shared by every driver.
+ *
+ * This module decides what a simulated thread does next: it walks the thread's
+ * op list (repeat loops, retry blocks nested to any depth, the halving splits
+ * of SPEC §3.5.1, on_oom), makes the engine calls of the allocation protocol,
+ * and hands the driver one effect at a time: try an allocation, free a
+ * buffer, compute, sleep, wait until woken, or end. The driver carries the
+ * effect out (in virtual time or for real) and calls gs_interp_step() again;
+ * after an ALLOC effect it first reports whether the memory was there with
+ * gs_interp_alloc_done(). So retry blocks, splitting and the allocation loop
+ * exist once, for the simulator and for real threads alike.
+ *
+ * Retry blocks behave like Spark-RAPIDS' withRetry. Each run of a block's ops
+ * is an attempt on a piece of its input: the whole input first, then halves of
+ * it after splits. Buffers allocated during an attempt belong to it and are
+ * freed when it throws; the buffers a finished piece leaves live are its
+ * output and stay. A RetryOOM frees the attempt, runs block-until-ready (which
+ * may wait in BUFN, or throw SplitAndRetryOOM) and reruns the piece. A
+ * SplitAndRetryOOM frees the attempt and replaces the piece by its two halves,
+ * run one after the other, unless splitting is off or max_splits splits lie on
+ * the piece's path: then CouldNotSplit escapes the block, and the next block
+ * out treats it as a split request of its own. In a piece, every allocation
+ * size s of the block (nested blocks included) becomes floor(s/2) in a first
+ * half and s - floor(s/2) in a second, once per split on the path, except that
+ * sizes below 256 bytes are repeated unchanged; compute times are halved alike.
+ *
+ * Policies: under "retry" and "block" every allocation goes through the engine
+ * (with "block" the engine detects but never busts deadlocks); under "fail" an
+ * allocation that cannot be met throws GpuOOM or CpuOOM at once. An exception
+ * no block handles ends the thread with GS_EFFECT_FAILED (on_oom fail) or is
+ * recorded and skipped (on_oom continue: the thread goes on after the op, or
+ * after the outermost retry block it escaped).
+ */
+#ifndef GPUSIM_INTERP_H
+#define GPUSIM_INTERP_H
+
+#include <gpusim/workload.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+	GS_EFFECT_ALLOC,     /* try .size bytes of .kind for buffer .buf; then gs_interp_alloc_done() */
+	GS_EFFECT_FREE,      /* release buffer .buf (.handle, .size bytes of .kind) */
+	GS_EFFECT_COMPUTE,   /* busy for .time (the op's buffers in .op) */
+	GS_EFFECT_SLEEP,     /* wait outside the allocator for .time */
+	GS_EFFECT_UNTIL,     /* stay runnable until scenario time .time */
+	GS_EFFECT_WAIT,      /* parked in the engine until it queues a wake-up */
+	GS_EFFECT_OP,        /* an op the driver carries out itself (.op): pool, reserve,
+				release, sync, spillable, unspillable */
+	GS_EFFECT_TASK_DONE, /* the thread ends its task now */
+	GS_EFFECT_DONE,      /* the thread has run all its ops */
+	GS_EFFECT_FAILED,    /* an unhandled .exception ends the task attempt */
+} GsEffectKind;
+
+typedef struct {
+	GsEffectKind kind;
+	guint buf;           /* ALLOC, FREE */
+	gint64 size;         /* ALLOC, FREE: bytes, after splitting */
+	GsAllocKind alloc_kind;
+	gboolean blocking;   /* ALLOC */
+	guint64 handle;      /* FREE: what gs_interp_alloc_done() was given */
+	GsTime time;         /* COMPUTE, SLEEP: duration; UNTIL: scenario time */
+	const GsOp *op;      /* the op behind the effect */
+	GsException exception; /* FAILED */
+} GsEffect;
+
+/* One exception the thread saw, in order. */
+typedef struct {
+	GsTime time;
+	GsException exception;
+	gboolean handled;    /* a retry block (or on_oom continue) took it */
+	char op[32];         /* op path, e.g. "3" or "2.1.0" (indices in the op lists) */
+} GsSeenException;
+
+typedef struct GsInterp GsInterp;
+
+/**
+ * An interpreter for @spec's ops on thread @thread, already registered with
+ * @engine (which it uses for the allocation protocol, retry blocks,
+ * injection and pool waits). @spec and @engine must outlive it.
+ */
+GS_API GsInterp *gs_interp_new(GsEngine *engine, const GsThreadSpec *spec, GsThreadId thread,
+			       GsOomPolicy policy);
+GS_API void gs_interp_free(GsInterp *it);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsInterp, gs_interp_free)
+
+/** Told of each exception once its handling is decided, in order. */
+typedef void (*GsExceptionFunc)(const GsSeenException *seen, gpointer data);
+
+GS_API void gs_interp_set_exception_func(GsInterp *it, GsExceptionFunc func, gpointer data);
+
+/** Runs the thread at @now until it needs the world; returns what it needs. */
+GS_API GsEffect gs_interp_step(GsInterp *it, GsTime now);
+
+/** After GS_EFFECT_ALLOC: whether the memory was there, and its handle. */
+GS_API void gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now);
+
+/**
+ * Ends the thread early (its task ended or failed elsewhere): the next steps
+ * hand out FREE effects for what it still holds, then GS_EFFECT_DONE.
+ */
+GS_API void gs_interp_abort(GsInterp *it, GsTime now);
+
+/** Whether the thread has ended (DONE, FAILED or TASK_DONE returned). */
+GS_API gboolean gs_interp_finished(const GsInterp *it);
+
+/** The exceptions the thread saw, in order (GsSeenException). */
+GS_API const GArray *gs_interp_exceptions(const GsInterp *it);
+
+/** Live buffers: their count and bytes per kind (what the thread holds now). */
+GS_API guint gs_interp_live_buffers(const GsInterp *it);
+GS_API gint64 gs_interp_live_bytes(const GsInterp *it, GsAllocKind kind);
+
+/** The size a split piece gives an allocation: @path holds 0 (first) / 1 (second) halves. */
+GS_API gint64 gs_split_size(gint64 size, const guint8 *path, guint n);
+/** The same for a compute time (no lower limit). */
+GS_API GsTime gs_split_time(GsTime time, const guint8 *path, guint n);
+
+G_END_DECLS
+
+#endif /* GPUSIM_INTERP_H */

@@ -1,0 +1,351 @@
+/*
+ * gpusim: a workload as plain data (the scenario format of SPEC §3, resolved).
+ *
+ * This module decides the shape of what the engine and the drivers replay:
+ * memory and links, the policy, tasks with their threads and operations, pool
+ * threads, generated-workload parameters and expectations. Every quantity is
+ * already in base units (bytes, nanoseconds, bytes per second); every name a
+ * scenario uses is resolved to an index. It is produced by the scenario loader
+ * (which checks everything and reports file:line:column) or by code, and read
+ * by the interpreter and the drivers; nothing here parses or prints.
+ *
+ * Ownership: a GsWorkload owns everything it points to; gs_workload_free()
+ * releases it all. Arrays are GArray/GPtrArray so that their length travels
+ * with them.
+ */
+#ifndef GPUSIM_WORKLOAD_H
+#define GPUSIM_WORKLOAD_H
+
+#include <gpusim/engine.h>
+
+G_BEGIN_DECLS
+
+/* ---- memory, links (SPEC §3.3) ---- */
+
+typedef enum {
+	GS_ALLOCATOR_EXACT = 0, /* succeeds iff used + aligned size <= capacity */
+	GS_ALLOCATOR_POOL = 1,  /* address space, best fit, coalescing: can fragment */
+} GsAllocatorModel;
+
+typedef struct {
+	gint64 capacity;            /* bytes; required */
+	guint devices;              /* GPU memory spaces GPU:0..n-1; default 1 */
+	gint64 alignment;           /* default 256 */
+	GsAllocatorModel allocator; /* default exact */
+	double reservation_limit;   /* default 0.9 */
+	double downgrade_trigger;   /* default 0.75 */
+	double downgrade_stop;      /* default 0.65 */
+} GsGpuMemory;
+
+typedef struct {
+	gint64 capacity;          /* default 4 GiB */
+	gint64 block_size;        /* default 1 MiB */
+	guint pool_blocks;        /* default 128 */
+	guint initial_pools;      /* default 4 */
+	double reservation_limit; /* default 0.9 */
+} GsHostMemory;
+
+typedef struct {
+	gint64 capacity; /* default 1 TiB */
+	char *path;      /* default "/var/tmp" */
+} GsDiskMemory;
+
+typedef struct {
+	double bandwidth; /* bytes per second; 0 = instantaneous */
+	GsTime latency;
+} GsLink;
+
+typedef struct {
+	GsLink gpu_host;      /* default 25 GB/s, 10 us */
+	GsLink host_disk;     /* default 2 GB/s, 100 us */
+	GsTime alloc_latency; /* default 1 us */
+} GsLinks;
+
+/* ---- policy (SPEC §3.4) ---- */
+
+typedef enum {
+	GS_OOM_FAIL = 0,  /* an allocation that cannot be met throws GpuOOM/CpuOOM */
+	GS_OOM_BLOCK = 1, /* wait until memory is freed; no rollback */
+	GS_OOM_RETRY = 2, /* the Spark-RAPIDS state machine (the engine) */
+} GsOomPolicy;
+
+typedef enum {
+	GS_VICTIM_LRU = 0,
+	GS_VICTIM_LARGEST,
+	GS_VICTIM_SMALLEST_FIT,
+	GS_VICTIM_PRIORITY,
+} GsSpillVictim;
+
+typedef enum { GS_HOST_FULL_DISK = 0, GS_HOST_FULL_FAIL = 1 } GsHostFull;
+typedef enum { GS_OVER_IGNORE = 0, GS_OVER_FAIL, GS_OVER_INCREASE } GsOverReservation;
+typedef enum { GS_ATTRIBUTION_ORIGIN = 0, GS_ATTRIBUTION_STREAM = 1 } GsAttribution;
+typedef enum { GS_ADMISSION_NONE = 0, GS_ADMISSION_FAIR_SHARE = 1 } GsAdmission;
+
+typedef struct {
+	GsOomPolicy oom;             /* default retry */
+	GsPriorityMode priority;     /* default fifo */
+	GsSplitVictim split_victim;  /* default highest */
+	gboolean retry_before_bufn;  /* default true */
+	guint retry_cap;             /* default 500 */
+	GsTime watchdog;             /* default 100 ms; 0 = off */
+	gboolean sleep_is_blocked;   /* default true */
+	guint concurrent_gpu_tasks;  /* default 0 = unlimited */
+	guint task_attempts;         /* default 1 */
+	struct {
+		gboolean enabled;    /* default false */
+		GsSpillVictim victim;/* default lru */
+		gboolean on_demand;  /* default true */
+		gboolean proactive;  /* default false */
+		GsHostFull host_full;/* default disk */
+	} spill;
+	struct {
+		GsOverReservation over; /* default ignore */
+		double increase_factor; /* default 1.25 */
+		GsAttribution attribution; /* default origin */
+	} reservations;
+	GsAdmission admission; /* default none */
+	gboolean evac_gate;    /* default true */
+} GsPolicy;
+
+/* ---- operations (SPEC §3.5) ---- */
+
+#define GS_OP_KIND_MAP(X)                               \
+	X(ALLOC, "alloc")                               \
+	X(FREE, "free")                                 \
+	X(COMPUTE, "compute")                           \
+	X(SYNC, "sync")                                 \
+	X(SLEEP, "sleep")                               \
+	X(UNTIL, "until")                               \
+	X(SPILLABLE, "spillable")                       \
+	X(UNSPILLABLE, "unspillable")                   \
+	X(RETRY, "retry")                               \
+	X(BLOCK_UNTIL_READY, "block_until_ready")       \
+	X(RESERVE, "reserve")                           \
+	X(RELEASE, "release")                           \
+	X(POOL, "pool")                                 \
+	X(WAIT_ON_POOL, "wait_on_pool")                 \
+	X(INJECT, "inject")                             \
+	X(REPEAT, "repeat")                             \
+	X(TASK_DONE, "task_done")
+
+typedef enum {
+#define GS_X_ENUM(suffix, name) GS_OP_##suffix,
+	GS_OP_KIND_MAP(GS_X_ENUM)
+#undef GS_X_ENUM
+	GS_N_OP_KINDS
+} GsOpKind;
+
+GS_API const char *gs_op_kind_name(GsOpKind kind);
+
+typedef enum {
+	GS_SPLIT_HALVES = 0, /* split in two halves (SPEC §3.5.1) */
+	GS_SPLIT_NONE = 1,   /* splitting forbidden: CouldNotSplit */
+} GsSplitMode;
+
+typedef enum {
+	GS_STRATEGY_ANY_IN_TIER = 0,
+	GS_STRATEGY_SPECIFIC,
+	GS_STRATEGY_ANY_IN_TIERS,
+	GS_STRATEGY_DOWNGRADE,
+} GsReserveStrategy;
+
+typedef enum { GS_RESERVE_BLOCK = 0, GS_RESERVE_OR_NULL, GS_RESERVE_UPTO } GsReserveMode;
+
+typedef enum { GS_TIER_GPU = 0, GS_TIER_HOST = 1, GS_TIER_DISK = 2 } GsTier;
+#define GS_N_TIERS 3
+
+typedef struct GsOp GsOp;
+
+/*
+ * One operation. Buffers, streams and reservations are indices into the
+ * owning thread's name tables (GsThreadSpec.buffers and friends), so that
+ * each copy of a repeated task has its own.
+ */
+struct GsOp {
+	GsOpKind kind;
+	guint line, column; /* where the op was written (for messages), 0 if made by code */
+	union {
+		struct {
+			guint buf;
+			gint64 size;
+			GsAllocKind kind;
+			gboolean blocking;  /* host only may be FALSE */
+			gboolean spillable;
+			gint reservation;   /* -1: none */
+			guint device;
+		} alloc;
+		struct {
+			GArray *bufs;       /* guint */
+		} free;                     /* also spillable, unspillable (bufs) */
+		struct {
+			GsTime time;
+			GArray *uses;       /* guint buffers */
+			gint stream;        /* -1: synchronous */
+		} compute;
+		guint stream;               /* sync */
+		GsTime time;                /* sleep: duration; until: scenario time */
+		struct {
+			GsSplitMode split;
+			guint max_splits;   /* default 16 */
+			GArray *input;      /* guint buffers made spillable during the block */
+			GArray *ops;        /* GsOp */
+		} retry;
+		struct {
+			guint res;
+			gint64 size;
+			GsTier tier;
+			GsReserveStrategy strategy;
+			GsReserveMode mode;
+			guint device;
+			GArray *tiers;      /* GsTier, any_in_tiers */
+			GsTier from, to;    /* downgrade */
+		} reserve;
+		guint res;                  /* release */
+		struct {
+			GArray *tasks;      /* guint task indices */
+			gboolean done;      /* done_for instead of work_for */
+		} pool;
+		gboolean wait_on_pool;
+		struct {
+			int retry_oom, split_oom, cudf_exception, skip;
+			GsKindFilter kind;
+		} inject;
+		struct {
+			guint times;
+			GArray *ops;        /* GsOp */
+		} repeat;
+	};
+};
+
+typedef enum {
+	GS_ON_OOM_FAIL = 0,     /* an unhandled exception ends the task attempt */
+	GS_ON_OOM_CONTINUE = 1, /* it is recorded and the thread goes on */
+} GsOnOom;
+
+typedef struct {
+	char *name;        /* "A.0" unless given */
+	GsOnOom on_oom;
+	gboolean shuffle;  /* pool threads */
+	GArray *ops;       /* GsOp */
+	GPtrArray *buffers;     /* char*: names, indexed by GsOp buffer indices */
+	GPtrArray *streams;     /* char* */
+	GPtrArray *reservations;/* char* */
+} GsThreadSpec;
+
+typedef struct {
+	char *id;            /* as written; copies of a repeated task get "#k" */
+	GsTime start;
+	guint priority;      /* explicit rank, 1 = highest; 0 = by policy.priority */
+	guint repeat;        /* 1 unless given */
+	GsTime every;
+	GPtrArray *threads;  /* GsThreadSpec*, dedicated */
+	guint line, column;
+} GsTaskSpec;
+
+/* ---- generated workloads (SPEC §3.7) ---- */
+
+typedef struct {
+	gboolean enabled;
+	guint tasks;
+	guint threads_per_task;
+	gint64 task_max;
+	guint max_allocs;
+	GsTime max_compute;
+	gboolean retry_blocks;
+	guint skew_tasks;
+	double skew_factor;
+	double jitter;
+	guint shuffle_threads;
+} GsGenerate;
+
+/* ---- expectations (SPEC §3.8) ---- */
+
+typedef enum { GS_CMP_EQ = 0, GS_CMP_NE, GS_CMP_LT, GS_CMP_LE, GS_CMP_GT, GS_CMP_GE } GsCmpOp;
+
+/** "<= 2s" resolved: the operator and the value in base units. */
+typedef struct {
+	GsCmpOp op;
+	gint64 value;
+} GsCmp;
+
+GS_API gboolean gs_cmp_holds(GsCmp cmp, gint64 observed);
+GS_API const char *gs_cmp_op_text(GsCmpOp op);
+
+typedef struct {
+	char *key;   /* "outcome", "makespan", "totals.retries", "tasks.B.splits", ... */
+	char *text;  /* the outcome word for outcome keys, else NULL */
+	GsCmp cmp;   /* for numeric keys */
+	guint line, column;
+} GsExpectValue;
+
+typedef struct {
+	char *thread;
+	GArray *reached;   /* GsThreadState */
+	GArray *threw;     /* GsException, exact sequence; NULL if not checked */
+	gboolean has_final_state;
+	GsThreadState final_state;
+	guint line, column;
+} GsExpectThread;
+
+typedef struct {
+	GsTime time;
+	char *thread;      /* a thread's state at that time, or NULL */
+	GsThreadState state;
+	gboolean has_tier; /* a tier's used or charged bytes */
+	GsTier tier;
+	gboolean charged;  /* charged instead of used */
+	GsCmp bytes;
+	guint line, column;
+} GsExpectAt;
+
+typedef struct {
+	GPtrArray *values;  /* GsExpectValue*: outcome, makespan, totals.*, tasks.ID.* */
+	GPtrArray *threads; /* GsExpectThread* */
+	GPtrArray *at;      /* GsExpectAt* */
+} GsExpect;
+
+/* ---- the workload ---- */
+
+typedef struct {
+	char *name;
+	char *description;
+	char *file;          /* the scenario file, or NULL */
+	char *variant;       /* the variant applied, or NULL */
+	guint64 seed;        /* default 1 */
+	GsGpuMemory gpu;
+	GsHostMemory host;
+	GsDiskMemory disk;
+	GsLinks links;
+	guint executor_slots; /* 0 = unlimited */
+	GsPolicy policy;
+	GPtrArray *tasks;        /* GsTaskSpec* */
+	GPtrArray *pool_threads; /* GsThreadSpec* */
+	GsGenerate generate;
+	GsExpect expect;
+	GPtrArray *variant_names; /* char*, in the order written */
+} GsWorkload;
+
+/** A workload with every default of SPEC §3 and no tasks. */
+GS_API GsWorkload *gs_workload_new(void);
+GS_API void gs_workload_free(GsWorkload *w);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsWorkload, gs_workload_free)
+
+/** The policy defaults of SPEC §3.4. */
+GS_API void gs_policy_init(GsPolicy *policy);
+/** The engine options a policy implies. */
+GS_API GsEngineOpts gs_policy_engine_opts(const GsPolicy *policy);
+
+/** Releases what an op owns (nested ops included), not the op itself. */
+GS_API void gs_op_clear(GsOp *op);
+GS_API GsThreadSpec *gs_thread_spec_new(const char *name);
+GS_API void gs_thread_spec_free(GsThreadSpec *thread);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsThreadSpec, gs_thread_spec_free)
+/** The index of a name in a table, appending it if new. */
+GS_API guint gs_name_index(GPtrArray *names, const char *name);
+GS_API GsTaskSpec *gs_task_spec_new(const char *id);
+GS_API void gs_task_spec_free(GsTaskSpec *task);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsTaskSpec, gs_task_spec_free)
+
+G_END_DECLS
+
+#endif /* GPUSIM_WORKLOAD_H */

@@ -1,0 +1,421 @@
+/*
+ * gpusim sim: generating tasks from a `generate:` section.
+ *
+ * Two passes per task: a plan (the steps of each thread, unscaled sizes, and
+ * the task's total compute) is drawn from the GRand, then ops are built from
+ * it with a size factor. A templated workload draws one plan and builds every
+ * task from it; otherwise each task draws its own. Building draws nothing.
+ */
+#include "config.h"
+
+#include <math.h>
+
+#include "generate.h"
+
+/* RmmSparkMonteCarlo allocates (when it may) if a draw exceeds this. */
+#define ALLOC_THRESHOLD 0.40
+/* Retry blocks of generated op-sets, as SPEC §3.5 defaults them. */
+#define MAX_SPLITS 16
+/* Shuffle threads: 1..SHUFFLE_MAX_ALLOCS allocations per task served, each
+ * at most task_max / SHUFFLE_SIZE_DIVISOR bytes. */
+#define SHUFFLE_MAX_ALLOCS 3
+#define SHUFFLE_SIZE_DIVISOR 16
+
+/* One step of a thread: allocate buffer b<buf> of size bytes, or free it. */
+typedef struct {
+	gboolean alloc;
+	guint buf;
+	gint64 size; /* unscaled; allocations only */
+} Step;
+
+typedef struct {
+	GPtrArray *threads; /* GArray of Step, one per thread */
+	GsTime compute;     /* the task's total compute */
+	guint n_allocs;     /* over all its threads */
+} Plan;
+
+/* ---- drawing ---- */
+
+/* Uniform in [0, n) from two 32-bit draws (always both, so the order is fixed); 0 if n <= 0. */
+static gint64
+uniform(GRand *rand, gint64 n)
+{
+	guint64 hi = g_rand_int(rand);
+	guint64 lo = g_rand_int(rand);
+
+	if (n <= 0)
+		return 0;
+	return (gint64) (((hi << 32) | lo) % (guint64) n);
+}
+
+/* Uniform in [0, n) for a small count n >= 1. */
+static guint
+pick(GRand *rand, guint n)
+{
+	return (guint) g_rand_int_range(rand, 0, (gint32) MIN(n, (guint) G_MAXINT32));
+}
+
+static GRand *
+seeded(guint64 seed)
+{
+	guint32 words[2] = {(guint32) seed, (guint32) (seed >> 32)};
+
+	if (seed <= G_MAXUINT32)
+		return g_rand_new_with_seed((guint32) seed);
+	return g_rand_new_with_seed_array(words, 2);
+}
+
+/* RmmSparkMonteCarlo's task generation for one thread with @budget bytes. */
+static GArray *
+plan_thread(GRand *rand, gint64 budget, guint max_allocs, guint *n_allocs)
+{
+	GArray *steps = g_array_new(FALSE, TRUE, sizeof(Step));
+	GArray *outstanding = g_array_new(FALSE, FALSE, sizeof(guint));
+	GArray *sizes = g_array_new(FALSE, FALSE, sizeof(gint64));
+	guint left = max_allocs > 0 ? 1 + pick(rand, max_allocs) : 0;
+	gint64 remaining = budget;
+
+	while (left > 0 || outstanding->len > 0) {
+		gboolean may = left > 0 && remaining > 0;
+		Step step = {0};
+
+		if (may && (outstanding->len == 0 || g_rand_double(rand) > ALLOC_THRESHOLD)) {
+			step.alloc = TRUE;
+			step.buf = sizes->len;
+			step.size = 1 + uniform(rand, remaining);
+			remaining -= step.size;
+			left--;
+			g_array_append_val(sizes, step.size);
+			g_array_append_val(outstanding, step.buf);
+			(*n_allocs)++;
+		} else if (outstanding->len > 0) {
+			guint i = pick(rand, outstanding->len);
+
+			step.buf = g_array_index(outstanding, guint, i);
+			g_array_remove_index(outstanding, i);
+			remaining += g_array_index(sizes, gint64, step.buf);
+		} else {
+			break; /* no budget at all */
+		}
+		g_array_append_val(steps, step);
+	}
+	g_array_unref(outstanding);
+	g_array_unref(sizes);
+	return steps;
+}
+
+static void
+plan_task(GRand *rand, const GsGenerate *g, guint n_threads, Plan *plan)
+{
+	gint64 task_max = MAX(g->task_max, 0);
+	GsTime max_compute = MAX(g->max_compute, 0);
+
+	plan->threads = g_ptr_array_new_with_free_func((GDestroyNotify) g_array_unref);
+	plan->n_allocs = 0;
+	plan->compute = uniform(rand, max_compute < G_MAXINT64 ? max_compute + 1 : G_MAXINT64);
+	for (guint k = 0; k < n_threads; k++) {
+		gint64 budget = task_max / n_threads + ((gint64) k < task_max % n_threads);
+
+		g_ptr_array_add(plan->threads,
+				plan_thread(rand, budget, g->max_allocs, &plan->n_allocs));
+	}
+}
+
+static void
+plan_clear(Plan *plan)
+{
+	g_clear_pointer(&plan->threads, g_ptr_array_unref);
+}
+
+/* ---- building ops ---- */
+
+static gint64
+scale(gint64 size, double factor)
+{
+	double v;
+
+	if (factor == 1.0)
+		return size;
+	v = floor((double) size * factor);
+	if (!(v >= 1.0))
+		return 1;
+	if (v >= 9.2e18)
+		return G_MAXINT64;
+	return (gint64) v;
+}
+
+static GArray *
+ops_new(void)
+{
+	return g_array_new(FALSE, TRUE, sizeof(GsOp));
+}
+
+static GArray *
+index_array(const guint *indices, guint n)
+{
+	GArray *a = g_array_sized_new(FALSE, FALSE, sizeof(guint), n);
+
+	g_array_append_vals(a, indices, n);
+	return a;
+}
+
+/* Appends a retry block around a fresh op list and returns that list. */
+static GArray *
+add_retry(GArray *ops, GsSplitMode split)
+{
+	GsOp op = {.kind = GS_OP_RETRY};
+
+	op.retry.split = split;
+	op.retry.max_splits = MAX_SPLITS;
+	op.retry.input = g_array_new(FALSE, FALSE, sizeof(guint));
+	op.retry.ops = ops_new();
+	g_array_append_val(ops, op);
+	return op.retry.ops;
+}
+
+/* Appends an allocation of a new buffer, named b<n> for the thread's n-th. */
+static void
+add_alloc(GsThreadSpec *t, GArray *ops, gint64 size)
+{
+	GsOp op = {.kind = GS_OP_ALLOC};
+
+	op.alloc.buf = t->buffers->len;
+	g_ptr_array_add(t->buffers, g_strdup_printf("b%u", t->buffers->len));
+	op.alloc.size = size;
+	op.alloc.kind = GS_KIND_GPU;
+	op.alloc.blocking = TRUE;
+	op.alloc.spillable = FALSE;
+	op.alloc.reservation = -1;
+	op.alloc.device = 0;
+	g_array_append_val(ops, op);
+}
+
+static void
+add_free(GArray *ops, const guint *bufs, guint n)
+{
+	GsOp op = {.kind = GS_OP_FREE};
+
+	op.free.bufs = index_array(bufs, n);
+	g_array_append_val(ops, op);
+}
+
+static void
+add_compute(GArray *ops, GsTime time)
+{
+	GsOp op = {.kind = GS_OP_COMPUTE};
+
+	op.compute.time = time;
+	op.compute.uses = NULL;
+	op.compute.stream = -1;
+	g_array_append_val(ops, op);
+}
+
+static void
+add_pool(GArray *ops, guint task, gboolean done)
+{
+	GsOp op = {.kind = GS_OP_POOL};
+
+	op.pool.tasks = index_array(&task, 1);
+	op.pool.done = done;
+	g_array_append_val(ops, op);
+}
+
+/* A task's ops from @plan, sizes scaled by @factor. */
+static GsTaskSpec *
+build_task(const char *id, const Plan *plan, double factor, gboolean retry_blocks)
+{
+	GsTaskSpec *task = gs_task_spec_new(id);
+	guint nth_alloc = 0;
+
+	for (guint k = 0; k < plan->threads->len; k++) {
+		const GArray *steps = plan->threads->pdata[k];
+		g_autofree char *name = g_strdup_printf("%s.%u", id, k);
+		GsThreadSpec *t = gs_thread_spec_new(name);
+		GArray *set = t->ops;
+
+		for (guint i = 0; i < steps->len; i++) {
+			const Step *step = &g_array_index(steps, Step, i);
+			GsTime share;
+
+			if (!step->alloc) {
+				add_free(set, &step->buf, 1);
+				continue;
+			}
+			share = plan->compute / plan->n_allocs +
+				(nth_alloc < plan->compute % plan->n_allocs);
+			nth_alloc++;
+			if (retry_blocks)
+				set = add_retry(t->ops, GS_SPLIT_HALVES);
+			g_assert(step->buf == t->buffers->len);
+			add_alloc(t, set, scale(step->size, factor));
+			add_compute(set, share);
+		}
+		g_ptr_array_add(task->threads, t);
+	}
+	return task;
+}
+
+/* A shuffle pool thread serving the generated tasks first + i, i = k, k + every, ... */
+static GsThreadSpec *
+build_shuffle(GRand *rand, const GsGenerate *g, const char *name, guint k, guint every,
+	      guint first)
+{
+	GsThreadSpec *t = gs_thread_spec_new(name);
+	gint64 small = MAX(g->task_max / SHUFFLE_SIZE_DIVISOR, 1);
+
+	t->shuffle = TRUE;
+	for (guint i = k; i < g->tasks; i += every) {
+		guint n = 1 + pick(rand, SHUFFLE_MAX_ALLOCS);
+		guint bufs[SHUFFLE_MAX_ALLOCS];
+		GArray *set = t->ops;
+
+		add_pool(t->ops, first + i, FALSE);
+		if (g->retry_blocks)
+			set = add_retry(t->ops, GS_SPLIT_NONE);
+		for (guint j = 0; j < n; j++) {
+			bufs[j] = t->buffers->len;
+			add_alloc(t, set, 1 + uniform(rand, small));
+		}
+		add_free(set, bufs, n);
+		add_pool(t->ops, first + i, TRUE);
+	}
+	return t;
+}
+
+/* ---- names ---- */
+
+static void
+take_thread_names(GHashTable *threads, GPtrArray *specs)
+{
+	for (guint i = 0; i < specs->len; i++) {
+		const GsThreadSpec *t = specs->pdata[i];
+
+		g_hash_table_add(threads, g_strdup(t->name));
+	}
+}
+
+/* The @a-th candidate prefix: @first, then "gen" @rest, then "gen<a>_" @rest. */
+static char *
+candidate(guint a, const char *first, const char *rest)
+{
+	if (a == 0)
+		return g_strdup(first);
+	if (a == 1)
+		return g_strconcat("gen", rest, NULL);
+	return g_strdup_printf("gen%u_%s", a, rest);
+}
+
+/* The first task prefix whose ids and thread names are all free. */
+static char *
+task_prefix(GHashTable *ids, GHashTable *threads, guint n_tasks, guint n_threads)
+{
+	for (guint a = 0;; a++) {
+		char *prefix = candidate(a, "g", "");
+		gboolean clash = FALSE;
+
+		for (guint i = 0; i < n_tasks && !clash; i++) {
+			g_autofree char *id = g_strdup_printf("%s%u", prefix, i);
+
+			clash = g_hash_table_contains(ids, id);
+			for (guint k = 0; k < n_threads && !clash; k++) {
+				g_autofree char *name = g_strdup_printf("%s.%u", id, k);
+
+				clash = g_hash_table_contains(threads, name);
+			}
+		}
+		if (!clash)
+			return prefix;
+		g_free(prefix);
+	}
+}
+
+static char *
+shuffle_prefix(GHashTable *threads, guint n)
+{
+	for (guint a = 0;; a++) {
+		char *prefix = candidate(a, "shuffle", "shuffle");
+		gboolean clash = FALSE;
+
+		for (guint k = 0; k < n && !clash; k++) {
+			g_autofree char *name = g_strdup_printf("%s%u", prefix, k);
+
+			clash = g_hash_table_contains(threads, name);
+		}
+		if (!clash)
+			return prefix;
+		g_free(prefix);
+	}
+}
+
+/* ---- the whole ---- */
+
+void
+gs_generate_tasks(GsWorkload *w)
+{
+	const GsGenerate *g;
+	g_autoptr(GRand) rand = NULL;
+	g_autoptr(GHashTable) ids = NULL;
+	g_autoptr(GHashTable) threads = NULL;
+	g_autofree char *prefix = NULL;
+	g_autofree char *sprefix = NULL;
+	guint n_threads, first;
+	gboolean templated;
+	Plan template = {0};
+
+	g_return_if_fail(w != NULL);
+	g = &w->generate;
+	if (!g->enabled)
+		return;
+	n_threads = MAX(g->threads_per_task, 1);
+	first = w->tasks->len;
+	templated = g->skew_tasks > 0;
+
+	ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	threads = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	for (guint i = 0; i < w->tasks->len; i++) {
+		GsTaskSpec *task = w->tasks->pdata[i];
+
+		g_hash_table_add(ids, g_strdup(task->id));
+		take_thread_names(threads, task->threads);
+	}
+	take_thread_names(threads, w->pool_threads);
+	prefix = task_prefix(ids, threads, g->tasks, n_threads);
+
+	rand = seeded(w->seed);
+	if (templated) {
+		plan_task(rand, g, n_threads, &template);
+		for (guint i = 0; i < g->tasks; i++) {
+			double factor = g_rand_double_range(rand, 1.0 - g->jitter, 1.0 + g->jitter);
+			g_autofree char *id = g_strdup_printf("%s%u", prefix, i);
+
+			if (g->jitter == 0.0)
+				factor = 1.0;
+			if (i < g->skew_tasks)
+				factor *= g->skew_factor;
+			g_ptr_array_add(w->tasks, build_task(id, &template, factor, g->retry_blocks));
+		}
+		plan_clear(&template);
+	} else {
+		for (guint i = 0; i < g->tasks; i++) {
+			g_autofree char *id = g_strdup_printf("%s%u", prefix, i);
+			Plan plan;
+
+			plan_task(rand, g, n_threads, &plan);
+			g_ptr_array_add(w->tasks, build_task(id, &plan, 1.0, g->retry_blocks));
+			plan_clear(&plan);
+		}
+	}
+
+	for (guint i = first; i < w->tasks->len; i++) {
+		GsTaskSpec *task = w->tasks->pdata[i];
+
+		take_thread_names(threads, task->threads);
+	}
+	sprefix = shuffle_prefix(threads, g->shuffle_threads);
+	for (guint k = 0; k < g->shuffle_threads; k++) {
+		g_autofree char *name = g_strdup_printf("%s%u", sprefix, k);
+
+		g_ptr_array_add(w->pool_threads,
+				build_shuffle(rand, g, name, k, g->shuffle_threads, first));
+	}
+}

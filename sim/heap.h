@@ -1,0 +1,100 @@
+/*
+ * gpusim sim: the event queue of the discrete-event driver.
+ *
+ * This module decides one thing: the order in which scheduled events fire. It
+ * is a binary min-heap ordered by (time, sequence). The sequence number is taken
+ * from a counter in the heap when an event is pushed, so two events scheduled
+ * for the same time fire in the order they were scheduled (FIFO), and no two
+ * events ever compare equal: the order is total and therefore deterministic.
+ * The heap never reads a clock; times are whatever the caller passes.
+ *
+ * What it leaves to the caller: what an event means (kind, target and arg are
+ * opaque numbers), the current time (the heap accepts any time, including one
+ * earlier than events already fired; the driver must not schedule into the
+ * past), and cancellation. Cancellation is lazy: the caller stamps each event
+ * with its own current generation for the target, bumps the generation to
+ * cancel, and drops events whose generation is stale when they fire. The heap
+ * never looks at the generation.
+ *
+ * Firing order and the two phases. A driver's loop is
+ *
+ *     while (gs_heap_peek(heap, &next)) {
+ *             now = next.time;
+ *             g_array_set_size(due, 0);
+ *             gs_heap_pop_due(heap, now, due);      (phase 1: collect)
+ *             for each event in due, in order:      (phase 2: run)
+ *                     if its generation is current, run it (it may push more)
+ *     }
+ *
+ * Phase 1 moves every event with time <= now out of the heap, in ascending
+ * (time, seq) order. Events pushed while phase 2 runs stay in the heap even when
+ * their time is now: they fire in a later pass at the same instant, after every
+ * event of this pass. Because their sequence numbers are larger than those of
+ * every event already collected, the overall firing order is still exactly
+ * ascending (time, seq), as long as nothing is scheduled before now.
+ *
+ * Storage: events are kept by value in one array that doubles when full; a push
+ * allocates only when the array grows, and it never shrinks (gs_heap_clear keeps
+ * the storage). Push and pop are O(log n), peek and len O(1).
+ */
+#ifndef GPUSIM_SIM_HEAP_H
+#define GPUSIM_SIM_HEAP_H
+
+#include <gpusim/types.h>
+
+G_BEGIN_DECLS
+
+/** One scheduled event, stored and returned by value. */
+typedef struct {
+	GsTime time;        /* when it fires */
+	guint64 seq;        /* set by the heap at push: the tie-breaker */
+	guint kind;         /* the caller's: what to do */
+	guint64 target;     /* the caller's: to whom */
+	guint64 generation; /* the caller's: for lazy cancellation */
+	gint64 arg;         /* the caller's: a free argument */
+} GsEvent;
+
+typedef struct GsHeap GsHeap;
+
+/** An empty heap whose sequence counter starts at 0. */
+GsHeap *gs_heap_new(void);
+void gs_heap_free(GsHeap *heap);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsHeap, gs_heap_free)
+
+/**
+ * Schedules an event at @time and returns its sequence number: 0 for the first
+ * push into a new heap, then one more for every push (clearing does not reset
+ * the counter, so a sequence number is never reused within one heap).
+ */
+guint64 gs_heap_push(GsHeap *heap, GsTime time, guint kind, guint64 target, guint64 generation,
+		     gint64 arg);
+
+/** Copies the next event to fire into @out (may be NULL); FALSE if the heap is empty. */
+gboolean gs_heap_peek(const GsHeap *heap, GsEvent *out);
+
+/** Removes the next event to fire into @out (may be NULL); FALSE if the heap is empty. */
+gboolean gs_heap_pop(GsHeap *heap, GsEvent *out);
+
+/**
+ * Phase 1 of a firing pass: removes every event with time <= @now and appends
+ * them to @out (a GArray of GsEvent; what it already holds is kept) in firing
+ * order. Returns the number of events appended, 0 if none is due.
+ */
+guint gs_heap_pop_due(GsHeap *heap, GsTime now, GArray *out);
+
+/** The number of events scheduled. */
+guint gs_heap_len(const GsHeap *heap);
+
+/** Drops every event; the storage and the sequence counter are kept. */
+void gs_heap_clear(GsHeap *heap);
+
+/**
+ * Invariant check for tests and debug builds: NULL if the heap property holds
+ * and every stored sequence number is below the counter, else a static sentence
+ * saying what is wrong. O(n).
+ */
+const char *gs_heap_check(const GsHeap *heap);
+
+G_END_DECLS
+
+#endif /* GPUSIM_SIM_HEAP_H */

@@ -1,0 +1,983 @@
+/*
+ * gpusim: the discrete-event simulator (see sim.h for the loop and its rules).
+ *
+ * Threads move between a few driver statuses: READY (a resumption is due),
+ * BUSY (computing, or paying allocation latency), SLEEPING (a sleep op: the
+ * watchdog may count it as waiting outside the allocator), PARKED (waiting in
+ * the engine for a wake-up), SEMAPHORE (waiting for a GPU permit) and DONE.
+ * Every scheduled resumption carries the thread's generation; bumping it
+ * cancels the ones in flight (when a task ends under a busy thread).
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "device.h"
+#include "heap.h"
+#include "sim.h"
+
+typedef enum { EV_TASK_ARRIVE, EV_THREAD_RESUME, EV_WATCHDOG } EventKind;
+
+typedef enum {
+	T_READY,
+	T_BUSY,
+	T_SLEEPING,
+	T_PARKED,
+	T_SEMAPHORE,
+	T_DONE,
+} Status;
+
+typedef enum { TASK_PENDING, TASK_QUEUED, TASK_RUNNING, TASK_ENDED } TaskStatus;
+
+typedef struct SimTask SimTask;
+
+typedef struct Sim Sim;
+
+typedef struct {
+	Sim *sim;
+	GsThreadResult *result; /* owned by GsResult.threads */
+	const GsThreadSpec *spec;
+	GsInterp *interp;
+	GsThreadId id;
+	SimTask *task;          /* NULL for pool threads */
+	Status status;
+	guint64 generation;
+	gboolean alloc_pending; /* an ALLOC effect waits for a GPU permit */
+	GsEffect alloc;
+	GsTime semaphore_since;
+} SimThread;
+
+struct SimTask {
+	GsTaskResult *result;   /* the logical task, shared by its attempts */
+	const GsTaskSpec *spec;
+	guint spec_index;
+	GsTaskId engine_id;
+	guint attempt;
+	TaskStatus status;
+	GPtrArray *threads;     /* SimThread* */
+	guint live_threads;
+	gboolean has_permit;
+	gboolean waits_for_permit;
+};
+
+struct Sim {
+	const GsWorkload *w;
+	GsSimOptions opts;
+	GsResult *r;
+	GsEngine *engine;
+	GsHeap *heap;
+	GPtrArray *gpus;        /* GsDevice* per GPU device */
+	GsDevice *host;
+	GPtrArray *tasks;       /* SimTask*, every attempt */
+	GPtrArray *threads;     /* SimThread*, every thread */
+	GHashTable *by_id;      /* GsThreadId -> SimThread*, looked up only */
+	GQueue queue;           /* SimTask* waiting for an executor slot */
+	guint running;
+	guint permits;          /* free GPU permits */
+	GQueue permit_queue;    /* SimTask* waiting for a permit, FIFO */
+	guint open_tasks;       /* logical tasks not finished */
+	gboolean failed_any;
+	GsThreadId next_thread;
+	GsTaskId next_task;
+	GsTime now;
+	gboolean watchdog_armed;
+	guint pending_events;   /* non-watchdog events in the heap */
+	guint live;             /* threads not DONE */
+	guint live_dedicated;   /* of which task threads */
+	guint waiting;          /* task threads PARKED or waiting for a permit */
+	gboolean changed;
+	GsTime last_sample;
+	double used_integral[GS_N_TIERS];
+};
+
+/* ---- names ---- */
+
+static const char *const outcome_names[] = {"completed", "failed", "deadlock", "timeout"};
+
+const char *
+gs_outcome_name(GsOutcome outcome)
+{
+	g_return_val_if_fail(outcome < G_N_ELEMENTS(outcome_names), "invalid");
+	return outcome_names[outcome];
+}
+
+gboolean
+gs_outcome_from_name(const char *name, GsOutcome *out)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(outcome_names); i++) {
+		if (strcmp(outcome_names[i], name) == 0) {
+			*out = (GsOutcome) i;
+			return TRUE;
+		}
+	}
+	return FALSE;
+}
+
+/* ---- results ---- */
+
+static void
+task_result_free(gpointer data)
+{
+	GsTaskResult *t = data;
+
+	g_free(t->id);
+	g_free(t);
+}
+
+static void
+thread_result_free(gpointer data)
+{
+	GsThreadResult *t = data;
+
+	g_free(t->name);
+	g_free(t->task);
+	if (t->exceptions != NULL)
+		g_array_unref(t->exceptions);
+	g_free(t);
+}
+
+void
+gs_result_free(GsResult *r)
+{
+	if (r == NULL)
+		return;
+	g_ptr_array_unref(r->tasks);
+	g_ptr_array_unref(r->threads);
+	g_array_unref(r->timeline);
+	g_free(r);
+}
+
+static GsResult *
+result_new(void)
+{
+	GsResult *r = g_new0(GsResult, 1);
+
+	r->tasks = g_ptr_array_new_with_free_func(task_result_free);
+	r->threads = g_ptr_array_new_with_free_func(thread_result_free);
+	r->timeline = g_array_new(FALSE, TRUE, sizeof(GsSample));
+	return r;
+}
+
+/* ---- logging ---- */
+
+static void
+emit(Sim *s, GsLogEntry *entry)
+{
+	entry->time = s->now;
+	if (s->opts.log != NULL)
+		s->opts.log(entry, s->opts.log_data);
+}
+
+static void
+log_task(Sim *s, SimTask *task, const char *what)
+{
+	GsLogEntry e = {.kind = GS_LOG_TASK, .task = task->result->id, .what = what};
+
+	emit(s, &e);
+}
+
+static SimThread *
+thread_of(Sim *s, GsThreadId id)
+{
+	return g_hash_table_lookup(s->by_id, &id);
+}
+
+static gboolean
+is_waiting(Status status)
+{
+	return status == T_PARKED || status == T_SEMAPHORE;
+}
+
+/* Every status change goes through here, so that the counts stay O(1) to read. */
+static void
+set_status(Sim *s, SimThread *t, Status status)
+{
+	if (t->task != NULL) {
+		s->waiting -= is_waiting(t->status);
+		s->waiting += is_waiting(status);
+		s->live_dedicated -= t->status != T_DONE;
+		s->live_dedicated += status != T_DONE;
+	}
+	s->live -= t->status != T_DONE;
+	s->live += status != T_DONE;
+	t->status = status;
+}
+
+static void
+on_state(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to, GsThreadEvent cause,
+	 GsTime now)
+{
+	Sim *s = data;
+	SimThread *t = thread_of(s, id);
+	GsLogEntry e = {.kind = GS_LOG_STATE, .from = from, .to = to};
+
+	if (t == NULL)
+		return;
+	t->result->reached |= 1u << to;
+	e.thread = t->result->name;
+	emit(s, &e);
+	s->changed = TRUE;
+}
+
+static void
+on_bust(gpointer data, GsThreadId victim, GsBustAction action, GsCheckReason reason, GsTime now)
+{
+	Sim *s = data;
+	SimThread *t = thread_of(s, victim);
+	GsLogEntry e = {.kind = GS_LOG_DEADLOCK, .action = action};
+
+	s->r->totals.deadlocks_busted++;
+	e.thread = t != NULL ? t->result->name : "?";
+	emit(s, &e);
+}
+
+static const GsEngineObserver observer = {
+	.api_version = 1,
+	.state_changed = on_state,
+	.busted = on_bust,
+};
+
+static void
+on_exception(const GsSeenException *x, gpointer data)
+{
+	SimThread *t = data;
+	GsLogEntry e = {.kind = GS_LOG_THROW, .thread = t->result->name, .exception = x->exception,
+			.handled = x->handled};
+
+	emit(t->sim, &e);
+}
+
+/* ---- scheduling ---- */
+
+static void
+schedule(Sim *s, GsTime time, EventKind kind, guint64 target, guint64 generation)
+{
+	gs_heap_push(s->heap, time, kind, target, generation, 0);
+	if (kind != EV_WATCHDOG)
+		s->pending_events++;
+}
+
+static void
+resume_at(Sim *s, SimThread *t, GsTime time, Status status)
+{
+	set_status(s, t, status);
+	schedule(s, time, EV_THREAD_RESUME, t->id, ++t->generation);
+}
+
+/* Resumes every parked thread the engine woke, in the order it woke them. */
+static void
+drain_wakes(Sim *s)
+{
+	GsThreadId id;
+
+	while (gs_engine_pop_wake(s->engine, &id)) {
+		SimThread *t = thread_of(s, id);
+
+		if (t != NULL && t->status == T_PARKED)
+			resume_at(s, t, s->now, T_READY);
+	}
+}
+
+/* ---- devices ---- */
+
+static GsDevice *
+device_for(Sim *s, GsAllocKind kind, const GsOp *op)
+{
+	guint device = op != NULL && op->kind == GS_OP_ALLOC ? op->alloc.device : 0;
+
+	if (kind == GS_KIND_HOST)
+		return s->host;
+	return s->gpus->pdata[MIN(device, s->gpus->len - 1)];
+}
+
+static gint64
+tier_used(Sim *s, GsTier tier)
+{
+	gint64 used = 0;
+
+	if (tier == GS_TIER_HOST)
+		return gs_device_used(s->host);
+	if (tier == GS_TIER_DISK)
+		return 0;
+	for (guint i = 0; i < s->gpus->len; i++)
+		used += gs_device_used(s->gpus->pdata[i]);
+	return used;
+}
+
+static void
+sample(Sim *s)
+{
+	GsSample x = {.time = s->now};
+
+	for (int tier = 0; tier < GS_N_TIERS; tier++) {
+		s->used_integral[tier] += (double) tier_used(s, tier) * (double) (s->now - s->last_sample);
+		x.used[tier] = tier_used(s, tier);
+		x.charged[tier] = x.used[tier];
+		s->r->tiers[tier].peak_used = MAX(s->r->tiers[tier].peak_used, x.used[tier]);
+		s->r->tiers[tier].peak_charged = MAX(s->r->tiers[tier].peak_charged, x.charged[tier]);
+	}
+	s->last_sample = s->now;
+	x.blocked = gs_engine_n_in_state(s->engine, GS_THREAD_BLOCKED);
+	x.bufn = gs_engine_n_in_state(s->engine, GS_THREAD_BUFN);
+	x.running = s->live - MIN(s->live, x.blocked + x.bufn);
+	/* One sample per instant: a later change at the same time replaces it. */
+	if (s->r->timeline->len > 0 &&
+	    g_array_index(s->r->timeline, GsSample, s->r->timeline->len - 1).time == s->now)
+		g_array_index(s->r->timeline, GsSample, s->r->timeline->len - 1) = x;
+	else
+		g_array_append_val(s->r->timeline, x);
+	s->changed = FALSE;
+}
+
+/* ---- the GPU semaphore ---- */
+
+static gboolean
+semaphore_on(Sim *s)
+{
+	return s->w->policy.concurrent_gpu_tasks > 0;
+}
+
+static void run_thread(Sim *s, SimThread *t);
+
+static void
+grant_permits(Sim *s)
+{
+	while (s->permits > 0 && !g_queue_is_empty(&s->permit_queue)) {
+		SimTask *task = g_queue_pop_head(&s->permit_queue);
+		GsLogEntry e = {.kind = GS_LOG_SEMAPHORE, .task = task->result->id, .what = "acquire"};
+
+		s->permits--;
+		task->has_permit = TRUE;
+		task->waits_for_permit = FALSE;
+		emit(s, &e);
+		for (guint i = 0; i < task->threads->len; i++) {
+			SimThread *t = task->threads->pdata[i];
+
+			if (t->status == T_SEMAPHORE) {
+				s->r->totals.semaphore_wait_ns += s->now - t->semaphore_since;
+				resume_at(s, t, s->now, T_READY);
+			}
+		}
+	}
+}
+
+/* TRUE if @t may allocate GPU memory now; else it waits for its task's permit. */
+static gboolean
+take_permit(Sim *s, SimThread *t)
+{
+	SimTask *task = t->task;
+	GsLogEntry e = {.kind = GS_LOG_SEMAPHORE, .what = "acquire"};
+
+	if (!semaphore_on(s) || task == NULL || task->has_permit)
+		return TRUE;
+	e.task = task->result->id;
+	if (s->permits > 0 && !task->waits_for_permit) {
+		s->permits--;
+		task->has_permit = TRUE;
+		emit(s, &e);
+		return TRUE;
+	}
+	if (!task->waits_for_permit) {
+		task->waits_for_permit = TRUE;
+		g_queue_push_tail(&s->permit_queue, task);
+		e.what = "wait";
+		emit(s, &e);
+	}
+	set_status(s, t, T_SEMAPHORE);
+	t->semaphore_since = s->now;
+	return FALSE;
+}
+
+/* ---- effects ---- */
+
+static void
+do_alloc(Sim *s, SimThread *t, const GsEffect *effect)
+{
+	GsDevice *device = device_for(s, effect->alloc_kind, effect->op);
+	GsLogEntry e = {.kind = GS_LOG_ALLOC, .thread = t->result->name, .bytes = effect->size,
+			.tier = effect->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU};
+	guint64 handle = 0;
+
+	e.ok = gs_device_alloc(device, effect->size, &handle);
+	e.buf = t->spec->buffers->pdata[effect->buf];
+	emit(s, &e);
+	s->changed = TRUE;
+	gs_interp_alloc_done(t->interp, e.ok, handle, s->now);
+}
+
+static void
+do_free(Sim *s, SimThread *t, const GsEffect *effect)
+{
+	GsLogEntry e = {.kind = GS_LOG_FREE, .thread = t->result->name, .bytes = effect->size,
+			.tier = effect->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU};
+
+	gs_device_release(device_for(s, effect->alloc_kind, NULL), effect->handle);
+	e.buf = t->spec->buffers->pdata[effect->buf];
+	emit(s, &e);
+	s->changed = TRUE;
+}
+
+static SimTask *current_attempt(Sim *s, guint spec_index);
+
+/* The pool op: (un)register a pool thread for the current attempts of tasks. */
+static void
+do_pool(Sim *s, SimThread *t, const GsOp *op)
+{
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsTaskId));
+
+	for (guint i = 0; i < op->pool.tasks->len; i++) {
+		guint spec_index = g_array_index(op->pool.tasks, guint, i);
+
+		for (guint k = 0; k < s->tasks->len; k++) {
+			SimTask *task = s->tasks->pdata[k];
+
+			if (task->spec_index == spec_index && task->status != TASK_ENDED &&
+			    task == current_attempt(s, spec_index))
+				g_array_append_val(ids, task->engine_id);
+		}
+	}
+	if (op->pool.done)
+		gs_engine_pool_done(s->engine, t->id, (GsTaskId *) ids->data, ids->len, s->now);
+	else
+		gs_engine_register_pool(s->engine, t->id, (GsTaskId *) ids->data, ids->len,
+					t->spec->shuffle, s->now);
+}
+
+static void end_task(Sim *s, SimTask *task, gboolean failed, GsException failure);
+
+static void
+thread_ended(Sim *s, SimThread *t)
+{
+	set_status(s, t, T_DONE);
+	t->generation++;
+	if (t->task != NULL && --t->task->live_threads == 0 && t->task->status == TASK_RUNNING)
+		end_task(s, t->task, FALSE, GS_EXC_NONE);
+}
+
+/* Steps a thread until it has to wait for time, memory, a permit or a wake-up. */
+static void
+run_thread(Sim *s, SimThread *t)
+{
+	for (guint steps = 0;; steps++) {
+		GsEffect e = t->alloc_pending ? t->alloc : gs_interp_step(t->interp, s->now);
+
+		t->alloc_pending = FALSE;
+		switch (e.kind) {
+		case GS_EFFECT_ALLOC:
+			if (e.alloc_kind == GS_KIND_GPU && !take_permit(s, t)) {
+				t->alloc_pending = TRUE;
+				t->alloc = e;
+				return;
+			}
+			do_alloc(s, t, &e);
+			if (s->w->links.alloc_latency > 0) {
+				resume_at(s, t, s->now + s->w->links.alloc_latency, T_BUSY);
+				return;
+			}
+			break;
+		case GS_EFFECT_FREE:
+			do_free(s, t, &e);
+			break;
+		case GS_EFFECT_COMPUTE:
+			resume_at(s, t, s->now + e.time, T_BUSY);
+			return;
+		case GS_EFFECT_SLEEP:
+			resume_at(s, t, s->now + e.time, T_SLEEPING);
+			return;
+		case GS_EFFECT_UNTIL:
+			if (e.time > s->now) {
+				resume_at(s, t, e.time, T_BUSY);
+				return;
+			}
+			break;
+		case GS_EFFECT_OP:
+			if (e.op->kind == GS_OP_POOL)
+				do_pool(s, t, e.op);
+			break;
+		case GS_EFFECT_WAIT:
+			set_status(s, t, T_PARKED);
+			return;
+		case GS_EFFECT_TASK_DONE:
+			thread_ended(s, t);
+			if (t->task != NULL && t->task->status == TASK_RUNNING)
+				end_task(s, t->task, FALSE, GS_EXC_NONE);
+			return;
+		case GS_EFFECT_DONE:
+			thread_ended(s, t);
+			return;
+		case GS_EFFECT_FAILED:
+			thread_ended(s, t);
+			if (t->task != NULL && t->task->status == TASK_RUNNING)
+				end_task(s, t->task, TRUE, e.exception);
+			return;
+		}
+	}
+}
+
+/* ---- threads and tasks ---- */
+
+static SimThread *
+thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
+{
+	SimThread *t = g_new0(SimThread, 1);
+
+	t->id = s->next_thread++;
+	t->spec = spec;
+	t->task = task;
+	t->status = T_DONE; /* not counted yet */
+	set_status(s, t, T_READY);
+	t->result = g_new0(GsThreadResult, 1);
+	t->result->name = g_strdup(name);
+	t->result->task = task != NULL ? g_strdup(task->result->id) : NULL;
+	t->result->pool = task == NULL;
+	g_ptr_array_add(s->r->threads, t->result);
+	g_ptr_array_add(s->threads, t);
+	g_hash_table_insert(s->by_id, &t->id, t);
+	if (task != NULL)
+		gs_engine_register_dedicated(s->engine, t->id, task->engine_id, s->now);
+	t->sim = s;
+	t->interp = gs_interp_new(s->engine, spec, t->id, s->w->policy.oom);
+	gs_interp_set_exception_func(t->interp, on_exception, t);
+	return t;
+}
+
+static void
+thread_free(gpointer data)
+{
+	SimThread *t = data;
+
+	gs_interp_free(t->interp);
+	g_free(t);
+}
+
+static SimTask *
+task_new(Sim *s, GsTaskResult *result, const GsTaskSpec *spec, guint spec_index, guint attempt)
+{
+	SimTask *task = g_new0(SimTask, 1);
+
+	task->result = result;
+	task->spec = spec;
+	task->spec_index = spec_index;
+	task->attempt = attempt;
+	task->engine_id = s->next_task++;
+	task->threads = g_ptr_array_new();
+	g_ptr_array_add(s->tasks, task);
+	result->attempts = attempt;
+	s->r->totals.task_attempts++;
+	return task;
+}
+
+static void
+task_free(gpointer data)
+{
+	SimTask *task = data;
+
+	g_ptr_array_unref(task->threads);
+	g_free(task);
+}
+
+/* The newest attempt of a written task, for pool ops. */
+static SimTask *
+current_attempt(Sim *s, guint spec_index)
+{
+	SimTask *found = NULL;
+
+	for (guint i = 0; i < s->tasks->len; i++) {
+		SimTask *task = s->tasks->pdata[i];
+
+		if (task->spec_index == spec_index && task->status != TASK_ENDED)
+			found = task;
+	}
+	return found;
+}
+
+static void
+start_task(Sim *s, SimTask *task)
+{
+	task->status = TASK_RUNNING;
+	s->running++;
+	log_task(s, task, "start");
+	if (task->attempt == 1)
+		task->result->start_ns = s->now;
+	/* FIFO priority is fixed as tasks start, as the plugin does at task start. */
+	if (task->spec->priority > 0)
+		gs_task_priorities_set(gs_engine_get_priorities(s->engine), task->engine_id,
+				       G_MAXINT64 - (gint64) task->spec->priority);
+	gs_engine_task_started(s->engine, task->engine_id);
+	for (guint i = 0; i < task->spec->threads->len; i++) {
+		const GsThreadSpec *spec = task->spec->threads->pdata[i];
+		g_autofree char *name = NULL;
+		SimThread *t;
+
+		if (task->spec->repeat > 1) {
+			const char *dot = strchr(spec->name, '.');
+
+			/* A#2's threads: A#2.0 for A.0; other names get the copy suffix. */
+			if (dot != NULL && strncmp(spec->name, task->spec->id, dot - spec->name) == 0)
+				name = g_strconcat(task->result->id, dot, NULL);
+			else
+				name = g_strconcat(spec->name, strchr(task->result->id, '#'), NULL);
+		} else {
+			name = g_strdup(spec->name);
+		}
+		t = thread_new(s, spec, task, name);
+		g_ptr_array_add(task->threads, t);
+		task->live_threads++;
+		resume_at(s, t, s->now, T_READY);
+	}
+	if (task->live_threads == 0)
+		end_task(s, task, FALSE, GS_EXC_NONE);
+}
+
+static gboolean
+slot_free(Sim *s)
+{
+	return s->w->executor_slots == 0 || s->running < s->w->executor_slots;
+}
+
+static void
+admit(Sim *s, SimTask *task)
+{
+	if (slot_free(s) && g_queue_is_empty(&s->queue)) {
+		start_task(s, task);
+		return;
+	}
+	task->status = TASK_QUEUED;
+	g_queue_push_tail(&s->queue, task);
+}
+
+/* Stops the task's other threads: what they hold goes back, their waits end. */
+static void
+stop_threads(Sim *s, SimTask *task)
+{
+	for (guint i = 0; i < task->threads->len; i++) {
+		SimThread *t = task->threads->pdata[i];
+
+		if (t->status == T_DONE)
+			continue;
+		if (t->status == T_SEMAPHORE)
+			s->r->totals.semaphore_wait_ns += s->now - t->semaphore_since;
+		t->alloc_pending = FALSE;
+		gs_interp_abort(t->interp, s->now);
+		for (GsEffect e = gs_interp_step(t->interp, s->now); e.kind == GS_EFFECT_FREE;
+		     e = gs_interp_step(t->interp, s->now))
+			do_free(s, t, &e);
+		set_status(s, t, T_DONE);
+		t->generation++;
+	}
+}
+
+static void
+collect_metrics(Sim *s, SimTask *task)
+{
+	GsMetrics m;
+
+	gs_engine_task_metrics(s->engine, task->engine_id, s->now, &m);
+	task->result->retries += m.retries;
+	task->result->splits += m.splits;
+	task->result->blocked_ns += m.blocked_ns;
+	task->result->lost_ns += m.lost_ns;
+	task->result->max_footprint = MAX(task->result->max_footprint, m.gpu_max_footprint);
+	gs_engine_forget_task_metrics(s->engine, task->engine_id);
+}
+
+static void
+release_task(Sim *s, SimTask *task)
+{
+	for (guint i = 0; i < task->threads->len; i++) {
+		SimThread *t = task->threads->pdata[i];
+
+		t->result->final_state = gs_engine_thread_state(s->engine, t->id);
+		/* A record left waiting to throw ThreadRemoved goes with its thread. */
+		if (t->result->final_state == GS_THREAD_REMOVE_THROW)
+			gs_engine_remove_association(s->engine, t->id, GS_NO_TASK, s->now);
+		t->result->final_state = gs_engine_thread_state(s->engine, t->id);
+		t->result->exceptions = g_array_copy((GArray *) gs_interp_exceptions(t->interp));
+	}
+	if (task->has_permit) {
+		task->has_permit = FALSE;
+		s->permits++;
+	}
+	if (task->waits_for_permit)
+		g_queue_remove(&s->permit_queue, task);
+	s->running--;
+	grant_permits(s);
+	while (slot_free(s) && !g_queue_is_empty(&s->queue))
+		start_task(s, g_queue_pop_head(&s->queue));
+}
+
+static void
+end_task(Sim *s, SimTask *task, gboolean failed, GsException failure)
+{
+	task->status = TASK_ENDED;
+	stop_threads(s, task);
+	gs_engine_task_done(s->engine, task->engine_id, s->now);
+	collect_metrics(s, task);
+	log_task(s, task, failed ? "failed" : "done");
+	task->result->end_ns = s->now;
+	if (failed && task->attempt < s->w->policy.task_attempts) {
+		SimTask *again = task_new(s, task->result, task->spec, task->spec_index,
+					  task->attempt + 1);
+
+		log_task(s, again, "retry");
+		release_task(s, task);
+		admit(s, again);
+		return;
+	}
+	task->result->outcome = failed ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
+	task->result->failure = failure;
+	if (failed)
+		s->failed_any = TRUE;
+	s->open_tasks--;
+	release_task(s, task);
+}
+
+/* ---- the watchdog and the end of a run ---- */
+
+/* Every task thread waits in the engine or for a permit (and there is one). */
+static gboolean
+all_threads_waiting(Sim *s)
+{
+	return s->live_dedicated > 0 && s->waiting == s->live_dedicated;
+}
+
+static void
+watchdog(Sim *s)
+{
+	g_autoptr(GArray) outside = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
+
+	for (guint i = 0; i < s->threads->len; i++) {
+		SimThread *t = s->threads->pdata[i];
+
+		if ((t->status == T_SLEEPING && s->w->policy.sleep_is_blocked) ||
+		    t->status == T_SEMAPHORE)
+			g_array_append_val(outside, t->id);
+	}
+	gs_engine_check_deadlocks(s->engine, (GsThreadId *) outside->data, outside->len, s->now);
+}
+
+static void
+mark_deadlock(Sim *s)
+{
+	for (guint i = 0; i < s->threads->len; i++) {
+		SimThread *t = s->threads->pdata[i];
+
+		if (t->status == T_PARKED || t->status == T_SEMAPHORE)
+			t->result->waiting_at_end = TRUE;
+	}
+	s->r->outcome = GS_OUTCOME_DEADLOCK;
+	s->r->totals.deadlocks_unresolved = 1;
+}
+
+/* ---- the loop ---- */
+
+static void
+fire(Sim *s, const GsEvent *ev)
+{
+	SimThread *t;
+
+	switch ((EventKind) ev->kind) {
+	case EV_TASK_ARRIVE:
+		admit(s, s->tasks->pdata[ev->target]);
+		break;
+	case EV_THREAD_RESUME:
+		t = thread_of(s, ev->target);
+		if (t != NULL && t->generation == ev->generation && t->status != T_DONE) {
+			set_status(s, t, T_READY);
+			run_thread(s, t);
+		}
+		break;
+	case EV_WATCHDOG:
+		s->watchdog_armed = FALSE;
+		watchdog(s);
+		break;
+	}
+	drain_wakes(s);
+}
+
+static void
+arm_watchdog(Sim *s)
+{
+	if (s->w->policy.watchdog <= 0 || s->watchdog_armed || s->open_tasks == 0)
+		return;
+	s->watchdog_armed = TRUE;
+	schedule(s, s->now + s->w->policy.watchdog, EV_WATCHDOG, 0, 0);
+}
+
+/* Threads wait and nothing but the watchdog is left that could wake them. */
+static gboolean
+hopeless(Sim *s)
+{
+	return s->pending_events == 0 && all_threads_waiting(s);
+}
+
+static void
+run_loop(Sim *s)
+{
+	g_autoptr(GArray) due = g_array_new(FALSE, FALSE, sizeof(GsEvent));
+	GsEvent next;
+
+	while (s->open_tasks > 0) {
+		gboolean last_hope = hopeless(s);
+
+		if (!gs_heap_peek(s->heap, &next)) {
+			mark_deadlock(s);
+			return;
+		}
+		if (s->opts.max_time > 0 && next.time > s->opts.max_time) {
+			s->now = MAX(s->now, s->opts.max_time);
+			s->r->outcome = GS_OUTCOME_TIMEOUT;
+			return;
+		}
+		s->now = next.time;
+		gs_heap_pop_due(s->heap, s->now, due);
+		for (guint i = 0; i < due->len; i++) {
+			const GsEvent *ev = &g_array_index(due, GsEvent, i);
+
+			if (ev->kind != EV_WATCHDOG)
+				s->pending_events--;
+			s->r->events_processed++;
+			fire(s, ev);
+		}
+		g_array_set_size(due, 0);
+		if (s->changed)
+			sample(s);
+		/* The watchdog's tick was the last chance, and it changed nothing. */
+		if (last_hope && hopeless(s)) {
+			mark_deadlock(s);
+			return;
+		}
+		arm_watchdog(s);
+	}
+}
+
+/* ---- set-up ---- */
+
+static void
+add_tasks(Sim *s)
+{
+	for (guint i = 0; i < s->w->tasks->len; i++) {
+		const GsTaskSpec *spec = s->w->tasks->pdata[i];
+
+		for (guint k = 0; k < MAX(spec->repeat, 1); k++) {
+			GsTaskResult *result = g_new0(GsTaskResult, 1);
+
+			result->id = spec->repeat > 1 ? g_strdup_printf("%s#%u", spec->id, k)
+						      : g_strdup(spec->id);
+			g_ptr_array_add(s->r->tasks, result);
+			task_new(s, result, spec, i, 1);
+			s->open_tasks++;
+			schedule(s, spec->start + (GsTime) k * spec->every, EV_TASK_ARRIVE,
+				 s->tasks->len - 1, 0);
+		}
+	}
+	s->r->totals.tasks = s->open_tasks;
+}
+
+static void
+add_pool_threads(Sim *s)
+{
+	for (guint i = 0; i < s->w->pool_threads->len; i++) {
+		const GsThreadSpec *spec = s->w->pool_threads->pdata[i];
+		SimThread *t = thread_new(s, spec, NULL, spec->name);
+
+		resume_at(s, t, 0, T_READY);
+	}
+}
+
+static void
+sim_init(Sim *s, const GsWorkload *w, const GsSimOptions *opts)
+{
+	GsEngineOpts engine_opts = gs_policy_engine_opts(&w->policy);
+
+	memset(s, 0, sizeof *s);
+	s->w = w;
+	if (opts != NULL)
+		s->opts = *opts;
+	s->r = result_new();
+	s->r->seed = w->seed;
+	s->engine = gs_engine_new(&engine_opts);
+	gs_engine_set_observer(s->engine, &observer, s);
+	s->heap = gs_heap_new();
+	s->gpus = g_ptr_array_new_with_free_func((GDestroyNotify) gs_device_free);
+	for (guint i = 0; i < MAX(w->gpu.devices, 1); i++)
+		g_ptr_array_add(s->gpus, gs_device_new(w->gpu.capacity, w->gpu.alignment,
+						       w->gpu.allocator));
+	s->host = gs_device_new(w->host.capacity, 1, GS_ALLOCATOR_EXACT);
+	s->tasks = g_ptr_array_new_with_free_func(task_free);
+	s->threads = g_ptr_array_new_with_free_func(thread_free);
+	s->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
+	g_queue_init(&s->queue);
+	g_queue_init(&s->permit_queue);
+	s->permits = w->policy.concurrent_gpu_tasks;
+	s->next_thread = 1;
+	s->r->tiers[GS_TIER_GPU].capacity = w->gpu.capacity * MAX(w->gpu.devices, 1);
+	s->r->tiers[GS_TIER_HOST].capacity = w->host.capacity;
+	s->r->tiers[GS_TIER_DISK].capacity = w->disk.capacity;
+}
+
+static void
+sim_finish(Sim *s)
+{
+	GsResult *r = s->r;
+
+	sample(s);
+	r->makespan_ns = s->now;
+	for (int tier = 0; tier < GS_N_TIERS; tier++)
+		r->tiers[tier].mean_used =
+			s->now > 0 ? (gint64) (s->used_integral[tier] / (double) s->now) : 0;
+	if (r->outcome != GS_OUTCOME_DEADLOCK && r->outcome != GS_OUTCOME_TIMEOUT)
+		r->outcome = s->failed_any ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
+	for (guint i = 0; i < s->threads->len; i++) {
+		SimThread *t = s->threads->pdata[i];
+
+		if (t->result->exceptions == NULL) {
+			t->result->final_state = gs_engine_thread_state(s->engine, t->id);
+			t->result->exceptions = g_array_copy((GArray *) gs_interp_exceptions(t->interp));
+		}
+	}
+	for (guint i = 0; i < r->tasks->len; i++) {
+		GsTaskResult *task = r->tasks->pdata[i];
+
+		if (task->end_ns == 0 && r->outcome >= GS_OUTCOME_DEADLOCK)
+			task->outcome = r->outcome;
+		r->totals.tasks_completed += task->outcome == GS_OUTCOME_COMPLETED;
+		r->totals.tasks_failed += task->outcome == GS_OUTCOME_FAILED;
+		r->totals.retries += task->retries;
+		r->totals.splits += task->splits;
+		r->totals.blocked_ns += task->blocked_ns;
+		r->totals.lost_ns += task->lost_ns;
+	}
+}
+
+static void
+sim_clear(Sim *s)
+{
+	g_ptr_array_unref(s->threads);
+	g_ptr_array_unref(s->tasks);
+	g_hash_table_destroy(s->by_id);
+	g_queue_clear(&s->queue);
+	g_queue_clear(&s->permit_queue);
+	g_ptr_array_unref(s->gpus);
+	gs_device_free(s->host);
+	gs_heap_free(s->heap);
+	gs_engine_free(s->engine);
+}
+
+GsResult *
+gs_sim_run(const GsWorkload *w, const GsSimOptions *opts)
+{
+	Sim s;
+	GsResult *r;
+
+	sim_init(&s, w, opts);
+	add_tasks(&s);
+	add_pool_threads(&s);
+	sample(&s);
+	arm_watchdog(&s);
+	run_loop(&s);
+	sim_finish(&s);
+	r = s.r;
+	sim_clear(&s);
+	return r;
+}

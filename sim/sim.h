@@ -1,0 +1,144 @@
+/*
+ * gpusim: the discrete-event simulator, the default driver of the engine.
+ *
+ * This module decides nothing about policy: it replays a workload on a
+ * virtual clock (integer nanoseconds) and carries out what the interpreter
+ * and the engine decide. It owns the modelled devices (sim/device.h), the
+ * event heap (sim/heap.h), the executor slots and their FIFO queue, the GPU
+ * semaphore, task attempts, the periodic watchdog, and the detection of a run
+ * in which threads wait and nothing can wake them.
+ *
+ * The loop, one pass per instant (SPEC §3, DESIGN.md):
+ *   1. pop every event due now, in (time, sequence) order: task arrivals,
+ *      thread resumptions, watchdog ticks;
+ *   2. run each: a resumed thread steps its interpreter until it computes,
+ *      sleeps, waits or ends; what it frees or finishes may wake others, whose
+ *      resumptions are scheduled now, after the events already due;
+ *   3. sample the timeline when something changed.
+ * A thread parked in the engine is resumed only by a wake-up the engine
+ * queued; a thread waiting for the GPU semaphore only by a permit. The run
+ * ends when every task has completed or failed all its attempts (outcome
+ * completed or failed), when threads wait and no event is left that could
+ * wake them (deadlock), or at --max-time (timeout).
+ *
+ * Determinism: events at one instant fire in the order they were scheduled;
+ * tasks and threads are visited in file order; nothing depends on hash order,
+ * wall-clock time or an unseeded random number. Same workload, same result.
+ */
+#ifndef GPUSIM_SIM_H
+#define GPUSIM_SIM_H
+
+#include <gpusim/gpusim.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+	GS_OUTCOME_COMPLETED = 0,
+	GS_OUTCOME_FAILED,
+	GS_OUTCOME_DEADLOCK,
+	GS_OUTCOME_TIMEOUT,
+} GsOutcome;
+
+GS_API const char *gs_outcome_name(GsOutcome outcome);
+GS_API gboolean gs_outcome_from_name(const char *name, GsOutcome *out);
+
+/* What one logical task (all its attempts) did. */
+typedef struct {
+	char *id;
+	GsOutcome outcome;     /* completed or failed (or deadlock/timeout if cut short) */
+	guint attempts;
+	GsTime start_ns, end_ns;
+	guint64 retries, splits;
+	GsTime blocked_ns, lost_ns;
+	gint64 max_footprint;  /* most GPU bytes its threads held at once */
+	GsException failure;   /* the exception that failed its last attempt */
+} GsTaskResult;
+
+/* What one simulated thread did (each attempt's threads are separate rows). */
+typedef struct {
+	char *name;
+	char *task;              /* task id, NULL for pool threads */
+	gboolean pool;
+	GsThreadState final_state;
+	guint32 reached;         /* bit i set: the thread was in GsThreadState i */
+	GArray *exceptions;      /* GsSeenException */
+	gboolean waiting_at_end; /* named in a deadlock outcome */
+} GsThreadResult;
+
+/* One timeline sample: taken after every instant where something changed. */
+typedef struct {
+	GsTime time;
+	gint64 used[GS_N_TIERS];
+	gint64 charged[GS_N_TIERS];
+	guint running, blocked, bufn; /* threads by engine state class */
+} GsSample;
+
+typedef struct {
+	gint64 capacity;
+	gint64 peak_used;
+	gint64 mean_used;   /* time-weighted over the makespan */
+	gint64 peak_charged;
+} GsTierResult;
+
+typedef struct {
+	GsOutcome outcome;
+	GsTime makespan_ns;
+	guint64 events_processed;
+	guint64 seed;
+	struct {
+		guint tasks, tasks_completed, tasks_failed, task_attempts;
+		guint64 retries, splits;
+		GsTime blocked_ns, lost_ns, spill_block_ns, semaphore_wait_ns;
+		guint64 deadlocks_busted, deadlocks_unresolved;
+		gint64 spilled_gpu_to_host, spilled_host_to_disk;
+		gint64 unspilled_host_to_gpu, unspilled_disk_to_host;
+	} totals;
+	GsTierResult tiers[GS_N_TIERS];
+	GPtrArray *tasks;    /* GsTaskResult*, in file order (copies after their original) */
+	GPtrArray *threads;  /* GsThreadResult*, in order of creation */
+	GArray *timeline;    /* GsSample */
+} GsResult;
+
+GS_API void gs_result_free(GsResult *result);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsResult, gs_result_free)
+
+/* One line of the event log (--events), in order. */
+typedef enum {
+	GS_LOG_STATE,     /* .thread .from .to */
+	GS_LOG_THROW,     /* .thread .exception .handled */
+	GS_LOG_ALLOC,     /* .thread .buf .bytes .tier .ok */
+	GS_LOG_FREE,      /* .thread .buf .bytes .tier */
+	GS_LOG_DEADLOCK,  /* .thread (victim) .action */
+	GS_LOG_TASK,      /* .task .what ("queued", "start", "done", "failed", "retry") */
+	GS_LOG_SEMAPHORE, /* .task .what ("acquire", "wait") */
+} GsLogKind;
+
+typedef struct {
+	GsLogKind kind;
+	GsTime time;
+	const char *thread;  /* name, owned by the simulator */
+	const char *task;
+	const char *buf;
+	const char *what;
+	GsThreadState from, to;
+	GsException exception;
+	gboolean handled, ok;
+	gint64 bytes;
+	GsTier tier;
+	GsBustAction action;
+} GsLogEntry;
+
+typedef void (*GsLogFunc)(const GsLogEntry *entry, gpointer data);
+
+typedef struct {
+	GsTime max_time;  /* 0: no limit */
+	GsLogFunc log;    /* NULL: no event log */
+	gpointer log_data;
+} GsSimOptions;
+
+/** Runs @workload to its end; never fails (a bad workload is the loader's to reject). */
+GS_API GsResult *gs_sim_run(const GsWorkload *workload, const GsSimOptions *options);
+
+G_END_DECLS
+
+#endif /* GPUSIM_SIM_H */

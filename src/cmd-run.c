@@ -1,0 +1,182 @@
+/*
+ * gpusim: the `run` command: load a scenario, replay it, report, check.
+ *
+ * Everything the command writes is built in memory first and each output file
+ * is written whole (atomically), so a failure never leaves half a file. The
+ * summary goes to stdout unless --quiet; messages go to stderr.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "commands.h"
+#include "expect.h"
+#include "generate.h"
+#include "loader.h"
+#include "report.h"
+#include "sim.h"
+
+typedef struct {
+	char *backend;
+	char *variant;
+	char **sets;
+	gint64 seed;
+	char *json, *events, *trace, *timeline;
+	char *max_time;
+	gboolean quiet;
+} RunOptions;
+
+static gboolean
+check_backend(const char *backend, int *status)
+{
+	if (backend == NULL || g_strcmp0(backend, "sim") == 0)
+		return TRUE;
+	if (g_strcmp0(backend, "cuda") == 0) {
+		fprintf(stderr, "gpusim: the cuda backend is not available in this build of gpusim "
+				"(%s); use --backend=sim\n", gs_version());
+		*status = GS_EXIT_BACKEND;
+		return FALSE;
+	}
+	fprintf(stderr, "gpusim: unknown backend '%s' (sim or cuda)\n", backend);
+	*status = GS_EXIT_USAGE;
+	return FALSE;
+}
+
+/* --max-time takes a duration as scenarios write them. */
+static gboolean
+parse_max_time(const char *text, GsTime *out)
+{
+	static const struct {
+		const char *unit;
+		GsTime ns;
+	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
+	char *end = NULL;
+	double value;
+
+	value = g_ascii_strtod(text, &end);
+	if (end == text || value < 0)
+		return FALSE;
+	for (guint i = 0; i < G_N_ELEMENTS(units); i++) {
+		if (g_strcmp0(end, units[i].unit) == 0) {
+			*out = (GsTime) (value * (double) units[i].ns + 0.5);
+			return TRUE;
+		}
+	}
+	return FALSE;
+}
+
+static gboolean
+write_output(const char *path, char *contents, int *status)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *owned = contents;
+
+	if (path == NULL)
+		return TRUE;
+	if (gs_report_write_file(path, owned, &error))
+		return TRUE;
+	fprintf(stderr, "gpusim: %s\n", error->message);
+	*status = GS_EXIT_USAGE;
+	return FALSE;
+}
+
+static int
+run_loaded(GsWorkload *w, const RunOptions *o, GsTime max_time)
+{
+	g_autoptr(GsEventLog) log = gs_event_log_new();
+	g_autoptr(GsResult) result = NULL;
+	g_autoptr(GsExpectReport) report = NULL;
+	GsSimOptions sim = {.max_time = max_time, .log = gs_event_log_add, .log_data = log};
+	gint64 started = g_get_monotonic_time();
+	gint64 wall_ns;
+	int status = GS_EXIT_OK;
+
+	gs_generate_tasks(w);
+	result = gs_sim_run(w, &sim);
+	wall_ns = (g_get_monotonic_time() - started) * 1000;
+	report = gs_expect_check(w, result, log);
+	if (!o->quiet) {
+		g_autofree char *summary = gs_report_summary(w, result, report);
+
+		fputs(summary, stdout);
+	}
+	if (!write_output(o->json, gs_report_json(w, result, "sim", wall_ns, report), &status) ||
+	    !write_output(o->events, gs_report_events(log), &status) ||
+	    !write_output(o->trace, gs_report_trace(w, result, log), &status) ||
+	    !write_output(o->timeline, gs_report_timeline_csv(result), &status))
+		return status;
+	if (!gs_expect_report_passed(report)) {
+		if (o->quiet) {
+			for (guint i = 0; i < report->failed->len; i++)
+				fprintf(stderr, "expectation failed: %s\n",
+					(char *) report->failed->pdata[i]);
+		}
+		return GS_EXIT_EXPECTATION;
+	}
+	return GS_EXIT_OK;
+}
+
+int
+gs_cmd_run(int argc, char **argv)
+{
+	RunOptions o = {.seed = -1};
+	GOptionEntry entries[] = {
+		{"backend", 0, 0, G_OPTION_ARG_STRING, &o.backend, "sim (default) or cuda", "NAME"},
+		{"variant", 0, 0, G_OPTION_ARG_STRING, &o.variant, "Apply a variant's overrides",
+		 "NAME"},
+		{"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sets, "Override a scenario key",
+		 "KEY=VALUE"},
+		{"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "Seed for generators and jitter", "N"},
+		{"json", 0, 0, G_OPTION_ARG_FILENAME, &o.json, "Write the result JSON (- for stdout)",
+		 "FILE"},
+		{"events", 0, 0, G_OPTION_ARG_FILENAME, &o.events, "Write the event log (JSON Lines)",
+		 "FILE"},
+		{"trace", 0, 0, G_OPTION_ARG_FILENAME, &o.trace, "Write a Chrome/Perfetto trace",
+		 "FILE"},
+		{"timeline", 0, 0, G_OPTION_ARG_FILENAME, &o.timeline, "Write the timeline CSV",
+		 "FILE"},
+		{"max-time", 0, 0, G_OPTION_ARG_STRING, &o.max_time,
+		 "Stop after this much simulated time (e.g. 10s)", "DURATION"},
+		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "Print no summary", NULL},
+		G_OPTION_ENTRY_NULL,
+	};
+	g_autoptr(GOptionContext) context = g_option_context_new("SCENARIO.yaml");
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = NULL;
+	GsTime max_time = 0;
+	int status = GS_EXIT_OK;
+
+	g_option_context_set_summary(context, "Replay a workload on the simulator and report.");
+	g_option_context_add_main_entries(context, entries, NULL);
+	if (!g_option_context_parse(context, &argc, &argv, &error)) {
+		fprintf(stderr, "gpusim run: %s\n", error->message);
+		status = GS_EXIT_USAGE;
+	} else if (argc != 2) {
+		fprintf(stderr, "gpusim run: give one scenario file\nTry 'gpusim run --help'.\n");
+		status = GS_EXIT_USAGE;
+	} else if (o.max_time != NULL && !parse_max_time(o.max_time, &max_time)) {
+		fprintf(stderr, "gpusim run: --max-time: not a duration: '%s' (e.g. 500ms, 10s)\n",
+			o.max_time);
+		status = GS_EXIT_USAGE;
+	} else if (check_backend(o.backend, &status)) {
+		w = gs_loader_load(argv[1], o.variant, (const char *const *) o.sets, &error);
+		if (w == NULL) {
+			fprintf(stderr, "%s\n", error->message);
+			status = GS_EXIT_USAGE;
+		} else {
+			if (o.seed >= 0)
+				w->seed = (guint64) o.seed;
+			status = run_loaded(w, &o, max_time);
+		}
+	}
+	g_free(o.backend);
+	g_free(o.variant);
+	g_strfreev(o.sets);
+	g_free(o.json);
+	g_free(o.events);
+	g_free(o.trace);
+	g_free(o.timeline);
+	g_free(o.max_time);
+	return status;
+}

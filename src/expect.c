@@ -1,0 +1,477 @@
+/*
+ * gpusim: checking a run against its expectations (see expect.h for the keys).
+ *
+ * This module decides whether each expectation held and how a failure reads.
+ * Values are looked up by key in small tables (totals, task fields), each row
+ * saying how to read the value off the result and whether it is a count, a
+ * duration or a size, so that a failure shows the observed value in the
+ * expectation's own unit: "makespan: expected <= 2000000 ns (2.00 ms),
+ * observed 3500000 ns (3.50 ms)". Failures are collected in scenario order:
+ * values, then threads, then `at` rows.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "expect.h"
+#include "report.h"
+
+typedef enum {
+	UNIT_COUNT,
+	UNIT_NS,
+	UNIT_BYTES,
+} Unit;
+
+/* @value in @unit: "2", "1500000 ns (1.50 ms)", "6291456 B (6.0 MiB)". */
+static char *
+value_text(gint64 value, Unit unit)
+{
+	g_autofree char *human = NULL;
+
+	switch (unit) {
+	case UNIT_COUNT:
+		return g_strdup_printf("%" G_GINT64_FORMAT, value);
+	case UNIT_NS:
+		if (value > -1000 && value < 1000)
+			return g_strdup_printf("%" G_GINT64_FORMAT " ns", value);
+		human = gs_format_duration(value);
+		return g_strdup_printf("%" G_GINT64_FORMAT " ns (%s)", value, human);
+	case UNIT_BYTES:
+		if (value > -1024 && value < 1024)
+			return g_strdup_printf("%" G_GINT64_FORMAT " B", value);
+		human = gs_format_bytes(value);
+		return g_strdup_printf("%" G_GINT64_FORMAT " B (%s)", value, human);
+	}
+	return g_strdup("?");
+}
+
+static void
+fail(GsExpectReport *report, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static void
+fail(GsExpectReport *report, const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	g_ptr_array_add(report->failed, g_strdup_vprintf(format, args));
+	va_end(args);
+}
+
+/* Compares a number; on failure records "KEY: expected OP V, observed O". */
+static void
+check_number(GsExpectReport *report, const char *key, GsCmp cmp, gint64 observed, Unit unit)
+{
+	g_autofree char *expected = NULL;
+	g_autofree char *seen = NULL;
+
+	report->checked++;
+	if (gs_cmp_holds(cmp, observed))
+		return;
+	expected = value_text(cmp.value, unit);
+	seen = value_text(observed, unit);
+	fail(report, "%s: expected %s %s, observed %s", key, gs_cmp_op_text(cmp.op), expected, seen);
+}
+
+/* Compares an outcome word (== or !=). */
+static void
+check_outcome(GsExpectReport *report, const GsExpectValue *v, GsOutcome observed)
+{
+	const char *word = gs_report_outcome_word(observed);
+	gboolean equal = v->text != NULL && strcmp(v->text, word) == 0;
+	gboolean negate = v->cmp.op == GS_CMP_NE;
+
+	report->checked++;
+	if (equal != negate)
+		return;
+	fail(report, "%s: expected %s%s, observed %s", v->key, negate ? "!= " : "",
+	     v->text != NULL ? v->text : "(nothing)", word);
+}
+
+/* ---- totals ---- */
+
+typedef struct {
+	const char *name;
+	const char *alias; /* NULL or another spelling */
+	Unit unit;
+	gsize offset;      /* into GsResult */
+	gsize size;        /* of the field: guint, guint64 or gint64 */
+} TotalField;
+
+#define TOTAL(name, alias, unit, field)                                                  \
+	{                                                                                \
+		name, alias, unit, G_STRUCT_OFFSET(GsResult, totals.field),              \
+			sizeof(((GsResult *) NULL)->totals.field)                        \
+	}
+
+static const TotalField total_fields[] = {
+	TOTAL("tasks", NULL, UNIT_COUNT, tasks),
+	TOTAL("tasks_completed", NULL, UNIT_COUNT, tasks_completed),
+	TOTAL("tasks_failed", NULL, UNIT_COUNT, tasks_failed),
+	TOTAL("task_attempts", NULL, UNIT_COUNT, task_attempts),
+	TOTAL("retries", NULL, UNIT_COUNT, retries),
+	TOTAL("splits", NULL, UNIT_COUNT, splits),
+	TOTAL("blocked_ns", "blocked", UNIT_NS, blocked_ns),
+	TOTAL("lost_ns", "lost", UNIT_NS, lost_ns),
+	TOTAL("spill_block_ns", "spill_block", UNIT_NS, spill_block_ns),
+	TOTAL("semaphore_wait_ns", "semaphore_wait", UNIT_NS, semaphore_wait_ns),
+	TOTAL("deadlocks_busted", NULL, UNIT_COUNT, deadlocks_busted),
+	TOTAL("deadlocks_unresolved", NULL, UNIT_COUNT, deadlocks_unresolved),
+	TOTAL("spilled_bytes.gpu_to_host", "spilled_gpu_to_host", UNIT_BYTES,
+	      spilled_gpu_to_host),
+	TOTAL("spilled_bytes.host_to_disk", "spilled_host_to_disk", UNIT_BYTES,
+	      spilled_host_to_disk),
+	TOTAL("unspilled_bytes.host_to_gpu", "unspilled_host_to_gpu", UNIT_BYTES,
+	      unspilled_host_to_gpu),
+	TOTAL("unspilled_bytes.disk_to_host", "unspilled_disk_to_host", UNIT_BYTES,
+	      unspilled_disk_to_host),
+};
+
+#undef TOTAL
+
+/* Reads an unsigned or signed integer field of @size bytes at @p. */
+static gint64
+read_field(const void *p, gsize size, gboolean is_signed)
+{
+	if (size == sizeof(guint))
+		return is_signed ? *(const gint *) p : (gint64) *(const guint *) p;
+	return is_signed ? *(const gint64 *) p : (gint64) *(const guint64 *) p;
+}
+
+static gboolean
+field_matches(const char *name, const char *want, const char *alias)
+{
+	return strcmp(name, want) == 0 || (alias != NULL && strcmp(name, alias) == 0);
+}
+
+static void
+check_total(GsExpectReport *report, const GsExpectValue *v, const GsResult *r, const char *name)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(total_fields); i++) {
+		const TotalField *f = &total_fields[i];
+
+		if (field_matches(name, f->name, f->alias)) {
+			/* Times and bytes are signed (GsTime, gint64); counts unsigned. */
+			gint64 observed = read_field((const char *) r + f->offset, f->size,
+						     f->unit != UNIT_COUNT);
+
+			check_number(report, v->key, v->cmp, observed, f->unit);
+			return;
+		}
+	}
+	report->checked++;
+	fail(report, "%s: no such total", v->key);
+}
+
+/* ---- tasks ---- */
+
+static const GsTaskResult *
+find_task(const GsResult *r, const char *id)
+{
+	for (guint i = 0; r->tasks != NULL && i < r->tasks->len; i++) {
+		const GsTaskResult *t = g_ptr_array_index(r->tasks, i);
+
+		if (t->id != NULL && strcmp(t->id, id) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/* "tasks.ID.FIELD": ID may itself contain dots; FIELD never does. */
+static void
+check_task(GsExpectReport *report, const GsExpectValue *v, const GsResult *r, const char *rest)
+{
+	const char *dot = strrchr(rest, '.');
+	g_autofree char *id = NULL;
+	const char *field;
+	const GsTaskResult *t;
+
+	if (dot == NULL || dot == rest) {
+		report->checked++;
+		fail(report, "%s: not a task field (tasks.ID.FIELD)", v->key);
+		return;
+	}
+	id = g_strndup(rest, (gsize) (dot - rest));
+	field = dot + 1;
+	t = find_task(r, id);
+	if (t == NULL) {
+		report->checked++;
+		fail(report, "%s: no task %s in the run", v->key, id);
+		return;
+	}
+	if (strcmp(field, "outcome") == 0)
+		check_outcome(report, v, t->outcome);
+	else if (strcmp(field, "attempts") == 0)
+		check_number(report, v->key, v->cmp, t->attempts, UNIT_COUNT);
+	else if (strcmp(field, "retries") == 0)
+		check_number(report, v->key, v->cmp, (gint64) t->retries, UNIT_COUNT);
+	else if (strcmp(field, "splits") == 0)
+		check_number(report, v->key, v->cmp, (gint64) t->splits, UNIT_COUNT);
+	else if (field_matches(field, "blocked_ns", "blocked"))
+		check_number(report, v->key, v->cmp, t->blocked_ns, UNIT_NS);
+	else if (field_matches(field, "lost_ns", "lost"))
+		check_number(report, v->key, v->cmp, t->lost_ns, UNIT_NS);
+	else if (field_matches(field, "start_ns", "start"))
+		check_number(report, v->key, v->cmp, t->start_ns, UNIT_NS);
+	else if (field_matches(field, "end_ns", "end"))
+		check_number(report, v->key, v->cmp, t->end_ns, UNIT_NS);
+	else if (strcmp(field, "max_footprint") == 0)
+		check_number(report, v->key, v->cmp, t->max_footprint, UNIT_BYTES);
+	else {
+		report->checked++;
+		fail(report, "%s: no such task field", v->key);
+	}
+}
+
+static void
+check_value(GsExpectReport *report, const GsExpectValue *v, const GsResult *r)
+{
+	if (strcmp(v->key, "outcome") == 0)
+		check_outcome(report, v, r->outcome);
+	else if (field_matches(v->key, "makespan", "makespan_ns"))
+		check_number(report, v->key, v->cmp, r->makespan_ns, UNIT_NS);
+	else if (g_str_has_prefix(v->key, "totals."))
+		check_total(report, v, r, v->key + strlen("totals."));
+	else if (g_str_has_prefix(v->key, "tasks."))
+		check_task(report, v, r, v->key + strlen("tasks."));
+	else {
+		report->checked++;
+		fail(report, "%s: unknown expectation", v->key);
+	}
+}
+
+/* ---- threads ---- */
+
+/* The last row named @name: a task's later attempts come after its earlier ones. */
+static const GsThreadResult *
+find_thread(const GsResult *r, const char *name)
+{
+	for (guint i = r->threads != NULL ? r->threads->len : 0; i > 0; i--) {
+		const GsThreadResult *t = g_ptr_array_index(r->threads, i - 1);
+
+		if (t->name != NULL && strcmp(t->name, name) == 0)
+			return t;
+	}
+	return NULL;
+}
+
+/* "[A, B]" of the states whose bits are set in @mask, in enum order. */
+static char *
+states_text(guint32 mask)
+{
+	GString *s = g_string_new("[");
+	gboolean first = TRUE;
+
+	for (guint i = 0; i < GS_N_THREAD_STATES; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		g_string_append_printf(s, "%s%s", first ? "" : ", ",
+				       gs_thread_state_name((GsThreadState) i));
+		first = FALSE;
+	}
+	g_string_append_c(s, ']');
+	return g_string_free(s, FALSE);
+}
+
+static char *
+states_list_text(const GArray *states)
+{
+	GString *s = g_string_new("[");
+
+	for (guint i = 0; states != NULL && i < states->len; i++)
+		g_string_append_printf(s, "%s%s", i > 0 ? ", " : "",
+				       gs_thread_state_name(g_array_index(states, GsThreadState, i)));
+	g_string_append_c(s, ']');
+	return g_string_free(s, FALSE);
+}
+
+static void
+check_reached(GsExpectReport *report, const GsExpectThread *e, const GsThreadResult *t)
+{
+	guint32 missing = 0;
+	g_autofree char *want = NULL;
+	g_autofree char *lacking = NULL;
+	g_autofree char *seen = NULL;
+
+	report->checked++;
+	for (guint i = 0; i < e->reached->len; i++) {
+		GsThreadState state = g_array_index(e->reached, GsThreadState, i);
+
+		if (!(t->reached & (1u << state)))
+			missing |= 1u << state;
+	}
+	if (missing == 0)
+		return;
+	want = states_list_text(e->reached);
+	lacking = states_text(missing);
+	seen = states_text(t->reached);
+	fail(report, "threads.%s.reached: expected %s, never reached %s; observed %s", e->thread,
+	     want, lacking, seen);
+}
+
+static char *
+exceptions_text(const GArray *list, gboolean seen)
+{
+	GString *s = g_string_new("[");
+
+	for (guint i = 0; list != NULL && i < list->len; i++) {
+		GsException exc = seen ? g_array_index(list, GsSeenException, i).exception
+				       : g_array_index(list, GsException, i);
+
+		g_string_append_printf(s, "%s%s", i > 0 ? ", " : "", gs_exception_name(exc));
+	}
+	g_string_append_c(s, ']');
+	return g_string_free(s, FALSE);
+}
+
+static void
+check_threw(GsExpectReport *report, const GsExpectThread *e, const GsThreadResult *t)
+{
+	guint n_seen = t->exceptions != NULL ? t->exceptions->len : 0;
+	gboolean same = n_seen == e->threw->len;
+	g_autofree char *want = NULL;
+	g_autofree char *seen = NULL;
+
+	report->checked++;
+	for (guint i = 0; same && i < n_seen; i++) {
+		if (g_array_index(t->exceptions, GsSeenException, i).exception !=
+		    g_array_index(e->threw, GsException, i))
+			same = FALSE;
+	}
+	if (same)
+		return;
+	want = exceptions_text(e->threw, FALSE);
+	seen = exceptions_text(t->exceptions, TRUE);
+	fail(report, "threads.%s.threw: expected %s, observed %s", e->thread, want, seen);
+}
+
+static void
+check_thread(GsExpectReport *report, const GsExpectThread *e, const GsResult *r)
+{
+	const GsThreadResult *t = find_thread(r, e->thread);
+	gboolean has_reached = e->reached != NULL && e->reached->len > 0;
+
+	if (t == NULL) {
+		report->checked++;
+		fail(report, "threads.%s: no thread %s in the run", e->thread, e->thread);
+		return;
+	}
+	if (has_reached)
+		check_reached(report, e, t);
+	if (e->threw != NULL)
+		check_threw(report, e, t);
+	if (e->has_final_state) {
+		report->checked++;
+		if (t->final_state != e->final_state)
+			fail(report, "threads.%s.final_state: expected %s, observed %s", e->thread,
+			     gs_thread_state_name(e->final_state),
+			     gs_thread_state_name(t->final_state));
+	}
+}
+
+/* ---- at ---- */
+
+/* The thread's state after every event at or before @time; UNKNOWN if never seen. */
+static GsThreadState
+state_at(const GArray *entries, const char *thread, GsTime time)
+{
+	GsThreadState state = GS_THREAD_UNKNOWN;
+
+	for (guint i = 0; i < entries->len; i++) {
+		const GsLogEntry *e = &g_array_index(entries, GsLogEntry, i);
+
+		if (e->time > time)
+			continue;
+		if (e->kind == GS_LOG_STATE && e->thread != NULL && strcmp(e->thread, thread) == 0)
+			state = e->to;
+	}
+	return state;
+}
+
+/* The last sample at or before @time, NULL before the first one. */
+static const GsSample *
+sample_at(const GsResult *r, GsTime time)
+{
+	const GsSample *found = NULL;
+
+	for (guint i = 0; r->timeline != NULL && i < r->timeline->len; i++) {
+		const GsSample *sample = &g_array_index(r->timeline, GsSample, i);
+
+		if (sample->time > time)
+			break;
+		found = sample;
+	}
+	return found;
+}
+
+static void
+check_at(GsExpectReport *report, guint index, const GsExpectAt *a, const GsResult *r,
+	 const GsEventLog *log)
+{
+	char key[64];
+
+	g_snprintf(key, sizeof key, "at[%u]", index);
+	if (a->thread != NULL) {
+		GsThreadState observed;
+
+		report->checked++;
+		if (log == NULL) {
+			fail(report, "%s: %s at %" G_GINT64_FORMAT " ns: no event log to check against",
+			     key, a->thread, a->time);
+			return;
+		}
+		observed = state_at(gs_event_log_entries(log), a->thread, a->time);
+		if (observed != a->state)
+			fail(report, "%s: %s at %" G_GINT64_FORMAT " ns: expected %s, observed %s",
+			     key, a->thread, a->time, gs_thread_state_name(a->state),
+			     gs_thread_state_name(observed));
+	}
+	if (a->has_tier) {
+		const GsSample *sample = sample_at(r, a->time);
+		gint64 observed = 0;
+		g_autofree char *what = NULL;
+
+		if (sample != NULL)
+			observed = a->charged ? sample->charged[a->tier] : sample->used[a->tier];
+		what = g_strdup_printf("%s: %s %s at %" G_GINT64_FORMAT " ns", key,
+				       gs_report_tier_name(a->tier), a->charged ? "charged" : "used",
+				       a->time);
+		check_number(report, what, a->bytes, observed, UNIT_BYTES);
+	}
+}
+
+/* ---- the report ---- */
+
+GsExpectReport *
+gs_expect_check(const GsWorkload *w, const GsResult *r, const GsEventLog *log)
+{
+	GsExpectReport *report = g_new0(GsExpectReport, 1);
+	const GsExpect *x;
+
+	report->failed = g_ptr_array_new_with_free_func(g_free);
+	g_return_val_if_fail(w != NULL && r != NULL, report);
+	x = &w->expect;
+	for (guint i = 0; x->values != NULL && i < x->values->len; i++)
+		check_value(report, g_ptr_array_index(x->values, i), r);
+	for (guint i = 0; x->threads != NULL && i < x->threads->len; i++)
+		check_thread(report, g_ptr_array_index(x->threads, i), r);
+	for (guint i = 0; x->at != NULL && i < x->at->len; i++)
+		check_at(report, i, g_ptr_array_index(x->at, i), r, log);
+	return report;
+}
+
+gboolean
+gs_expect_report_passed(const GsExpectReport *report)
+{
+	return report == NULL || report->failed == NULL || report->failed->len == 0;
+}
+
+void
+gs_expect_report_free(GsExpectReport *report)
+{
+	if (report == NULL)
+		return;
+	if (report->failed != NULL)
+		g_ptr_array_unref(report->failed);
+	g_free(report);
+}

@@ -1,0 +1,54 @@
+/*
+ * gpusim: checking a run against its scenario's expectations (SPEC §3.8).
+ *
+ * This module decides whether each expectation of a workload held in a run,
+ * and words the ones that did not: every failure is one sentence that names
+ * the key, what was expected and what was observed, e.g.
+ *   tasks.B.retries: expected == 1, observed 2
+ *
+ * Keys and where their values come from:
+ *   outcome, makespan (also makespan_ns)          the run
+ *   totals.NAME (NAME as in the result's totals; durations also without
+ *     "_ns"; spilled_bytes.gpu_to_host and the like also as
+ *     spilled_gpu_to_host)                        GsResult.totals
+ *   tasks.ID.FIELD (outcome, attempts, retries, splits, blocked(_ns),
+ *     lost(_ns), max_footprint, start(_ns), end(_ns))   the task's row
+ *   threads.NAME.reached / .threw / .final_state  the thread's row; when
+ *     several rows carry the name (one per task attempt) the last one counts
+ *   at: {time, thread, state}                     the thread's state after
+ *     every event at or before that time, replayed from the event log's
+ *     state entries (UNKNOWN if it has none); without a log the row fails
+ *   at: {time, tier, used|charged}                the last timeline sample at
+ *     or before that time (0 bytes before the first sample)
+ * Each key, each threads.NAME.* key and each `at` row counts as one check.
+ * An outcome key compares words (== or !=); every other key compares numbers
+ * with gs_cmp_holds().
+ */
+#ifndef GPUSIM_EXPECT_H
+#define GPUSIM_EXPECT_H
+
+#include <gpusim/gpusim.h>
+
+#include "sim.h"
+
+G_BEGIN_DECLS
+
+typedef struct GsEventLog GsEventLog; /* report.h */
+
+typedef struct {
+	guint checked;     /* expectations evaluated */
+	GPtrArray *failed; /* char*: one sentence per failed expectation, in scenario order */
+} GsExpectReport;
+
+/** Evaluates every expectation of @w against @r (and @log, which may be NULL). */
+GsExpectReport *gs_expect_check(const GsWorkload *w, const GsResult *r, const GsEventLog *log);
+
+/** TRUE if every expectation held. */
+gboolean gs_expect_report_passed(const GsExpectReport *report);
+
+void gs_expect_report_free(GsExpectReport *report);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsExpectReport, gs_expect_report_free)
+
+G_END_DECLS
+
+#endif /* GPUSIM_EXPECT_H */

@@ -1,0 +1,2753 @@
+/*
+ * gpusim: the scenario loader (SPEC §3).
+ *
+ * This module decides what a scenario means and whether it is valid; see
+ * loader.h for the contract. It works in two stages so that every error can
+ * name a position:
+ *
+ *   1. Reading and merging. libyaml's document loader turns each file (and
+ *      each --set value) into a tree of Nodes that carry file, line and
+ *      column. Includes, the variant and the --set overrides are merged into
+ *      one tree by merge(), which never modifies its inputs: it builds new map
+ *      nodes and shares the rest. All nodes live in one arena (Loader.nodes)
+ *      freed at the end, so sharing needs no ownership rules.
+ *   2. Converting. The merged tree is read against tables of Fields (one row
+ *      per key: its kind, where it goes, its bounds), or by small readers for
+ *      what a table cannot express (tasks, threads, ops, expectations). Each
+ *      map's unknown keys are reported first, in file order; its known keys
+ *      are then converted in table order, which is what makes tasks exist
+ *      before pool threads and expectations refer to them.
+ *
+ * Every error goes through fail_at(), the one place to put a breakpoint; the
+ * first one wins and stops loading, and the half-built workload is freed.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "loader.h"
+
+G_DEFINE_QUARK(gs-scenario-error-quark, gs_scenario_error)
+
+/* Deeper than any scenario needs: a recursive alias, or a mistake. */
+#define MAX_DEPTH 64
+/* Aliases can make a small file expand enormously ("billion laughs"). */
+#define MAX_NODES 1000000
+
+/* ==== the node tree ==== */
+
+typedef enum { NODE_SCALAR, NODE_SEQ, NODE_MAP } NodeKind;
+
+typedef struct Node Node;
+
+typedef struct {
+	Node *key; /* always a scalar */
+	Node *value;
+} Entry;
+
+struct Node {
+	NodeKind kind;
+	const char *file;   /* owned by the Loader */
+	guint line, column; /* 1-based */
+	char *text;         /* scalars */
+	GArray *entries;    /* maps: Entry, in the order written, keys unique */
+	GPtrArray *items;   /* sequences: Node* */
+};
+
+/* Names a thread's ops refer to: each has its table in GsThreadSpec. */
+typedef enum { NAME_BUFFER, NAME_STREAM, NAME_RESERVATION, N_NAME_TABLES } NameTable;
+
+typedef struct {
+	GPtrArray *nodes;     /* every Node made: the arena */
+	GPtrArray *files;     /* char*: file names the nodes point to */
+	GPtrArray *including; /* char*: the files being read, outermost first */
+	GError **error;
+	/* conversion */
+	GsWorkload *w;
+	GHashTable *task_ids;     /* task id -> index in w->tasks + 1 */
+	GPtrArray *task_nodes;    /* Node* of each task's id, by index */
+	GHashTable *thread_names; /* thread name -> Node* where it was named */
+} Loader;
+
+static void
+node_free(gpointer data)
+{
+	Node *n = data;
+
+	g_free(n->text);
+	if (n->entries != NULL)
+		g_array_unref(n->entries);
+	if (n->items != NULL)
+		g_ptr_array_unref(n->items);
+	g_free(n);
+}
+
+static Node *
+node_new(Loader *l, NodeKind kind, const char *file, guint line, guint column)
+{
+	Node *n = g_new0(Node, 1);
+
+	n->kind = kind;
+	n->file = file;
+	n->line = line;
+	n->column = column;
+	if (kind == NODE_MAP)
+		n->entries = g_array_new(FALSE, FALSE, sizeof(Entry));
+	else if (kind == NODE_SEQ)
+		n->items = g_ptr_array_new();
+	g_ptr_array_add(l->nodes, n);
+	return n;
+}
+
+static Node *
+scalar_new(Loader *l, const char *file, guint line, guint column, const char *text)
+{
+	Node *n = node_new(l, NODE_SCALAR, file, line, column);
+
+	n->text = g_strdup(text);
+	return n;
+}
+
+static const char *
+file_name(Loader *l, const char *name)
+{
+	for (guint i = 0; i < l->files->len; i++) {
+		if (strcmp(l->files->pdata[i], name) == 0)
+			return l->files->pdata[i];
+	}
+	g_ptr_array_add(l->files, g_strdup(name));
+	return l->files->pdata[l->files->len - 1];
+}
+
+static Entry *
+find_entry(const Node *map, const char *key)
+{
+	if (map == NULL || map->kind != NODE_MAP)
+		return NULL;
+	for (guint i = 0; i < map->entries->len; i++) {
+		Entry *e = &g_array_index(map->entries, Entry, i);
+
+		if (strcmp(e->key->text, key) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+static Node *
+find_value(const Node *map, const char *key)
+{
+	Entry *e = find_entry(map, key);
+
+	return e != NULL ? e->value : NULL;
+}
+
+/* YAML's null: an empty value, ~ or null. */
+static gboolean
+is_null(const Node *n)
+{
+	return n->kind == NODE_SCALAR &&
+	       (n->text[0] == '\0' || strcmp(n->text, "~") == 0 || strcmp(n->text, "null") == 0);
+}
+
+/* ==== errors ==== */
+
+static gboolean
+fail_at(Loader *l, const char *file, guint line, guint column, const char *format, ...)
+	G_GNUC_PRINTF(5, 6);
+
+/*
+ * The one error helper. Only the first error is kept: anything after it is a
+ * consequence. Line 0 means the problem has no position (an unreadable file).
+ */
+static gboolean
+fail_at(Loader *l, const char *file, guint line, guint column, const char *format, ...)
+{
+	g_autofree char *what = NULL;
+	va_list args;
+
+	if (l->error != NULL && *l->error != NULL)
+		return FALSE;
+	va_start(args, format);
+	what = g_strdup_vprintf(format, args);
+	va_end(args);
+	if (line == 0)
+		g_set_error(l->error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID, "%s: %s", file,
+			    what);
+	else
+		g_set_error(l->error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID, "%s:%u:%u: %s",
+			    file, line, column, what);
+	g_debug("scenario error at %s:%u:%u: %s", file, line, column, what);
+	return FALSE;
+}
+
+#define fail(l, node, ...) fail_at((l), (node)->file, (node)->line, (node)->column, __VA_ARGS__)
+
+/* "line 3" when @first is in the same file as @here, else "file:3:5". */
+static char *
+position_text(const Node *first, const Node *here)
+{
+	if (strcmp(first->file, here->file) == 0)
+		return g_strdup_printf("line %u", first->line);
+	return g_strdup_printf("%s:%u:%u", first->file, first->line, first->column);
+}
+
+/* "a, b or c" from a NULL-terminated list. */
+static char *
+join_names(const char *const *names)
+{
+	GString *s = g_string_new(NULL);
+	guint n = g_strv_length((char **) names);
+
+	for (guint i = 0; i < n; i++) {
+		if (i > 0)
+			g_string_append(s, i + 1 == n ? " or " : ", ");
+		g_string_append(s, names[i]);
+	}
+	return g_string_free(s, FALSE);
+}
+
+static gboolean
+expect_kind(Loader *l, const Node *n, NodeKind kind, const char *what)
+{
+	static const char *const kinds[] = {
+		[NODE_SCALAR] = "a single value",
+		[NODE_SEQ] = "a sequence",
+		[NODE_MAP] = "a map",
+	};
+
+	if (n->kind == kind)
+		return TRUE;
+	if (n->kind == NODE_SCALAR)
+		return fail(l, n, "%s must be %s, not \"%s\"", what, kinds[kind], n->text);
+	return fail(l, n, "%s must be %s, not %s", what, kinds[kind], kinds[n->kind]);
+}
+
+/* ==== reading YAML ==== */
+
+typedef struct {
+	const char *file;
+	guint column_offset; /* --set values: where VALUE starts in KEY=VALUE */
+	guint end_column;    /* --set values: the column just after KEY=VALUE */
+} Origin;
+
+/*
+ * A --set argument is one line: libyaml may place a problem at the end of
+ * the input on a line of its own, which is the end of that line here.
+ */
+static void
+mark_position(const Origin *o, yaml_mark_t mark, guint *line, guint *column)
+{
+	*line = (guint) mark.line + 1;
+	*column = (guint) mark.column + 1 + (mark.line == 0 ? o->column_offset : 0);
+	if (o->end_column != 0 && *line > 1) {
+		*line = 1;
+		*column = o->end_column;
+	}
+}
+
+static gboolean from_yaml(Loader *l, yaml_document_t *doc, yaml_node_t *yn, const Origin *o,
+			 guint depth, Node **out);
+
+static gboolean
+seq_from_yaml(Loader *l, yaml_document_t *doc, yaml_node_t *yn, const Origin *o, guint depth,
+	      Node *seq)
+{
+	for (yaml_node_item_t *i = yn->data.sequence.items.start; i < yn->data.sequence.items.top;
+	     i++) {
+		Node *item;
+
+		if (!from_yaml(l, doc, yaml_document_get_node(doc, *i), o, depth + 1, &item))
+			return FALSE;
+		g_ptr_array_add(seq->items, item);
+	}
+	return TRUE;
+}
+
+static gboolean
+map_from_yaml(Loader *l, yaml_document_t *doc, yaml_node_t *yn, const Origin *o, guint depth,
+	      Node *map)
+{
+	for (yaml_node_pair_t *p = yn->data.mapping.pairs.start; p < yn->data.mapping.pairs.top;
+	     p++) {
+		yaml_node_t *yk = yaml_document_get_node(doc, p->key);
+		Entry e;
+		Entry *first;
+
+		if (!from_yaml(l, doc, yk, o, depth + 1, &e.key))
+			return FALSE;
+		if (e.key->kind != NODE_SCALAR)
+			return fail(l, e.key, "a key must be a single word, not a %s",
+				    e.key->kind == NODE_MAP ? "map" : "sequence");
+		first = find_entry(map, e.key->text);
+		if (first != NULL)
+			return fail(l, e.key, "duplicate key \"%s\" (first at line %u)",
+				    e.key->text, first->key->line);
+		if (!from_yaml(l, doc, yaml_document_get_node(doc, p->value), o, depth + 1,
+			       &e.value))
+			return FALSE;
+		g_array_append_val(map->entries, e);
+	}
+	return TRUE;
+}
+
+static gboolean
+from_yaml(Loader *l, yaml_document_t *doc, yaml_node_t *yn, const Origin *o, guint depth,
+	  Node **out)
+{
+	guint line, column;
+
+	mark_position(o, yn->start_mark, &line, &column);
+	if (depth > MAX_DEPTH || l->nodes->len > MAX_NODES)
+		return fail_at(l, o->file, line, column,
+			       "the document nests or repeats too much (a recursive alias?)");
+	switch (yn->type) {
+	case YAML_SCALAR_NODE:
+		*out = node_new(l, NODE_SCALAR, o->file, line, column);
+		(*out)->text = g_strndup((const char *) yn->data.scalar.value,
+					 yn->data.scalar.length);
+		return TRUE;
+	case YAML_SEQUENCE_NODE:
+		*out = node_new(l, NODE_SEQ, o->file, line, column);
+		return seq_from_yaml(l, doc, yn, o, depth, *out);
+	case YAML_MAPPING_NODE:
+		*out = node_new(l, NODE_MAP, o->file, line, column);
+		return map_from_yaml(l, doc, yn, o, depth, *out);
+	case YAML_NO_NODE:
+		break;
+	}
+	return fail_at(l, o->file, line, column, "empty YAML node");
+}
+
+/*
+ * Reader errors (bad UTF-8) come with a byte offset, not a mark: count the
+ * lines and characters before it.
+ */
+static yaml_mark_t
+reader_mark(const char *text, size_t offset)
+{
+	yaml_mark_t mark = {offset, 0, 0};
+
+	for (size_t i = 0; i < offset && text[i] != '\0'; i++) {
+		if (text[i] == '\n') {
+			mark.line++;
+			mark.column = 0;
+		} else if (((guchar) text[i] & 0xc0) != 0x80) {
+			mark.column++;
+		}
+	}
+	return mark;
+}
+
+static gboolean
+fail_parser(Loader *l, const yaml_parser_t *p, const Origin *o, const char *text)
+{
+	guint line, column;
+
+	if (p->error == YAML_READER_ERROR)
+		mark_position(o, reader_mark(text, p->problem_offset), &line, &column);
+	else
+		mark_position(o, p->problem_mark, &line, &column);
+	if (p->error == YAML_MEMORY_ERROR)
+		return fail_at(l, o->file, line, column, "out of memory reading YAML");
+	if (p->context != NULL)
+		return fail_at(l, o->file, line, column, "YAML syntax error: %s %s",
+			       p->problem != NULL ? p->problem : "error", p->context);
+	return fail_at(l, o->file, line, column, "YAML syntax error: %s",
+		       p->problem != NULL ? p->problem : "error");
+}
+
+/* A scenario is one YAML document: a second one is probably a mistake. */
+static gboolean
+check_single_document(Loader *l, yaml_parser_t *p, const Origin *o, const char *text)
+{
+	yaml_document_t doc;
+	yaml_node_t *root;
+	guint line, column;
+	gboolean ok = TRUE;
+
+	if (!yaml_parser_load(p, &doc))
+		return fail_parser(l, p, o, text);
+	root = yaml_document_get_root_node(&doc);
+	if (root != NULL) {
+		mark_position(o, root->start_mark, &line, &column);
+		ok = fail_at(l, o->file, line, column,
+			     "a second YAML document: a scenario is one document");
+	}
+	yaml_document_delete(&doc);
+	return ok;
+}
+
+static gboolean
+parse_document(Loader *l, yaml_parser_t *p, const Origin *o, const char *text, Node **out)
+{
+	yaml_document_t doc;
+	yaml_node_t *root;
+	gboolean ok = TRUE;
+
+	if (!yaml_parser_load(p, &doc))
+		return fail_parser(l, p, o, text);
+	root = yaml_document_get_root_node(&doc);
+	if (root != NULL)
+		ok = from_yaml(l, &doc, root, o, 0, out);
+	yaml_document_delete(&doc);
+	return ok && (root == NULL || check_single_document(l, p, o, text));
+}
+
+/* Sets *out to the tree of @text (@len bytes), or to NULL if it is empty. */
+static gboolean
+parse_text(Loader *l, const Origin *o, const char *text, size_t len, Node **out)
+{
+	yaml_parser_t p;
+	gboolean ok;
+
+	*out = NULL;
+	yaml_parser_initialize(&p);
+	yaml_parser_set_input_string(&p, (const unsigned char *) text, len);
+	ok = parse_document(l, &p, o, text, out);
+	yaml_parser_delete(&p);
+	return ok;
+}
+
+/* The whole file, NUL-terminated; FALSE with errno set. */
+static gboolean
+slurp(const char *path, GByteArray *bytes)
+{
+	FILE *f = fopen(path, "rb");
+	guint8 buf[8192];
+	size_t n;
+	int err;
+
+	if (f == NULL)
+		return FALSE;
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		g_byte_array_append(bytes, buf, (guint) n);
+	err = ferror(f) ? errno : 0;
+	fclose(f);
+	g_byte_array_append(bytes, (const guint8 *) "", 1);
+	errno = err;
+	return err == 0;
+}
+
+/* @from is the include item that names @path, NULL for the scenario itself. */
+static gboolean
+read_file(Loader *l, const char *path, const Node *from, Node **out)
+{
+	Origin o = {file_name(l, path), 0, 0};
+	g_autoptr(GByteArray) bytes = g_byte_array_new();
+	gboolean ok;
+
+	if (!slurp(path, bytes)) {
+		int err = errno;
+
+		if (from != NULL)
+			return fail(l, from, "cannot include %s: %s", path, g_strerror(err));
+		return fail_at(l, path, 0, 0, "cannot read: %s", g_strerror(err));
+	}
+	ok = parse_text(l, &o, (const char *) bytes->data, bytes->len - 1, out);
+	/* An empty file is an empty map: "missing gpusim" says more than "empty". */
+	if (ok && *out == NULL)
+		*out = node_new(l, NODE_MAP, o.file, 1, 1);
+	return ok;
+}
+
+static gboolean
+parse_value(Loader *l, const char *file, const char *text, guint column_offset, Node **out)
+{
+	Origin o = {file, column_offset, column_offset + (guint) strlen(text) + 1};
+	gboolean ok = parse_text(l, &o, text, strlen(text), out);
+
+	if (ok && *out == NULL)
+		*out = scalar_new(l, file, 1, column_offset + 1, "");
+	return ok;
+}
+
+/* ==== merging: includes, variants, --set ==== */
+
+/*
+ * @over merged over @base: maps merge key by key, recursively; anything else
+ * in @over replaces what @base has. The inputs are not modified.
+ */
+static Node *
+merge(Loader *l, Node *base, Node *over)
+{
+	Node *m;
+
+	if (base == NULL || base->kind != NODE_MAP || over->kind != NODE_MAP)
+		return over;
+	m = node_new(l, NODE_MAP, over->file, over->line, over->column);
+	g_array_append_vals(m->entries, base->entries->data, base->entries->len);
+	for (guint i = 0; i < over->entries->len; i++) {
+		Entry *e = &g_array_index(over->entries, Entry, i);
+		Entry *old = find_entry(m, e->key->text);
+
+		if (old == NULL) {
+			g_array_append_val(m->entries, *e);
+		} else {
+			old->value = merge(l, old->value, e->value);
+			old->key = e->key;
+		}
+	}
+	return m;
+}
+
+static Node *
+without_key(Loader *l, const Node *map, const char *key)
+{
+	Node *m = node_new(l, NODE_MAP, map->file, map->line, map->column);
+
+	for (guint i = 0; i < map->entries->len; i++) {
+		Entry *e = &g_array_index(map->entries, Entry, i);
+
+		if (strcmp(e->key->text, key) != 0)
+			g_array_append_val(m->entries, *e);
+	}
+	return m;
+}
+
+/* Include paths are relative to the including file. */
+static char *
+include_path(const char *including, const char *name)
+{
+	g_autofree char *dir = NULL;
+
+	if (g_path_is_absolute(name))
+		return g_strdup(name);
+	dir = g_path_get_dirname(including);
+	if (strcmp(dir, ".") == 0)
+		return g_strdup(name);
+	return g_build_filename(dir, name, NULL);
+}
+
+static gboolean
+check_cycle(Loader *l, const char *path, const Node *from)
+{
+	g_autofree char *canon = g_canonicalize_filename(path, NULL);
+
+	for (guint i = 0; i < l->including->len; i++) {
+		g_autofree char *other = g_canonicalize_filename(l->including->pdata[i], NULL);
+		g_autoptr(GString) chain = NULL;
+
+		if (strcmp(canon, other) != 0)
+			continue;
+		chain = g_string_new(NULL);
+		for (guint j = i; j < l->including->len; j++)
+			g_string_append_printf(chain, "%s includes ",
+					       (char *) l->including->pdata[j]);
+		g_string_append(chain, path);
+		return fail(l, from, "include cycle: %s", chain->str);
+	}
+	return TRUE;
+}
+
+static gboolean load_tree(Loader *l, const char *path, const Node *from, Node **out);
+
+static gboolean
+load_include(Loader *l, const char *path, const Node *item, Node **base)
+{
+	g_autofree char *child = NULL;
+	Node *sub;
+
+	if (item->kind != NODE_SCALAR || is_null(item))
+		return expect_kind(l, item, NODE_SCALAR, "each include") &&
+		       fail(l, item, "include names a file, not an empty value");
+	child = include_path(path, item->text);
+	if (!load_tree(l, child, item, &sub))
+		return FALSE;
+	*base = merge(l, *base, sub);
+	return TRUE;
+}
+
+/* The included files merged in order, then @root (without include:) over them. */
+static gboolean
+resolve_includes(Loader *l, const char *path, Node *root, Node **out)
+{
+	Node *inc = find_value(root, "include");
+	Node *base = NULL;
+
+	if (inc == NULL) {
+		*out = root;
+		return TRUE;
+	}
+	if (inc->kind == NODE_SEQ) {
+		for (guint i = 0; i < inc->items->len; i++) {
+			if (!load_include(l, path, inc->items->pdata[i], &base))
+				return FALSE;
+		}
+	} else if (!is_null(inc) && !load_include(l, path, inc, &base)) {
+		return FALSE;
+	}
+	*out = merge(l, base, without_key(l, root, "include"));
+	return TRUE;
+}
+
+static gboolean
+load_tree(Loader *l, const char *path, const Node *from, Node **out)
+{
+	Node *root;
+	gboolean ok;
+
+	if (!check_cycle(l, path, from) || !read_file(l, path, from, &root))
+		return FALSE;
+	if (root->kind != NODE_MAP)
+		return expect_kind(l, root, NODE_MAP,
+				   from != NULL ? "an included file" : "a scenario");
+	g_ptr_array_add(l->including, g_strdup(path));
+	ok = resolve_includes(l, path, root, out);
+	g_ptr_array_remove_index(l->including, l->including->len - 1);
+	return ok;
+}
+
+/* Checks that variants: is a map of maps (or empty) and appends the names. */
+static gboolean
+collect_variants(Loader *l, const Node *v, GPtrArray *names)
+{
+	if (is_null(v))
+		return TRUE;
+	if (!expect_kind(l, v, NODE_MAP, "variants"))
+		return FALSE;
+	for (guint i = 0; i < v->entries->len; i++) {
+		Entry *e = &g_array_index(v->entries, Entry, i);
+		g_autofree char *what = g_strdup_printf("variant \"%s\"", e->key->text);
+
+		if (e->key->text[0] == '\0')
+			return fail(l, e->key, "a variant needs a name");
+		if (!is_null(e->value) && !expect_kind(l, e->value, NODE_MAP, what))
+			return FALSE;
+		g_ptr_array_add(names, g_strdup(e->key->text));
+	}
+	return TRUE;
+}
+
+static gboolean
+fail_unknown_variant(Loader *l, const Node *at, const char *name, const Node *variants)
+{
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+	g_autofree char *list = NULL;
+
+	if (variants == NULL || !collect_variants(l, variants, names))
+		return fail(l, at, "unknown variant \"%s\": the scenario has no variants", name);
+	if (names->len == 0)
+		return fail(l, at, "unknown variant \"%s\": the scenario has no variants", name);
+	g_ptr_array_add(names, NULL);
+	list = join_names((const char *const *) names->pdata);
+	return fail(l, at, "unknown variant \"%s\" (the scenario has %s)", name, list);
+}
+
+static gboolean
+apply_variant(Loader *l, Node **root, const char *name)
+{
+	Entry *variants = find_entry(*root, "variants");
+	Node *body = find_value(variants != NULL ? variants->value : NULL, name);
+	static const char *const fixed[] = {"include", "variants"};
+
+	if (body == NULL)
+		return fail_unknown_variant(l, variants != NULL ? variants->key : *root, name,
+					    variants != NULL ? variants->value : NULL);
+	if (is_null(body))
+		return TRUE;
+	if (!expect_kind(l, body, NODE_MAP, "a variant"))
+		return FALSE;
+	for (guint i = 0; i < G_N_ELEMENTS(fixed); i++) {
+		Entry *e = find_entry(body, fixed[i]);
+
+		if (e != NULL)
+			return fail(l, e->key, "a variant cannot change %s", fixed[i]);
+	}
+	*root = merge(l, *root, body);
+	return TRUE;
+}
+
+/*
+ * Refuses a path that would have to go through a sequence or a value: such a
+ * --set would silently replace it with a map.
+ */
+static gboolean
+check_set_path(Loader *l, const char *file, Node *root, GPtrArray *keys, GArray *columns)
+{
+	Node *cur = root;
+
+	for (guint i = 0; i + 1 < keys->len && cur != NULL; i++) {
+		const char *key = keys->pdata[i];
+
+		cur = find_value(cur, key);
+		if (cur != NULL && cur->kind != NODE_MAP && !is_null(cur))
+			return fail_at(l, file, 1, g_array_index(columns, guint, i),
+				       "cannot set a key inside \"%s\": it is %s, not a map", key,
+				       cur->kind == NODE_SEQ ? "a sequence" : "a single value");
+	}
+	return TRUE;
+}
+
+static gboolean
+split_set_key(Loader *l, const char *file, const char *arg, gsize len, GPtrArray *keys,
+	      GArray *columns)
+{
+	gsize start = 0;
+
+	for (gsize i = 0; i <= len; i++) {
+		guint column = (guint) start + 1;
+
+		if (i < len && arg[i] != '.')
+			continue;
+		if (i == start)
+			return fail_at(l, file, 1, column, "empty key in the --set path \"%.*s\"",
+				       (int) len, arg);
+		g_ptr_array_add(keys, g_strndup(arg + start, i - start));
+		g_array_append_val(columns, column);
+		start = i + 1;
+	}
+	return TRUE;
+}
+
+/* KEY=VALUE: VALUE (as YAML) at the dotted path KEY, merged over the tree. */
+static gboolean
+apply_set(Loader *l, Node **root, const char *arg)
+{
+	g_autofree char *pseudo = g_strdup_printf("--set %s", arg);
+	const char *file = file_name(l, pseudo);
+	const char *eq = strchr(arg, '=');
+	g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GArray) columns = g_array_new(FALSE, FALSE, sizeof(guint));
+	Node *over;
+
+	if (eq == NULL)
+		return fail_at(l, file, 1, (guint) strlen(arg) + 1,
+			       "expected KEY=VALUE, as in memory.gpu.capacity=8GiB");
+	if (!split_set_key(l, file, arg, (gsize) (eq - arg), keys, columns) ||
+	    !check_set_path(l, file, *root, keys, columns) ||
+	    !parse_value(l, file, eq + 1, (guint) (eq - arg) + 1, &over))
+		return FALSE;
+	for (guint i = keys->len; i-- > 0;) {
+		guint column = g_array_index(columns, guint, i);
+		Node *map = node_new(l, NODE_MAP, file, 1, column);
+		Entry e = {scalar_new(l, file, 1, column, keys->pdata[i]), over};
+
+		g_array_append_val(map->entries, e);
+		over = map;
+	}
+	*root = merge(l, *root, over);
+	return TRUE;
+}
+
+/* ==== quantities (SPEC §3.1) ==== */
+
+typedef struct {
+	const char *name;
+	guint64 factor;
+} Unit;
+
+#define KIB G_GUINT64_CONSTANT(1024)
+
+static const Unit size_units[] = {
+	{"B", 1},
+	{"KiB", KIB},
+	{"MiB", KIB * KIB},
+	{"GiB", KIB * KIB * KIB},
+	{"TiB", KIB * KIB * KIB * KIB},
+	{"KB", 1000},
+	{"MB", 1000000},
+	{"GB", G_GUINT64_CONSTANT(1000000000)},
+	{"TB", G_GUINT64_CONSTANT(1000000000000)},
+	{NULL, 0},
+};
+
+static const Unit duration_units[] = {
+	{"ns", 1},
+	{"us", 1000},
+	{"ms", 1000000},
+	{"s", G_GUINT64_CONSTANT(1000000000)},
+	{NULL, 0},
+};
+
+static const Unit bandwidth_units[] = {
+	{"B/s", 1},
+	{"KiB/s", KIB},
+	{"MiB/s", KIB * KIB},
+	{"GiB/s", KIB * KIB * KIB},
+	{"TiB/s", KIB * KIB * KIB * KIB},
+	{"KB/s", 1000},
+	{"MB/s", 1000000},
+	{"GB/s", G_GUINT64_CONSTANT(1000000000)},
+	{"TB/s", G_GUINT64_CONSTANT(1000000000000)},
+	{NULL, 0},
+};
+
+typedef struct {
+	const char *what;    /* "size" */
+	const Unit *units;
+	gboolean bare;       /* a number without a unit counts base units */
+	const char *base;    /* "bytes" */
+	const char *unit_list;
+} Quantity;
+
+static const Quantity size_quantity = {
+	"size", size_units, TRUE, "bytes", "B, KiB, MiB, GiB, TiB, KB, MB, GB or TB",
+};
+static const Quantity duration_quantity = {
+	"duration", duration_units, FALSE, "nanoseconds", "ns, us, ms or s",
+};
+static const Quantity bandwidth_quantity = {
+	"bandwidth", bandwidth_units, FALSE, "bytes per second",
+	"B/s, KiB/s, MiB/s, GiB/s, TiB/s, KB/s, MB/s, GB/s or TB/s",
+};
+
+typedef enum { NUM_OK, NUM_NONE, NUM_TOO_LARGE, NUM_NOT_WHOLE } NumResult;
+
+/*
+ * Reads digits[.digits] exactly, as mantissa / 10^decimals, so that 1.5GiB
+ * is exact where a double could round.
+ */
+static NumResult
+parse_decimal(const char **text, guint64 *mantissa, guint *decimals)
+{
+	const char *s = *text;
+	guint64 m = 0;
+	guint digits = 0, dec = 0;
+	gboolean dot = FALSE, overflow = FALSE;
+
+	for (;; s++) {
+		if (g_ascii_isdigit(*s)) {
+			if (m > (G_MAXUINT64 - 9) / 10)
+				overflow = TRUE;
+			else
+				m = m * 10 + (guint64) (*s - '0');
+			digits++;
+			dec += dot;
+		} else if (*s == '.' && !dot) {
+			dot = TRUE;
+		} else {
+			break;
+		}
+	}
+	*text = s;
+	if (digits == 0)
+		return NUM_NONE;
+	if (overflow)
+		return NUM_TOO_LARGE;
+	while (dec > 0 && m % 10 == 0) {
+		m /= 10;
+		dec--;
+	}
+	*mantissa = m;
+	*decimals = dec;
+	return NUM_OK;
+}
+
+static guint64
+gcd(guint64 a, guint64 b)
+{
+	while (b != 0) {
+		guint64 t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/* mantissa / 10^decimals * factor, which must be a whole number <= G_MAXINT64. */
+static NumResult
+scale(guint64 mantissa, guint decimals, guint64 factor, gint64 *out)
+{
+	guint64 p10 = 1, g;
+
+	if (decimals > 19)
+		return NUM_NOT_WHOLE;
+	for (guint i = 0; i < decimals; i++)
+		p10 *= 10;
+	g = gcd(factor, p10);
+	factor /= g;
+	p10 /= g;
+	if (mantissa % p10 != 0)
+		return NUM_NOT_WHOLE;
+	mantissa /= p10;
+	if (factor != 0 && mantissa > (guint64) G_MAXINT64 / factor)
+		return NUM_TOO_LARGE;
+	*out = (gint64) (mantissa * factor);
+	return NUM_OK;
+}
+
+static const Unit *
+find_unit(const Unit *units, const char *name)
+{
+	for (const Unit *u = units; u->name != NULL; u++) {
+		if (strcmp(u->name, name) == 0)
+			return u;
+	}
+	return NULL;
+}
+
+/* @text (at @n, for the position) as a quantity in base units. */
+static gboolean
+parse_quantity(Loader *l, const Node *n, const char *text, const Quantity *q, gint64 *out)
+{
+	const char *p = text;
+	guint64 mantissa = 0;
+	guint decimals = 0;
+	const Unit *unit;
+	NumResult r;
+
+	if (*p == '-')
+		return fail(l, n, "negative %s \"%s\"", q->what, text);
+	r = parse_decimal(&p, &mantissa, &decimals);
+	if (r == NUM_NONE)
+		return fail(l, n, "bad %s \"%s\": expected a number with a unit (%s)", q->what,
+			    text, q->unit_list);
+	while (*p == ' ')
+		p++;
+	if (*p == '\0' && !q->bare && !(r == NUM_OK && mantissa == 0))
+		return fail(l, n, "%s \"%s\" needs a unit (%s)", q->what, text, q->unit_list);
+	unit = *p == '\0' ? &q->units[0] : find_unit(q->units, p);
+	if (unit == NULL)
+		return fail(l, n, "unknown unit \"%s\" in %s \"%s\" (expected %s)", p, q->what,
+			    text, q->unit_list);
+	if (r == NUM_OK)
+		r = scale(mantissa, decimals, unit->factor, out);
+	if (r == NUM_NOT_WHOLE)
+		return fail(l, n, "%s \"%s\" is not a whole number of %s", q->what, text, q->base);
+	if (r == NUM_TOO_LARGE)
+		return fail(l, n, "%s \"%s\" is too large", q->what, text);
+	return TRUE;
+}
+
+static gboolean
+scalar_quantity(Loader *l, const Node *n, const char *what, const Quantity *q, gint64 *out)
+{
+	return expect_kind(l, n, NODE_SCALAR, what) && parse_quantity(l, n, n->text, q, out);
+}
+
+/* A plain decimal number: no hex, no inf or nan, nothing after it. */
+static gboolean
+parse_number(const char *text, double *out)
+{
+	char *end;
+
+	if (!g_ascii_isdigit(text[0]) && !(text[0] == '-' && g_ascii_isdigit(text[1])) &&
+	    text[0] != '.')
+		return FALSE;
+	*out = g_ascii_strtod(text, &end);
+	return *end == '\0' && isfinite(*out);
+}
+
+/* ==== tables of keys ==== */
+
+typedef enum {
+	F_SIZE,     /* gint64 bytes */
+	F_DURATION, /* GsTime */
+	F_BANDWIDTH,/* double, bytes per second */
+	F_FRACTION, /* double in [0, 1] */
+	F_NUMBER,   /* double >= min */
+	F_COUNT,    /* guint >= min */
+	F_INT,      /* int >= min */
+	F_SEED,     /* guint64 */
+	F_BOOL,     /* gboolean */
+	F_ENUM,     /* int: the index of the word in names */
+	F_STRING,   /* char*, replaced; min 1: not empty */
+	F_MAP,      /* a nested table, same base */
+	F_CUSTOM,   /* custom() converts it */
+	F_OTHER,    /* known key, read by the caller */
+} FieldKind;
+
+typedef struct Field Field;
+
+struct Field {
+	const char *key;
+	FieldKind kind;
+	size_t offset;             /* into the base the table is read into */
+	gint64 min;
+	gboolean required;
+	const char *const *names;  /* F_ENUM: NULL-terminated, index = value */
+	const Field *sub;          /* F_MAP: NULL-key-terminated */
+	gboolean (*custom)(Loader *l, const Node *v, const char *path, gpointer base);
+};
+
+#define FIELD(k, kind_, type, member, ...) \
+	{.key = (k), .kind = (kind_), .offset = offsetof(type, member), __VA_ARGS__}
+#define SUBMAP(k, table, ...) {.key = (k), .kind = F_MAP, .sub = (table), __VA_ARGS__}
+#define CUSTOM(k, fn, ...) {.key = (k), .kind = F_CUSTOM, .custom = (fn), __VA_ARGS__}
+#define OTHER(k, ...) {.key = (k), .kind = F_OTHER, __VA_ARGS__}
+
+/* Enum fields are written as int: make sure the enums are int-sized. */
+G_STATIC_ASSERT(sizeof(GsOomPolicy) == sizeof(int));
+G_STATIC_ASSERT(sizeof(GsTier) == sizeof(int));
+G_STATIC_ASSERT(sizeof(GsKindFilter) == sizeof(int));
+
+static gboolean read_fields(Loader *l, const Node *map, const char *where, const Field *fields,
+			    gpointer base);
+
+static char *
+field_path(const char *where, const char *key)
+{
+	return where[0] != '\0' ? g_strdup_printf("%s.%s", where, key) : g_strdup(key);
+}
+
+static gboolean
+fail_unknown_key(Loader *l, const Node *key, const char *where, const char *const *known)
+{
+	g_autofree char *list = join_names(known);
+
+	if (where[0] == '\0')
+		return fail(l, key, "unknown key \"%s\" (expected %s)", key->text, list);
+	return fail(l, key, "unknown key \"%s\" in %s (expected %s)", key->text, where, list);
+}
+
+static const Field *
+find_field(const Field *fields, const char *key)
+{
+	for (const Field *f = fields; f->key != NULL; f++) {
+		if (strcmp(f->key, key) == 0)
+			return f;
+	}
+	return NULL;
+}
+
+static gboolean
+check_keys(Loader *l, const Node *map, const char *where, const Field *fields)
+{
+	for (guint i = 0; i < map->entries->len; i++) {
+		Entry *e = &g_array_index(map->entries, Entry, i);
+		g_autoptr(GPtrArray) known = NULL;
+
+		if (find_field(fields, e->key->text) != NULL)
+			continue;
+		known = g_ptr_array_new();
+		for (const Field *f = fields; f->key != NULL; f++)
+			g_ptr_array_add(known, (gpointer) f->key);
+		g_ptr_array_add(known, NULL);
+		return fail_unknown_key(l, e->key, where, (const char *const *) known->pdata);
+	}
+	return TRUE;
+}
+
+static gboolean
+convert_count(Loader *l, const Field *f, const Node *v, const char *path, guint64 max,
+	      guint64 *out)
+{
+	if (!expect_kind(l, v, NODE_SCALAR, path))
+		return FALSE;
+	if (!g_ascii_string_to_unsigned(v->text, 10, (guint64) f->min, max, out, NULL))
+		return fail(l, v, "%s must be a whole number >= %" G_GINT64_FORMAT ", not \"%s\"",
+			    path, f->min, v->text);
+	return TRUE;
+}
+
+static gboolean
+convert_double(Loader *l, const Field *f, const Node *v, const char *path, double *out)
+{
+	double x;
+
+	if (!expect_kind(l, v, NODE_SCALAR, path))
+		return FALSE;
+	if (f->kind == F_FRACTION) {
+		if (!parse_number(v->text, &x) || x < 0 || x > 1)
+			return fail(l, v, "%s must be a fraction in [0, 1], not %s", path, v->text);
+	} else if (!parse_number(v->text, &x) || x < (double) f->min) {
+		return fail(l, v, "%s must be a number >= %" G_GINT64_FORMAT ", not \"%s\"", path,
+			    f->min, v->text);
+	}
+	*out = x;
+	return TRUE;
+}
+
+static gboolean
+convert_enum(Loader *l, const Field *f, const Node *v, const char *path, int *out)
+{
+	g_autofree char *list = NULL;
+
+	if (!expect_kind(l, v, NODE_SCALAR, path))
+		return FALSE;
+	for (int i = 0; f->names[i] != NULL; i++) {
+		if (strcmp(f->names[i], v->text) == 0) {
+			*out = i;
+			return TRUE;
+		}
+	}
+	list = join_names(f->names);
+	return fail(l, v, "%s must be %s, not \"%s\"", path, list, v->text);
+}
+
+static gboolean
+convert_bool(Loader *l, const Node *v, const char *path, gboolean *out)
+{
+	if (!expect_kind(l, v, NODE_SCALAR, path))
+		return FALSE;
+	if (strcmp(v->text, "true") != 0 && strcmp(v->text, "false") != 0)
+		return fail(l, v, "%s must be true or false, not \"%s\"", path, v->text);
+	*out = strcmp(v->text, "true") == 0;
+	return TRUE;
+}
+
+static gboolean
+convert_string(Loader *l, const Field *f, const Node *v, const char *path, char **out)
+{
+	if (!expect_kind(l, v, NODE_SCALAR, path))
+		return FALSE;
+	if (f->min > 0 && is_null(v))
+		return fail(l, v, "%s must not be empty", path);
+	g_free(*out);
+	*out = g_strdup(v->text);
+	return TRUE;
+}
+
+static gboolean
+convert_quantity(Loader *l, const Field *f, const Node *v, const char *path, gint64 *out)
+{
+	const Quantity *q = f->kind == F_SIZE ? &size_quantity : &duration_quantity;
+
+	if (!scalar_quantity(l, v, path, q, out))
+		return FALSE;
+	if (*out < f->min)
+		return fail(l, v, "%s must be at least %" G_GINT64_FORMAT " %s, not \"%s\"", path,
+			    f->min, q->base, v->text);
+	return TRUE;
+}
+
+static gboolean
+convert_field(Loader *l, const Field *f, const Node *v, const char *path, gpointer base)
+{
+	gpointer dst = (char *) base + f->offset;
+	guint64 n = 0;
+	gint64 q = 0;
+
+	switch (f->kind) {
+	case F_SIZE:
+	case F_DURATION:
+		return convert_quantity(l, f, v, path, dst);
+	case F_BANDWIDTH:
+		if (!scalar_quantity(l, v, path, &bandwidth_quantity, &q))
+			return FALSE;
+		*(double *) dst = (double) q;
+		return TRUE;
+	case F_FRACTION:
+	case F_NUMBER:
+		return convert_double(l, f, v, path, dst);
+	case F_COUNT:
+		if (!convert_count(l, f, v, path, G_MAXUINT, &n))
+			return FALSE;
+		*(guint *) dst = (guint) n;
+		return TRUE;
+	case F_INT:
+		if (!convert_count(l, f, v, path, G_MAXINT, &n))
+			return FALSE;
+		*(int *) dst = (int) n;
+		return TRUE;
+	case F_SEED:
+		return convert_count(l, f, v, path, G_MAXUINT64, dst);
+	case F_BOOL:
+		return convert_bool(l, v, path, dst);
+	case F_ENUM:
+		return convert_enum(l, f, v, path, dst);
+	case F_STRING:
+		return convert_string(l, f, v, path, dst);
+	case F_MAP:
+		return read_fields(l, v, path, f->sub, base);
+	case F_CUSTOM:
+		return f->custom(l, v, path, base);
+	case F_OTHER:
+		break;
+	}
+	return TRUE;
+}
+
+static gboolean
+fail_missing(Loader *l, const Node *map, const char *where, const char *key)
+{
+	if (where[0] == '\0')
+		return fail(l, map, "missing required key \"%s\"", key);
+	return fail(l, map, "missing required key \"%s\" in %s", key, where);
+}
+
+/*
+ * Reads @map into @base by the table: unknown keys first (in file order),
+ * then each present key in table order; a null value is an empty map.
+ */
+static gboolean
+read_fields(Loader *l, const Node *map, const char *where, const Field *fields, gpointer base)
+{
+	if (!is_null(map) && !expect_kind(l, map, NODE_MAP, where[0] ? where : "a scenario"))
+		return FALSE;
+	if (map->kind == NODE_MAP && !check_keys(l, map, where, fields))
+		return FALSE;
+	for (const Field *f = fields; f->key != NULL; f++) {
+		Node *v = find_value(map, f->key);
+		g_autofree char *path = NULL;
+
+		if (v == NULL) {
+			if (f->required)
+				return fail_missing(l, map, where, f->key);
+			continue;
+		}
+		path = field_path(where, f->key);
+		if (!convert_field(l, f, v, path, base))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/* ==== memory, links, executor, policy, generate (SPEC §3.3, §3.4, §3.7) ==== */
+
+static const char *const allocator_names[] = {"exact", "pool", NULL};
+static const char *const oom_names[] = {"fail", "block", "retry", NULL};
+static const char *const priority_names[] = {"fifo", "task_id", NULL};
+static const char *const split_victim_names[] = {"highest", "lowest", NULL};
+static const char *const victim_names[] = {"lru", "largest", "smallest_fit", "priority", NULL};
+static const char *const host_full_names[] = {"disk", "fail", NULL};
+static const char *const over_names[] = {"ignore", "fail", "increase", NULL};
+static const char *const attribution_names[] = {"origin", "stream", NULL};
+static const char *const admission_names[] = {"none", "fair_share", NULL};
+static const char *const on_oom_names[] = {"fail", "continue", NULL};
+static const char *const alloc_kind_names[] = {"gpu", "host", NULL};
+static const char *const kind_filter_names[] = {"any", "host", "gpu", NULL};
+static const char *const tier_names[] = {"gpu", "host", "disk", NULL};
+static const char *const strategy_names[] = {"any_in_tier", "specific", "any_in_tiers",
+					     "downgrade", NULL};
+static const char *const mode_names[] = {"block", "or_null", "upto", NULL};
+static const char *const split_names[] = {"halves", "none", NULL};
+static const char *const outcome_names[] = {"completed", "failed", "deadlock", "timeout", NULL};
+
+static const Field gpu_fields[] = {
+	FIELD("capacity", F_SIZE, GsWorkload, gpu.capacity, .required = TRUE),
+	FIELD("devices", F_COUNT, GsWorkload, gpu.devices, .min = 1),
+	FIELD("alignment", F_SIZE, GsWorkload, gpu.alignment, .min = 1),
+	FIELD("allocator", F_ENUM, GsWorkload, gpu.allocator, .names = allocator_names),
+	FIELD("reservation_limit", F_FRACTION, GsWorkload, gpu.reservation_limit),
+	FIELD("downgrade_trigger", F_FRACTION, GsWorkload, gpu.downgrade_trigger),
+	FIELD("downgrade_stop", F_FRACTION, GsWorkload, gpu.downgrade_stop),
+	{NULL},
+};
+
+static const Field host_fields[] = {
+	FIELD("capacity", F_SIZE, GsWorkload, host.capacity),
+	FIELD("block_size", F_SIZE, GsWorkload, host.block_size, .min = 1),
+	FIELD("pool_blocks", F_COUNT, GsWorkload, host.pool_blocks, .min = 1),
+	FIELD("initial_pools", F_COUNT, GsWorkload, host.initial_pools),
+	FIELD("reservation_limit", F_FRACTION, GsWorkload, host.reservation_limit),
+	{NULL},
+};
+
+static const Field disk_fields[] = {
+	FIELD("capacity", F_SIZE, GsWorkload, disk.capacity),
+	FIELD("path", F_STRING, GsWorkload, disk.path, .min = 1),
+	{NULL},
+};
+
+/* The hysteresis only works with stop below trigger (cuCascade). */
+static gboolean
+read_gpu(Loader *l, const Node *v, const char *path, gpointer base)
+{
+	GsWorkload *w = base;
+	Node *at;
+
+	if (!read_fields(l, v, path, gpu_fields, base))
+		return FALSE;
+	if (w->gpu.downgrade_stop <= w->gpu.downgrade_trigger)
+		return TRUE;
+	at = find_value(v, "downgrade_stop");
+	if (at == NULL)
+		at = find_value(v, "downgrade_trigger");
+	return fail(l, at,
+		    "memory.gpu.downgrade_stop (%g) must not be above downgrade_trigger (%g)",
+		    w->gpu.downgrade_stop, w->gpu.downgrade_trigger);
+}
+
+static const Field memory_fields[] = {
+	CUSTOM("gpu", read_gpu, .required = TRUE),
+	SUBMAP("host", host_fields),
+	SUBMAP("disk", disk_fields),
+	{NULL},
+};
+
+static const Field gpu_host_fields[] = {
+	FIELD("bandwidth", F_BANDWIDTH, GsWorkload, links.gpu_host.bandwidth),
+	FIELD("latency", F_DURATION, GsWorkload, links.gpu_host.latency),
+	{NULL},
+};
+
+static const Field host_disk_fields[] = {
+	FIELD("bandwidth", F_BANDWIDTH, GsWorkload, links.host_disk.bandwidth),
+	FIELD("latency", F_DURATION, GsWorkload, links.host_disk.latency),
+	{NULL},
+};
+
+static const Field links_fields[] = {
+	SUBMAP("gpu_host", gpu_host_fields),
+	SUBMAP("host_disk", host_disk_fields),
+	FIELD("alloc_latency", F_DURATION, GsWorkload, links.alloc_latency),
+	{NULL},
+};
+
+static const Field executor_fields[] = {
+	FIELD("slots", F_COUNT, GsWorkload, executor_slots),
+	{NULL},
+};
+
+static const Field spill_fields[] = {
+	FIELD("enabled", F_BOOL, GsWorkload, policy.spill.enabled),
+	FIELD("victim", F_ENUM, GsWorkload, policy.spill.victim, .names = victim_names),
+	FIELD("on_demand", F_BOOL, GsWorkload, policy.spill.on_demand),
+	FIELD("proactive", F_BOOL, GsWorkload, policy.spill.proactive),
+	FIELD("host_full", F_ENUM, GsWorkload, policy.spill.host_full, .names = host_full_names),
+	{NULL},
+};
+
+static const Field reservations_fields[] = {
+	FIELD("over", F_ENUM, GsWorkload, policy.reservations.over, .names = over_names),
+	FIELD("increase_factor", F_NUMBER, GsWorkload, policy.reservations.increase_factor,
+	      .min = 1),
+	FIELD("attribution", F_ENUM, GsWorkload, policy.reservations.attribution,
+	      .names = attribution_names),
+	{NULL},
+};
+
+static const Field policy_fields[] = {
+	FIELD("oom", F_ENUM, GsWorkload, policy.oom, .names = oom_names),
+	FIELD("priority", F_ENUM, GsWorkload, policy.priority, .names = priority_names),
+	FIELD("split_victim", F_ENUM, GsWorkload, policy.split_victim,
+	      .names = split_victim_names),
+	FIELD("retry_before_bufn", F_BOOL, GsWorkload, policy.retry_before_bufn),
+	FIELD("retry_cap", F_COUNT, GsWorkload, policy.retry_cap),
+	FIELD("watchdog", F_DURATION, GsWorkload, policy.watchdog),
+	FIELD("sleep_is_blocked", F_BOOL, GsWorkload, policy.sleep_is_blocked),
+	FIELD("concurrent_gpu_tasks", F_COUNT, GsWorkload, policy.concurrent_gpu_tasks),
+	FIELD("task_attempts", F_COUNT, GsWorkload, policy.task_attempts, .min = 1),
+	SUBMAP("spill", spill_fields),
+	SUBMAP("reservations", reservations_fields),
+	FIELD("admission", F_ENUM, GsWorkload, policy.admission, .names = admission_names),
+	FIELD("evac_gate", F_BOOL, GsWorkload, policy.evac_gate),
+	{NULL},
+};
+
+static const Field skew_fields[] = {
+	FIELD("tasks", F_COUNT, GsWorkload, generate.skew_tasks),
+	FIELD("factor", F_NUMBER, GsWorkload, generate.skew_factor),
+	{NULL},
+};
+
+static const Field generate_fields[] = {
+	FIELD("tasks", F_COUNT, GsWorkload, generate.tasks),
+	FIELD("threads_per_task", F_COUNT, GsWorkload, generate.threads_per_task, .min = 1),
+	FIELD("task_max", F_SIZE, GsWorkload, generate.task_max),
+	FIELD("max_allocs", F_COUNT, GsWorkload, generate.max_allocs),
+	FIELD("max_compute", F_DURATION, GsWorkload, generate.max_compute),
+	FIELD("retry_blocks", F_BOOL, GsWorkload, generate.retry_blocks),
+	SUBMAP("skew", skew_fields),
+	FIELD("jitter", F_FRACTION, GsWorkload, generate.jitter),
+	FIELD("shuffle_threads", F_COUNT, GsWorkload, generate.shuffle_threads),
+	{NULL},
+};
+
+/* Present means enabled; one thread per task and no skew unless said. */
+static gboolean
+read_generate(Loader *l, const Node *v, const char *path, gpointer base)
+{
+	GsWorkload *w = base;
+
+	w->generate.enabled = TRUE;
+	w->generate.threads_per_task = 1;
+	w->generate.skew_factor = 1.0;
+	return read_fields(l, v, path, generate_fields, base);
+}
+
+/* ==== threads and their ops (SPEC §3.5) ==== */
+
+typedef struct {
+	NameTable table;
+	const Node *node;
+} Use;
+
+/* What one thread's ops define and use, checked once all are read. */
+typedef struct {
+	GsThreadSpec *spec;
+	gboolean pool;
+	GHashTable *defined[N_NAME_TABLES]; /* names (owned by spec's tables) */
+	GArray *uses;                       /* Use, in file order */
+} ThreadCtx;
+
+static GPtrArray *
+name_table(ThreadCtx *tc, NameTable table)
+{
+	switch (table) {
+	case NAME_BUFFER:
+		return tc->spec->buffers;
+	case NAME_STREAM:
+		return tc->spec->streams;
+	case NAME_RESERVATION:
+	case N_NAME_TABLES:
+		break;
+	}
+	return tc->spec->reservations;
+}
+
+/* The index of the name @v in the thread's @table; @define: it creates it. */
+static gboolean
+read_name(Loader *l, ThreadCtx *tc, const Node *v, NameTable table, gboolean define,
+	  const char *what, guint *out)
+{
+	GPtrArray *names = name_table(tc, table);
+
+	if (!expect_kind(l, v, NODE_SCALAR, what))
+		return FALSE;
+	if (is_null(v))
+		return fail(l, v, "%s must be a name, not an empty value", what);
+	*out = gs_name_index(names, v->text);
+	if (define) {
+		g_hash_table_add(tc->defined[table], names->pdata[*out]);
+	} else {
+		Use use = {table, v};
+
+		g_array_append_val(tc->uses, use);
+	}
+	return TRUE;
+}
+
+/* A name or a sequence of names, as a fresh GArray of indices. */
+static gboolean
+read_names(Loader *l, ThreadCtx *tc, const Node *v, NameTable table, gboolean allow_empty,
+	   const char *what, GArray **out)
+{
+	guint index;
+
+	*out = g_array_new(FALSE, FALSE, sizeof(guint));
+	if (v == NULL)
+		return TRUE;
+	if (v->kind != NODE_SEQ) {
+		if (!read_name(l, tc, v, table, FALSE, what, &index))
+			return FALSE;
+		g_array_append_val(*out, index);
+		return TRUE;
+	}
+	if (v->items->len == 0 && !allow_empty)
+		return fail(l, v, "%s needs at least one name", what);
+	for (guint i = 0; i < v->items->len; i++) {
+		if (!read_name(l, tc, v->items->pdata[i], table, FALSE, what, &index))
+			return FALSE;
+		g_array_append_val(*out, index);
+	}
+	return TRUE;
+}
+
+static gboolean read_ops(Loader *l, ThreadCtx *tc, const Node *v, const char *where, GArray *ops);
+
+static const Field alloc_fields[] = {
+	OTHER("buf", .required = TRUE),
+	FIELD("size", F_SIZE, GsOp, alloc.size, .required = TRUE),
+	FIELD("kind", F_ENUM, GsOp, alloc.kind, .names = alloc_kind_names),
+	FIELD("blocking", F_BOOL, GsOp, alloc.blocking),
+	FIELD("spillable", F_BOOL, GsOp, alloc.spillable),
+	OTHER("reservation"),
+	FIELD("device", F_COUNT, GsOp, alloc.device),
+	{NULL},
+};
+
+static gboolean
+read_alloc(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
+{
+	Node *res, *blocking;
+	guint index;
+
+	op->alloc.kind = GS_KIND_GPU;
+	op->alloc.blocking = TRUE;
+	op->alloc.reservation = -1;
+	if (!read_fields(l, v, "alloc", alloc_fields, op) ||
+	    !read_name(l, tc, find_value(v, "buf"), NAME_BUFFER, TRUE, "alloc.buf",
+		       &op->alloc.buf))
+		return FALSE;
+	res = find_value(v, "reservation");
+	if (res != NULL) {
+		if (!read_name(l, tc, res, NAME_RESERVATION, FALSE, "alloc.reservation", &index))
+			return FALSE;
+		op->alloc.reservation = (gint) index;
+	}
+	blocking = find_value(v, "blocking");
+	if (!op->alloc.blocking && op->alloc.kind == GS_KIND_GPU)
+		return fail(l, blocking,
+			    "blocking: false is only for host allocations (kind: host): a GPU "
+			    "allocation waits or throws");
+	return TRUE;
+}
+
+static const Field compute_fields[] = {
+	FIELD("time", F_DURATION, GsOp, compute.time, .required = TRUE),
+	OTHER("uses"),
+	OTHER("stream"),
+	{NULL},
+};
+
+static gboolean
+read_compute(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
+{
+	Node *stream;
+	guint index;
+
+	op->compute.stream = -1;
+	if (v->kind == NODE_SCALAR && !is_null(v)) {
+		op->compute.uses = g_array_new(FALSE, FALSE, sizeof(guint));
+		return scalar_quantity(l, v, "compute", &duration_quantity, &op->compute.time);
+	}
+	if (!read_fields(l, v, "compute", compute_fields, op) ||
+	    !read_names(l, tc, find_value(v, "uses"), NAME_BUFFER, TRUE, "compute.uses",
+			&op->compute.uses))
+		return FALSE;
+	stream = find_value(v, "stream");
+	if (stream == NULL)
+		return TRUE;
+	if (!read_name(l, tc, stream, NAME_STREAM, TRUE, "compute.stream", &index))
+		return FALSE;
+	op->compute.stream = (gint) index;
+	return TRUE;
+}
+
+static const Field retry_fields[] = {
+	FIELD("split", F_ENUM, GsOp, retry.split, .names = split_names),
+	FIELD("max_splits", F_COUNT, GsOp, retry.max_splits),
+	OTHER("input"),
+	OTHER("ops", .required = TRUE),
+	{NULL},
+};
+
+static gboolean
+read_retry(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
+{
+	op->retry.split = GS_SPLIT_HALVES;
+	op->retry.max_splits = 16;
+	op->retry.ops = g_array_new(FALSE, TRUE, sizeof(GsOp));
+	return read_fields(l, v, "retry", retry_fields, op) &&
+	       read_names(l, tc, find_value(v, "input"), NAME_BUFFER, TRUE, "retry.input",
+			  &op->retry.input) &&
+	       read_ops(l, tc, find_value(v, "ops"), "retry.ops", op->retry.ops);
+}
+
+static const Field repeat_fields[] = {
+	FIELD("times", F_COUNT, GsOp, repeat.times, .required = TRUE),
+	OTHER("ops", .required = TRUE),
+	{NULL},
+};
+
+static gboolean
+read_repeat(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
+{
+	op->repeat.ops = g_array_new(FALSE, TRUE, sizeof(GsOp));
+	return read_fields(l, v, "repeat", repeat_fields, op) &&
+	       read_ops(l, tc, find_value(v, "ops"), "repeat.ops", op->repeat.ops);
+}
+
+static const Field reserve_fields[] = {
+	OTHER("res", .required = TRUE),
+	FIELD("size", F_SIZE, GsOp, reserve.size, .required = TRUE),
+	FIELD("tier", F_ENUM, GsOp, reserve.tier, .names = tier_names),
+	FIELD("strategy", F_ENUM, GsOp, reserve.strategy, .names = strategy_names),
+	FIELD("mode", F_ENUM, GsOp, reserve.mode, .names = mode_names),
+	FIELD("device", F_COUNT, GsOp, reserve.device),
+	OTHER("tiers"),
+	FIELD("from", F_ENUM, GsOp, reserve.from, .names = tier_names),
+	FIELD("to", F_ENUM, GsOp, reserve.to, .names = tier_names),
+	{NULL},
+};
+
+/* The keys that belong to one strategy: elsewhere they are mistakes. */
+static const struct {
+	const char *key;
+	GsReserveStrategy strategy;
+	gboolean required;
+} strategy_keys[] = {
+	{"device", GS_STRATEGY_SPECIFIC, FALSE},
+	{"tiers", GS_STRATEGY_ANY_IN_TIERS, TRUE},
+	{"from", GS_STRATEGY_DOWNGRADE, TRUE},
+	{"to", GS_STRATEGY_DOWNGRADE, TRUE},
+};
+
+static gboolean
+check_strategy_keys(Loader *l, const Node *v, GsReserveStrategy strategy)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(strategy_keys); i++) {
+		Entry *e = find_entry(v, strategy_keys[i].key);
+		const char *name = strategy_names[strategy_keys[i].strategy];
+
+		if (e != NULL && strategy != strategy_keys[i].strategy)
+			return fail(l, e->key, "reserve.%s is only for strategy %s",
+				    strategy_keys[i].key, name);
+		if (e == NULL && strategy == strategy_keys[i].strategy && strategy_keys[i].required)
+			return fail(l, v, "reserve with strategy %s needs %s", name,
+				    strategy_keys[i].key);
+	}
+	return TRUE;
+}
+
+static gboolean
+read_tiers(Loader *l, const Node *v, GArray *tiers)
+{
+	static const Field tier_field = {.key = "tiers", .kind = F_ENUM, .names = tier_names};
+
+	if (!expect_kind(l, v, NODE_SEQ, "reserve.tiers"))
+		return FALSE;
+	if (v->items->len == 0)
+		return fail(l, v, "reserve.tiers needs at least one tier");
+	for (guint i = 0; i < v->items->len; i++) {
+		const Node *item = v->items->pdata[i];
+		int tier;
+
+		if (!convert_enum(l, &tier_field, item, "reserve.tiers", &tier))
+			return FALSE;
+		for (guint j = 0; j < tiers->len; j++) {
+			if (g_array_index(tiers, GsTier, j) == (GsTier) tier)
+				return fail(l, item, "tier %s is listed twice", item->text);
+		}
+		g_array_append_val(tiers, tier);
+	}
+	return TRUE;
+}
+
+static gboolean
+read_reserve(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
+{
+	Node *tiers;
+
+	op->reserve.tiers = g_array_new(FALSE, FALSE, sizeof(GsTier));
+	if (!read_fields(l, v, "reserve", reserve_fields, op) ||
+	    !read_name(l, tc, find_value(v, "res"), NAME_RESERVATION, TRUE, "reserve.res",
+		       &op->reserve.res) ||
+	    !check_strategy_keys(l, v, op->reserve.strategy))
+		return FALSE;
+	tiers = find_value(v, "tiers");
+	if (tiers != NULL && !read_tiers(l, tiers, op->reserve.tiers))
+		return FALSE;
+	if (op->reserve.strategy == GS_STRATEGY_DOWNGRADE && op->reserve.to <= op->reserve.from)
+		return fail(l, find_value(v, "to"), "reserve.to must be a lower tier than from "
+						     "(gpu, then host, then disk)");
+	return TRUE;
+}
+
+/* Resolves a task id written in a pool op to its index in w->tasks. */
+static gboolean
+add_task_index(Loader *l, const Node *v, const char *what, GArray *tasks)
+{
+	gpointer found;
+	guint index;
+
+	if (!expect_kind(l, v, NODE_SCALAR, what))
+		return FALSE;
+	found = g_hash_table_lookup(l->task_ids, v->text);
+	if (found == NULL)
+		return fail(l, v, "unknown task \"%s\" in %s", v->text, what);
+	index = GPOINTER_TO_UINT(found) - 1;
+	g_array_append_val(tasks, index);
+	return TRUE;
+}
+
+static const Field pool_fields[] = {
+	OTHER("work_for"),
+	OTHER("done_for"),
+	{NULL},
+};
+
+static gboolean
+read_pool(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
+{
+	Entry *work, *done;
+	const Node *list;
+	const char *what;
+
+	op->pool.tasks = g_array_new(FALSE, FALSE, sizeof(guint));
+	if (!tc->pool)
+		return fail(l, v, "pool is for pool threads; a task's thread uses wait_on_pool");
+	if (!read_fields(l, v, "pool", pool_fields, op))
+		return FALSE;
+	work = find_entry(v, "work_for");
+	done = find_entry(v, "done_for");
+	if (work != NULL && done != NULL)
+		return fail(l, done->key, "pool takes work_for or done_for, not both");
+	if (work == NULL && done == NULL)
+		return fail(l, v, "pool needs work_for or done_for");
+	op->pool.done = done != NULL;
+	list = done != NULL ? done->value : work->value;
+	what = done != NULL ? "pool.done_for" : "pool.work_for";
+	if (list->kind != NODE_SEQ)
+		return add_task_index(l, list, what, op->pool.tasks);
+	if (list->items->len == 0)
+		return fail(l, list, "%s needs at least one task", what);
+	for (guint i = 0; i < list->items->len; i++) {
+		if (!add_task_index(l, list->items->pdata[i], what, op->pool.tasks))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static const Field inject_fields[] = {
+	FIELD("retry_oom", F_INT, GsOp, inject.retry_oom),
+	FIELD("split_oom", F_INT, GsOp, inject.split_oom),
+	FIELD("cudf_exception", F_INT, GsOp, inject.cudf_exception),
+	FIELD("skip", F_INT, GsOp, inject.skip),
+	FIELD("kind", F_ENUM, GsOp, inject.kind, .names = kind_filter_names),
+	{NULL},
+};
+
+static gboolean
+read_op_value(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
+{
+	const char *name = gs_op_kind_name(op->kind);
+
+	switch (op->kind) {
+	case GS_OP_ALLOC:
+		return read_alloc(l, tc, v, op);
+	case GS_OP_FREE:
+	case GS_OP_SPILLABLE:
+	case GS_OP_UNSPILLABLE:
+		return read_names(l, tc, v, NAME_BUFFER, FALSE, name, &op->free.bufs);
+	case GS_OP_COMPUTE:
+		return read_compute(l, tc, v, op);
+	case GS_OP_SYNC:
+		return read_name(l, tc, v, NAME_STREAM, FALSE, name, &op->stream);
+	case GS_OP_SLEEP:
+	case GS_OP_UNTIL:
+		return scalar_quantity(l, v, name, &duration_quantity, &op->time);
+	case GS_OP_RETRY:
+		return read_retry(l, tc, v, op);
+	case GS_OP_RESERVE:
+		return read_reserve(l, tc, v, op);
+	case GS_OP_RELEASE:
+		return read_name(l, tc, v, NAME_RESERVATION, FALSE, name, &op->res);
+	case GS_OP_POOL:
+		return read_pool(l, tc, v, op);
+	case GS_OP_WAIT_ON_POOL:
+		if (tc->pool)
+			return fail(l, v, "wait_on_pool is for a task's threads, not pool threads");
+		return convert_bool(l, v, name, &op->wait_on_pool);
+	case GS_OP_INJECT:
+		return read_fields(l, v, name, inject_fields, op);
+	case GS_OP_REPEAT:
+		return read_repeat(l, tc, v, op);
+	case GS_OP_BLOCK_UNTIL_READY:
+	case GS_OP_TASK_DONE:
+	case GS_N_OP_KINDS:
+		break;
+	}
+	return TRUE;
+}
+
+static gboolean
+op_kind_from_name(const char *name, GsOpKind *out)
+{
+	for (guint i = 0; i < GS_N_OP_KINDS; i++) {
+		if (strcmp(gs_op_kind_name((GsOpKind) i), name) == 0) {
+			*out = (GsOpKind) i;
+			return TRUE;
+		}
+	}
+	return FALSE;
+}
+
+static gboolean
+fail_unknown_op(Loader *l, const Node *word)
+{
+	const char *names[GS_N_OP_KINDS + 1];
+	g_autofree char *list = NULL;
+
+	for (guint i = 0; i < GS_N_OP_KINDS; i++)
+		names[i] = gs_op_kind_name((GsOpKind) i);
+	names[GS_N_OP_KINDS] = NULL;
+	list = join_names(names);
+	return fail(l, word, "unknown op \"%s\" (expected %s)", word->text, list);
+}
+
+static gboolean
+takes_no_value(GsOpKind kind)
+{
+	return kind == GS_OP_BLOCK_UNTIL_READY || kind == GS_OP_TASK_DONE;
+}
+
+/* An op: a bare word, or a map with one key whose value is the argument. */
+static gboolean
+read_op(Loader *l, ThreadCtx *tc, const Node *item, GsOp *op)
+{
+	const Node *word = item, *value = NULL;
+	GsOpKind kind;
+
+	if (item->kind == NODE_SEQ || (item->kind == NODE_MAP && item->entries->len == 0))
+		return fail(l, item, "an op is a word or a map with one key, not %s",
+			    item->kind == NODE_SEQ ? "a sequence" : "an empty map");
+	if (item->kind == NODE_MAP) {
+		Entry *first = &g_array_index(item->entries, Entry, 0);
+
+		if (item->entries->len > 1) {
+			Entry *second = &g_array_index(item->entries, Entry, 1);
+
+			return fail(l, second->key,
+				    "\"%s\" starts a second op in one list item (a missing \"-\"?)",
+				    second->key->text);
+		}
+		word = first->key;
+		value = first->value;
+	}
+	if (!op_kind_from_name(word->text, &kind))
+		return fail_unknown_op(l, word);
+	op->kind = kind;
+	op->line = word->line;
+	op->column = word->column;
+	if (takes_no_value(kind))
+		return value == NULL || is_null(value) ||
+		       fail(l, value, "%s takes no value", word->text);
+	if (value == NULL)
+		return fail(l, word, "%s needs a value, as in \"%s: ...\"", word->text, word->text);
+	return read_op_value(l, tc, value, op);
+}
+
+static gboolean
+read_ops(Loader *l, ThreadCtx *tc, const Node *v, const char *where, GArray *ops)
+{
+	if (is_null(v))
+		return TRUE;
+	if (!expect_kind(l, v, NODE_SEQ, where))
+		return FALSE;
+	for (guint i = 0; i < v->items->len; i++) {
+		GsOp op = {0};
+
+		if (!read_op(l, tc, v->items->pdata[i], &op)) {
+			gs_op_clear(&op);
+			return FALSE;
+		}
+		g_array_append_val(ops, op);
+	}
+	return TRUE;
+}
+
+/* Every name used must be defined somewhere in the same thread. */
+static gboolean
+check_uses(Loader *l, ThreadCtx *tc)
+{
+	const char *thread = tc->spec->name;
+
+	for (guint i = 0; i < tc->uses->len; i++) {
+		Use *u = &g_array_index(tc->uses, Use, i);
+		const char *name = u->node->text;
+
+		if (g_hash_table_contains(tc->defined[u->table], name))
+			continue;
+		switch (u->table) {
+		case NAME_BUFFER:
+			return fail(l, u->node,
+				    "undefined buffer \"%s\": no alloc in thread %s names it", name,
+				    thread);
+		case NAME_STREAM:
+			return fail(l, u->node,
+				    "undefined stream \"%s\": no compute in thread %s uses it",
+				    name, thread);
+		case NAME_RESERVATION:
+		case N_NAME_TABLES:
+			return fail(l, u->node,
+				    "undefined reservation \"%s\": no reserve in thread %s "
+				    "names it",
+				    name, thread);
+		}
+	}
+	return TRUE;
+}
+
+static gboolean
+read_thread_ops(Loader *l, GsThreadSpec *spec, gboolean pool, const Node *ops, const char *where)
+{
+	ThreadCtx tc = {.spec = spec, .pool = pool};
+	g_autofree char *what = g_strdup_printf("%s.ops", where);
+	gboolean ok;
+
+	for (guint i = 0; i < N_NAME_TABLES; i++)
+		tc.defined[i] = g_hash_table_new(g_str_hash, g_str_equal);
+	tc.uses = g_array_new(FALSE, FALSE, sizeof(Use));
+	ok = read_ops(l, &tc, ops, what, spec->ops) && check_uses(l, &tc);
+	for (guint i = 0; i < N_NAME_TABLES; i++)
+		g_hash_table_unref(tc.defined[i]);
+	g_array_unref(tc.uses);
+	return ok;
+}
+
+static const Field thread_fields[] = {
+	OTHER("name"),
+	FIELD("on_oom", F_ENUM, GsThreadSpec, on_oom, .names = on_oom_names),
+	OTHER("ops", .required = TRUE),
+	{NULL},
+};
+
+static const Field pool_thread_fields[] = {
+	OTHER("name", .required = TRUE),
+	FIELD("on_oom", F_ENUM, GsThreadSpec, on_oom, .names = on_oom_names),
+	FIELD("shuffle", F_BOOL, GsThreadSpec, shuffle),
+	OTHER("ops", .required = TRUE),
+	{NULL},
+};
+
+/* Thread names are unique across all tasks and pool threads. */
+static gboolean
+claim_thread_name(Loader *l, const char *name, const Node *at)
+{
+	const Node *first = g_hash_table_lookup(l->thread_names, name);
+	g_autofree char *where = NULL;
+
+	if (first == NULL)
+		return TRUE;
+	where = position_text(first, at);
+	return fail(l, at, "duplicate thread name \"%s\" (first at %s)", name, where);
+}
+
+static gboolean
+check_thread_name(Loader *l, const Node *v)
+{
+	if (!expect_kind(l, v, NODE_SCALAR, "a thread's name"))
+		return FALSE;
+	return !is_null(v) || fail(l, v, "a thread's name must not be empty");
+}
+
+/*
+ * Reads one thread into @into. @default_name: the name when none is given
+ * (NULL for pool threads, which must name themselves).
+ */
+static gboolean
+read_thread(Loader *l, const Node *n, const char *where, const char *default_name,
+	    GPtrArray *into)
+{
+	gboolean pool = default_name == NULL;
+	const Node *name_node, *at;
+	const char *name;
+	GsThreadSpec *spec;
+	g_autofree char *thread_where = NULL;
+
+	if (!expect_kind(l, n, NODE_MAP, where))
+		return FALSE;
+	name_node = find_value(n, "name");
+	if (name_node == NULL && pool)
+		return fail_missing(l, n, where, "name");
+	if (name_node != NULL && !check_thread_name(l, name_node))
+		return FALSE;
+	name = name_node != NULL ? name_node->text : default_name;
+	at = name_node != NULL ? name_node : n;
+	if (!claim_thread_name(l, name, at))
+		return FALSE;
+	spec = gs_thread_spec_new(name);
+	g_ptr_array_add(into, spec);
+	g_hash_table_insert(l->thread_names, spec->name, (gpointer) at);
+	thread_where = g_strdup_printf(pool ? "pool_threads[%s]" : "threads[%s]", spec->name);
+	return read_fields(l, n, thread_where, pool ? pool_thread_fields : thread_fields, spec) &&
+	       read_thread_ops(l, spec, pool, find_value(n, "ops"), thread_where);
+}
+
+static gboolean
+read_pool_threads(Loader *l, const Node *v, const char *path, gpointer base)
+{
+	if (is_null(v))
+		return TRUE;
+	if (!expect_kind(l, v, NODE_SEQ, path))
+		return FALSE;
+	for (guint i = 0; i < v->items->len; i++) {
+		g_autofree char *where = g_strdup_printf("pool_threads[%u]", i);
+
+		if (!read_thread(l, v->items->pdata[i], where, NULL, l->w->pool_threads))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/* ==== tasks (SPEC §3.5) ==== */
+
+static const Field task_fields[] = {
+	OTHER("id", .required = TRUE),
+	FIELD("start", F_DURATION, GsTaskSpec, start),
+	FIELD("priority", F_COUNT, GsTaskSpec, priority, .min = 1),
+	FIELD("repeat", F_COUNT, GsTaskSpec, repeat, .min = 1),
+	FIELD("every", F_DURATION, GsTaskSpec, every),
+	OTHER("threads", .required = TRUE),
+	{NULL},
+};
+
+static gboolean
+check_task_id(Loader *l, const Node *id)
+{
+	gpointer found;
+	g_autofree char *where = NULL;
+
+	if (!expect_kind(l, id, NODE_SCALAR, "a task id"))
+		return FALSE;
+	if (is_null(id))
+		return fail(l, id, "a task id must not be empty");
+	found = g_hash_table_lookup(l->task_ids, id->text);
+	if (found == NULL)
+		return TRUE;
+	where = position_text(l->task_nodes->pdata[GPOINTER_TO_UINT(found) - 1], id);
+	return fail(l, id, "duplicate task id \"%s\" (first at %s)", id->text, where);
+}
+
+static gboolean
+read_task_threads(Loader *l, GsTaskSpec *task, const Node *v, const char *where)
+{
+	g_autofree char *what = g_strdup_printf("%s.threads", where);
+
+	if (!expect_kind(l, v, NODE_SEQ, what))
+		return FALSE;
+	if (v->items->len == 0)
+		return fail(l, v, "%s is empty: a task needs at least one thread", what);
+	for (guint i = 0; i < v->items->len; i++) {
+		g_autofree char *name = g_strdup_printf("%s.%u", task->id, i);
+		g_autofree char *item = g_strdup_printf("%s[%u]", what, i);
+
+		if (!read_thread(l, v->items->pdata[i], item, name, task->threads))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean
+read_task(Loader *l, const Node *n, guint index)
+{
+	g_autofree char *where = g_strdup_printf("tasks[%u]", index);
+	Node *id;
+	GsTaskSpec *task;
+
+	if (!expect_kind(l, n, NODE_MAP, where))
+		return FALSE;
+	id = find_value(n, "id");
+	if (id == NULL)
+		return fail_missing(l, n, where, "id");
+	if (!check_task_id(l, id))
+		return FALSE;
+	task = gs_task_spec_new(id->text);
+	task->line = n->line;
+	task->column = n->column;
+	g_ptr_array_add(l->w->tasks, task);
+	g_ptr_array_add(l->task_nodes, id);
+	g_hash_table_insert(l->task_ids, task->id, GUINT_TO_POINTER(l->w->tasks->len));
+	g_free(where);
+	where = g_strdup_printf("tasks[%s]", task->id);
+	return read_fields(l, n, where, task_fields, task) &&
+	       read_task_threads(l, task, find_value(n, "threads"), where);
+}
+
+static gboolean
+read_tasks(Loader *l, const Node *v, const char *path, gpointer base)
+{
+	if (is_null(v))
+		return TRUE;
+	if (!expect_kind(l, v, NODE_SEQ, path))
+		return FALSE;
+	for (guint i = 0; i < v->items->len; i++) {
+		if (!read_task(l, v->items->pdata[i], i))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/* ==== expectations (SPEC §3.8) ==== */
+
+typedef enum {
+	VK_COUNT,    /* a whole number */
+	VK_NS,       /* nanoseconds: a whole number or a duration */
+	VK_DURATION, /* a duration */
+	VK_SIZE,     /* a size */
+	VK_OUTCOME,  /* a word of outcome_names, == or != only */
+} ValueKind;
+
+typedef struct {
+	const char *key;
+	ValueKind kind;
+} ExpectKey;
+
+static const ExpectKey totals_keys[] = {
+	{"tasks", VK_COUNT},
+	{"tasks_completed", VK_COUNT},
+	{"tasks_failed", VK_COUNT},
+	{"task_attempts", VK_COUNT},
+	{"retries", VK_COUNT},
+	{"splits", VK_COUNT},
+	{"blocked_ns", VK_NS},
+	{"lost_ns", VK_NS},
+	{"spill_block_ns", VK_NS},
+	{"semaphore_wait_ns", VK_NS},
+	{"deadlocks_busted", VK_COUNT},
+	{"deadlocks_unresolved", VK_COUNT},
+	/* the spellings expect.c also accepts */
+	{"blocked", VK_NS},
+	{"lost", VK_NS},
+	{"spill_block", VK_NS},
+	{"semaphore_wait", VK_NS},
+	{"spilled_bytes.gpu_to_host", VK_SIZE},
+	{"spilled_bytes.host_to_disk", VK_SIZE},
+	{"unspilled_bytes.host_to_gpu", VK_SIZE},
+	{"unspilled_bytes.disk_to_host", VK_SIZE},
+	{"spilled_gpu_to_host", VK_SIZE},
+	{"spilled_host_to_disk", VK_SIZE},
+	{"unspilled_host_to_gpu", VK_SIZE},
+	{"unspilled_disk_to_host", VK_SIZE},
+	{NULL, VK_COUNT},
+};
+
+static const ExpectKey task_expect_keys[] = {
+	{"outcome", VK_OUTCOME},
+	{"attempts", VK_COUNT},
+	{"retries", VK_COUNT},
+	{"splits", VK_COUNT},
+	{"blocked_ns", VK_NS},
+	{"lost_ns", VK_NS},
+	{"max_footprint", VK_SIZE},
+	/* the spellings expect.c also accepts */
+	{"blocked", VK_NS},
+	{"lost", VK_NS},
+	{"start_ns", VK_NS},
+	{"start", VK_NS},
+	{"end_ns", VK_NS},
+	{"end", VK_NS},
+	{NULL, VK_COUNT},
+};
+
+static const struct {
+	const char *text;
+	GsCmpOp op;
+} cmp_ops[] = {
+	{"==", GS_CMP_EQ}, {"!=", GS_CMP_NE}, {"<=", GS_CMP_LE},
+	{">=", GS_CMP_GE}, {"<", GS_CMP_LT},  {">", GS_CMP_GT},
+};
+
+/* "OP VALUE" or "VALUE": the operator, and where the value starts. */
+static gboolean
+split_cmp(Loader *l, const Node *v, GsCmpOp *op, const char **rest)
+{
+	const char *s = v->text;
+	gsize n = strspn(s, "=!<>~");
+
+	*op = GS_CMP_EQ;
+	*rest = s;
+	if (n == 0)
+		return TRUE;
+	for (guint i = 0; i < G_N_ELEMENTS(cmp_ops); i++) {
+		if (strlen(cmp_ops[i].text) == n && strncmp(cmp_ops[i].text, s, n) == 0) {
+			*op = cmp_ops[i].op;
+			*rest = s + n + strspn(s + n, " ");
+			if (**rest == '\0')
+				return fail(l, v, "comparison \"%s\" has no value", s);
+			return TRUE;
+		}
+	}
+	return fail(l, v,
+		    "bad comparison operator \"%.*s\" in \"%s\" (expected ==, !=, <, <=, > or >=)",
+		    (int) n, s, s);
+}
+
+static gboolean
+parse_expect_number(Loader *l, const Node *v, const char *key, const char *text, ValueKind kind,
+		    gint64 *out)
+{
+	guint64 n;
+
+	switch (kind) {
+	case VK_NS:
+		if (g_ascii_string_to_unsigned(text, 10, 0, G_MAXINT64, &n, NULL)) {
+			*out = (gint64) n;
+			return TRUE;
+		}
+		return parse_quantity(l, v, text, &duration_quantity, out);
+	case VK_DURATION:
+		return parse_quantity(l, v, text, &duration_quantity, out);
+	case VK_SIZE:
+		return parse_quantity(l, v, text, &size_quantity, out);
+	case VK_COUNT:
+	case VK_OUTCOME:
+		break;
+	}
+	if (!g_ascii_string_to_unsigned(text, 10, 0, G_MAXINT64, &n, NULL))
+		return fail(l, v, "expect %s must be a whole number >= 0, not \"%s\"", key, text);
+	*out = (gint64) n;
+	return TRUE;
+}
+
+static gboolean
+parse_outcome(Loader *l, const Node *v, const char *key, GsCmpOp op, const char *word,
+	      GsExpectValue *ev)
+{
+	g_autofree char *list = NULL;
+
+	if (op != GS_CMP_EQ && op != GS_CMP_NE)
+		return fail(l, v, "expect %s compares only with == or !=", key);
+	for (guint i = 0; outcome_names[i] != NULL; i++) {
+		if (strcmp(outcome_names[i], word) == 0) {
+			ev->text = g_strdup(word);
+			return TRUE;
+		}
+	}
+	list = join_names(outcome_names);
+	return fail(l, v, "expect %s must be %s, not \"%s\"", key, list, word);
+}
+
+/* One expected value: stored under @key ("totals.retries"). */
+static gboolean
+add_expect_value(Loader *l, const char *key, ValueKind kind, const Node *v)
+{
+	g_autofree char *what = g_strdup_printf("expect %s", key);
+	GsExpectValue *ev;
+	const char *rest;
+
+	if (!expect_kind(l, v, NODE_SCALAR, what))
+		return FALSE;
+	ev = g_new0(GsExpectValue, 1);
+	ev->key = g_strdup(key);
+	ev->line = v->line;
+	ev->column = v->column;
+	g_ptr_array_add(l->w->expect.values, ev);
+	if (!split_cmp(l, v, &ev->cmp.op, &rest))
+		return FALSE;
+	if (kind == VK_OUTCOME)
+		return parse_outcome(l, v, key, ev->cmp.op, rest, ev);
+	return parse_expect_number(l, v, key, rest, kind, &ev->cmp.value);
+}
+
+static gboolean
+read_expect_values(Loader *l, const Node *map, const char *where, const char *prefix,
+		   const ExpectKey *keys)
+{
+	if (map == NULL || is_null(map))
+		return TRUE;
+	if (!expect_kind(l, map, NODE_MAP, where))
+		return FALSE;
+	for (guint i = 0; i < map->entries->len; i++) {
+		Entry *e = &g_array_index(map->entries, Entry, i);
+		const ExpectKey *k = keys;
+		g_autofree char *key = NULL;
+
+		while (k->key != NULL && strcmp(k->key, e->key->text) != 0)
+			k++;
+		if (k->key == NULL) {
+			g_autoptr(GPtrArray) known = g_ptr_array_new();
+
+			for (k = keys; k->key != NULL; k++)
+				g_ptr_array_add(known, (gpointer) k->key);
+			g_ptr_array_add(known, NULL);
+			return fail_unknown_key(l, e->key, where,
+						(const char *const *) known->pdata);
+		}
+		key = g_strdup_printf("%s.%s", prefix, k->key);
+		if (!add_expect_value(l, key, k->kind, e->value))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/*
+ * Tasks and threads a generator makes are not known yet: with generate:,
+ * expectations may name them unchecked.
+ */
+static gboolean
+may_name_unknown(Loader *l)
+{
+	return l->w->generate.enabled;
+}
+
+/* "#k" at @s with k < @repeat, followed by exactly @suffix. */
+static gboolean
+is_copy_suffix(const char *s, guint repeat, const char *suffix)
+{
+	char *end;
+	guint64 k;
+
+	if (s[0] != '#' || !g_ascii_isdigit(s[1]))
+		return FALSE;
+	k = g_ascii_strtoull(s + 1, &end, 10);
+	return k < repeat && strcmp(end, suffix) == 0;
+}
+
+/*
+ * A repeated task runs as copies A#0, A#1, ... and no task is called A; their
+ * threads are named as the simulator names them (sim/sim.c): A#k.0 for A.0,
+ * NAME#k for a thread NAME that does not start with the task id and a dot.
+ */
+static gboolean
+is_copy_thread(const GsTaskSpec *task, const char *thread, const char *name)
+{
+	const char *dot = strchr(thread, '.');
+	gsize n;
+
+	if (task->repeat < 2)
+		return FALSE;
+	if (dot != NULL && strncmp(thread, task->id, (gsize) (dot - thread)) == 0) {
+		n = strlen(task->id);
+		return strncmp(name, task->id, n) == 0 &&
+		       is_copy_suffix(name + n, task->repeat, dot);
+	}
+	n = strlen(thread);
+	return strncmp(name, thread, n) == 0 && is_copy_suffix(name + n, task->repeat, "");
+}
+
+/* The name of @thread in copy @k of @task (see is_copy_thread). */
+static char *
+copy_thread_name(const GsTaskSpec *task, const char *thread, guint k)
+{
+	const char *dot = strchr(thread, '.');
+
+	if (dot != NULL && strncmp(thread, task->id, (gsize) (dot - thread)) == 0)
+		return g_strdup_printf("%s#%u%s", task->id, k, dot);
+	return g_strdup_printf("%s#%u", thread, k);
+}
+
+static const GsTaskSpec *
+find_task(Loader *l, const char *id)
+{
+	gpointer found = g_hash_table_lookup(l->task_ids, id);
+
+	return found != NULL ? l->w->tasks->pdata[GPOINTER_TO_UINT(found) - 1] : NULL;
+}
+
+/* Fails unless @key names a task of the run: a task id, or ID#k of a repeated one. */
+static gboolean
+check_expect_task(Loader *l, const Node *key, const char *what)
+{
+	const char *hash = strrchr(key->text, '#');
+	const GsTaskSpec *task = find_task(l, key->text);
+	g_autofree char *base = NULL;
+
+	if (task != NULL && task->repeat < 2)
+		return TRUE;
+	if (task != NULL)
+		return fail(l, key, "task %s repeats: name a copy, %s#0 to %s#%u, in %s", task->id,
+			    task->id, task->id, task->repeat - 1, what);
+	if (hash != NULL) {
+		base = g_strndup(key->text, (gsize) (hash - key->text));
+		task = find_task(l, base);
+		if (task != NULL && is_copy_suffix(hash, task->repeat, "") && task->repeat > 1)
+			return TRUE;
+	}
+	if (may_name_unknown(l))
+		return TRUE;
+	return fail(l, key, "unknown task \"%s\" in %s", key->text, what);
+}
+
+/* Fails unless @v names a thread of the run (copies of repeated tasks included). */
+static gboolean
+check_expect_thread(Loader *l, const Node *v, const char *what)
+{
+	const Node *named = g_hash_table_lookup(l->thread_names, v->text);
+	const GsTaskSpec *owner = NULL;
+
+	for (guint i = 0; i < l->w->tasks->len; i++) {
+		const GsTaskSpec *task = l->w->tasks->pdata[i];
+
+		for (guint j = 0; j < task->threads->len; j++) {
+			const GsThreadSpec *thread = task->threads->pdata[j];
+
+			if (is_copy_thread(task, thread->name, v->text))
+				return TRUE;
+			if (strcmp(thread->name, v->text) == 0)
+				owner = task;
+		}
+	}
+	if (owner != NULL && owner->repeat > 1) {
+		g_autofree char *copy = copy_thread_name(owner, v->text, 0);
+
+		return fail(l, v,
+			    "thread %s belongs to task %s, which repeats: name a copy's "
+			    "thread, as %s, in %s",
+			    v->text, owner->id, copy, what);
+	}
+	if (named != NULL || may_name_unknown(l))
+		return TRUE;
+	return fail(l, v, "unknown thread \"%s\" in %s", v->text, what);
+}
+
+static gboolean
+read_expect_tasks(Loader *l, const Node *v)
+{
+	if (v == NULL || is_null(v))
+		return TRUE;
+	if (!expect_kind(l, v, NODE_MAP, "expect.tasks"))
+		return FALSE;
+	for (guint i = 0; i < v->entries->len; i++) {
+		Entry *e = &g_array_index(v->entries, Entry, i);
+		g_autofree char *where = g_strdup_printf("expect.tasks.%s", e->key->text);
+		g_autofree char *prefix = g_strdup_printf("tasks.%s", e->key->text);
+
+		if (!check_expect_task(l, e->key, "expect.tasks"))
+			return FALSE;
+		if (!read_expect_values(l, e->value, where, prefix, task_expect_keys))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean
+parse_state(Loader *l, const Node *v, const char *what, GsThreadState *out)
+{
+	const char *names[GS_N_THREAD_STATES + 1];
+	g_autofree char *list = NULL;
+
+	if (!expect_kind(l, v, NODE_SCALAR, what))
+		return FALSE;
+	if (gs_thread_state_from_name(v->text, out))
+		return TRUE;
+	for (guint i = 0; i < GS_N_THREAD_STATES; i++)
+		names[i] = gs_thread_state_name((GsThreadState) i);
+	names[GS_N_THREAD_STATES] = NULL;
+	list = join_names(names);
+	return fail(l, v, "unknown thread state \"%s\" (expected %s)", v->text, list);
+}
+
+static gboolean
+parse_exception(Loader *l, const Node *v, GsException *out)
+{
+	const char *names[GS_N_EXCEPTIONS];
+	g_autofree char *list = NULL;
+
+	if (!expect_kind(l, v, NODE_SCALAR, "an exception"))
+		return FALSE;
+	/* "none" is the absence of an exception, never thrown. */
+	if (gs_exception_from_name(v->text, out) && *out != GS_EXC_NONE)
+		return TRUE;
+	for (guint i = 1; i < GS_N_EXCEPTIONS; i++)
+		names[i - 1] = gs_exception_name((GsException) i);
+	names[GS_N_EXCEPTIONS - 1] = NULL;
+	list = join_names(names);
+	return fail(l, v, "unknown exception \"%s\" (expected %s)", v->text, list);
+}
+
+/* A state or a sequence of states. */
+static gboolean
+read_states(Loader *l, const Node *v, const char *what, GArray *out)
+{
+	GsThreadState state;
+	guint n = v->kind == NODE_SEQ ? v->items->len : 1;
+
+	for (guint i = 0; i < n; i++) {
+		if (!parse_state(l, v->kind == NODE_SEQ ? v->items->pdata[i] : v, what, &state))
+			return FALSE;
+		g_array_append_val(out, state);
+	}
+	return TRUE;
+}
+
+static gboolean
+read_exceptions(Loader *l, const Node *v, GArray *out)
+{
+	GsException exc;
+
+	if (!expect_kind(l, v, NODE_SEQ, "threw"))
+		return FALSE;
+	for (guint i = 0; i < v->items->len; i++) {
+		if (!parse_exception(l, v->items->pdata[i], &exc))
+			return FALSE;
+		g_array_append_val(out, exc);
+	}
+	return TRUE;
+}
+
+static const Field expect_thread_fields[] = {
+	OTHER("reached"),
+	OTHER("threw"),
+	OTHER("final_state"),
+	{NULL},
+};
+
+static gboolean
+read_expect_thread(Loader *l, const Node *key, const Node *v)
+{
+	g_autofree char *where = g_strdup_printf("expect.threads.%s", key->text);
+	GsExpectThread *et;
+	Node *reached, *threw, *final;
+
+	if (!check_expect_thread(l, key, "expect.threads") ||
+	    !read_fields(l, v, where, expect_thread_fields, NULL))
+		return FALSE;
+	et = g_new0(GsExpectThread, 1);
+	et->thread = g_strdup(key->text);
+	et->line = key->line;
+	et->column = key->column;
+	g_ptr_array_add(l->w->expect.threads, et);
+	reached = find_value(v, "reached");
+	threw = find_value(v, "threw");
+	final = find_value(v, "final_state");
+	if (reached != NULL) {
+		et->reached = g_array_new(FALSE, FALSE, sizeof(GsThreadState));
+		if (!read_states(l, reached, "reached", et->reached))
+			return FALSE;
+	}
+	if (threw != NULL) {
+		et->threw = g_array_new(FALSE, FALSE, sizeof(GsException));
+		if (!read_exceptions(l, threw, et->threw))
+			return FALSE;
+	}
+	et->has_final_state = final != NULL;
+	return final == NULL || parse_state(l, final, "final_state", &et->final_state);
+}
+
+static gboolean
+read_expect_threads(Loader *l, const Node *v)
+{
+	if (v == NULL || is_null(v))
+		return TRUE;
+	if (!expect_kind(l, v, NODE_MAP, "expect.threads"))
+		return FALSE;
+	for (guint i = 0; i < v->entries->len; i++) {
+		Entry *e = &g_array_index(v->entries, Entry, i);
+
+		if (!read_expect_thread(l, e->key, e->value))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static const Field expect_at_fields[] = {
+	FIELD("time", F_DURATION, GsExpectAt, time, .required = TRUE),
+	OTHER("thread"),
+	OTHER("state"),
+	FIELD("tier", F_ENUM, GsExpectAt, tier, .names = tier_names),
+	OTHER("used"),
+	OTHER("charged"),
+	{NULL},
+};
+
+static gboolean
+read_at_thread(Loader *l, const Node *v, GsExpectAt *at)
+{
+	const Node *thread = find_value(v, "thread");
+	const Node *state = find_value(v, "state");
+	Entry *bytes = find_entry(v, "used");
+
+	if (bytes == NULL)
+		bytes = find_entry(v, "charged");
+	if (bytes != NULL)
+		return fail(l, bytes->key, "%s is for a tier, not a thread", bytes->key->text);
+	if (state == NULL)
+		return fail(l, v, "an expect.at check of a thread needs its state");
+	if (!expect_kind(l, thread, NODE_SCALAR, "expect.at thread"))
+		return FALSE;
+	if (!check_expect_thread(l, thread, "expect.at"))
+		return FALSE;
+	at->thread = g_strdup(thread->text);
+	return parse_state(l, state, "expect.at state", &at->state);
+}
+
+static gboolean
+read_at_tier(Loader *l, const Node *v, GsExpectAt *at)
+{
+	Entry *used = find_entry(v, "used");
+	Entry *charged = find_entry(v, "charged");
+	Entry *state = find_entry(v, "state");
+	const Node *bytes;
+	const char *rest;
+
+	if (state != NULL)
+		return fail(l, state->key, "state is for a thread, not a tier");
+	if (used != NULL && charged != NULL)
+		return fail(l, charged->key, "an expect.at check takes used or charged, not both");
+	if (used == NULL && charged == NULL)
+		return fail(l, v, "an expect.at check of a tier needs used or charged");
+	at->has_tier = TRUE;
+	at->charged = charged != NULL;
+	bytes = charged != NULL ? charged->value : used->value;
+	return expect_kind(l, bytes, NODE_SCALAR, charged != NULL ? "charged" : "used") &&
+	       split_cmp(l, bytes, &at->bytes.op, &rest) &&
+	       parse_quantity(l, bytes, rest, &size_quantity, &at->bytes.value);
+}
+
+static gboolean
+read_expect_at_item(Loader *l, const Node *v)
+{
+	GsExpectAt *at = g_new0(GsExpectAt, 1);
+	Entry *thread, *tier;
+
+	g_ptr_array_add(l->w->expect.at, at);
+	at->line = v->line;
+	at->column = v->column;
+	if (!read_fields(l, v, "expect.at", expect_at_fields, at))
+		return FALSE;
+	thread = find_entry(v, "thread");
+	tier = find_entry(v, "tier");
+	if (thread != NULL && tier != NULL)
+		return fail(l, tier->key, "an expect.at check names a thread or a tier, not both");
+	if (thread != NULL)
+		return read_at_thread(l, v, at);
+	if (tier != NULL)
+		return read_at_tier(l, v, at);
+	return fail(l, v, "an expect.at check needs thread and state, or tier and used or charged");
+}
+
+static gboolean
+read_expect_at(Loader *l, const Node *v)
+{
+	if (v == NULL || is_null(v))
+		return TRUE;
+	if (!expect_kind(l, v, NODE_SEQ, "expect.at"))
+		return FALSE;
+	for (guint i = 0; i < v->items->len; i++) {
+		if (!read_expect_at_item(l, v->items->pdata[i]))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static const Field expect_fields[] = {
+	OTHER("outcome"),
+	OTHER("makespan"),
+	OTHER("makespan_ns"),
+	OTHER("totals"),
+	OTHER("tasks"),
+	OTHER("threads"),
+	OTHER("at"),
+	{NULL},
+};
+
+static gboolean
+read_expect(Loader *l, const Node *v, const char *path, gpointer base)
+{
+	Node *outcome, *makespan, *makespan_ns;
+
+	if (!read_fields(l, v, path, expect_fields, NULL))
+		return FALSE;
+	outcome = find_value(v, "outcome");
+	makespan = find_value(v, "makespan");
+	makespan_ns = find_value(v, "makespan_ns");
+	return (outcome == NULL || add_expect_value(l, "outcome", VK_OUTCOME, outcome)) &&
+	       (makespan == NULL || add_expect_value(l, "makespan", VK_DURATION, makespan)) &&
+	       (makespan_ns == NULL ||
+		add_expect_value(l, "makespan_ns", VK_NS, makespan_ns)) &&
+	       read_expect_values(l, find_value(v, "totals"), "expect.totals", "totals",
+				  totals_keys) &&
+	       read_expect_tasks(l, find_value(v, "tasks")) &&
+	       read_expect_threads(l, find_value(v, "threads")) &&
+	       read_expect_at(l, find_value(v, "at"));
+}
+
+/* ==== the top level (SPEC §3.2) ==== */
+
+static gboolean
+read_version(Loader *l, const Node *v, const char *path, gpointer base)
+{
+	if (!expect_kind(l, v, NODE_SCALAR, "gpusim"))
+		return FALSE;
+	if (strcmp(v->text, "1") != 0)
+		return fail(l, v, "unsupported format version \"%s\": this gpusim reads gpusim: 1",
+			    v->text);
+	return TRUE;
+}
+
+static gboolean
+read_variants(Loader *l, const Node *v, const char *path, gpointer base)
+{
+	return collect_variants(l, v, l->w->variant_names);
+}
+
+/* include: is resolved while reading files; here it can only come from --set. */
+static gboolean
+read_late_include(Loader *l, const Node *v, const char *path, gpointer base)
+{
+	return fail(l, v, "include works only in a file, not in a variant or --set");
+}
+
+static const Field root_fields[] = {
+	CUSTOM("gpusim", read_version, .required = TRUE),
+	FIELD("name", F_STRING, GsWorkload, name, .required = TRUE, .min = 1),
+	FIELD("description", F_STRING, GsWorkload, description),
+	FIELD("seed", F_SEED, GsWorkload, seed),
+	CUSTOM("include", read_late_include),
+	SUBMAP("memory", memory_fields, .required = TRUE),
+	SUBMAP("links", links_fields),
+	SUBMAP("executor", executor_fields),
+	SUBMAP("policy", policy_fields),
+	CUSTOM("variants", read_variants),
+	CUSTOM("tasks", read_tasks),
+	CUSTOM("pool_threads", read_pool_threads),
+	CUSTOM("generate", read_generate),
+	CUSTOM("expect", read_expect),
+	{NULL},
+};
+
+/* The version first: a file of another version may well have other keys. */
+static gboolean
+convert_root(Loader *l, const Node *root)
+{
+	Node *version = find_value(root, "gpusim");
+
+	if (version == NULL)
+		return fail(l, root,
+			    "missing required key \"gpusim\" (the format version: gpusim: 1)");
+	return read_version(l, version, "gpusim", l->w) &&
+	       read_fields(l, root, "", root_fields, l->w);
+}
+
+/* ==== the loader ==== */
+
+static void
+loader_init(Loader *l, GError **error)
+{
+	memset(l, 0, sizeof *l);
+	l->nodes = g_ptr_array_new_with_free_func(node_free);
+	l->files = g_ptr_array_new_with_free_func(g_free);
+	l->including = g_ptr_array_new_with_free_func(g_free);
+	l->error = error;
+	l->task_ids = g_hash_table_new(g_str_hash, g_str_equal);
+	l->task_nodes = g_ptr_array_new();
+	l->thread_names = g_hash_table_new(g_str_hash, g_str_equal);
+}
+
+static void
+loader_clear(Loader *l)
+{
+	g_ptr_array_unref(l->nodes);
+	g_ptr_array_unref(l->files);
+	g_ptr_array_unref(l->including);
+	g_hash_table_unref(l->task_ids);
+	g_ptr_array_unref(l->task_nodes);
+	g_hash_table_unref(l->thread_names);
+	gs_workload_free(l->w);
+}
+
+static gboolean
+apply_overrides(Loader *l, Node **root, const char *variant, const char *const *sets)
+{
+	if (variant != NULL && !apply_variant(l, root, variant))
+		return FALSE;
+	for (guint i = 0; sets != NULL && sets[i] != NULL; i++) {
+		if (!apply_set(l, root, sets[i]))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+GsWorkload *
+gs_loader_load(const char *path, const char *variant, const char *const *sets, GError **error)
+{
+	Loader l;
+	Node *root;
+	GsWorkload *w = NULL;
+
+	g_return_val_if_fail(path != NULL, NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+	loader_init(&l, error);
+	if (load_tree(&l, path, NULL, &root) && apply_overrides(&l, &root, variant, sets)) {
+		l.w = gs_workload_new();
+		l.w->file = g_strdup(path);
+		l.w->variant = g_strdup(variant);
+		if (convert_root(&l, root)) {
+			w = l.w;
+			l.w = NULL;
+		}
+	}
+	loader_clear(&l);
+	return w;
+}
+
+GPtrArray *
+gs_loader_variant_names(const char *path, GError **error)
+{
+	Loader l;
+	Node *root;
+	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+	Node *variants;
+
+	g_return_val_if_fail(path != NULL, NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+	loader_init(&l, error);
+	if (!load_tree(&l, path, NULL, &root) ||
+	    ((variants = find_value(root, "variants")) != NULL &&
+	     !collect_variants(&l, variants, names)))
+		g_clear_pointer(&names, g_ptr_array_unref);
+	loader_clear(&l);
+	return names;
+}

@@ -1,0 +1,57 @@
+/*
+ * gpusim: the scenario loader (SPEC §3): YAML files in, a GsWorkload out.
+ *
+ * This module decides what a scenario file means and whether it is valid. It
+ * reads a file with libyaml into a tree that remembers the file, line and
+ * column of every node; merges the files named by `include:` under it, then
+ * the chosen variant and each `--set KEY=VALUE` over it (maps merge key by key,
+ * anything else is replaced); and converts the merged tree into the plain data
+ * of workload.h, with every quantity in base units and every name resolved to
+ * an index. It checks everything SPEC §3 demands on the way: unknown keys,
+ * node types, units, ranges, enum words, duplicate ids and names, references
+ * to undefined buffers, streams, reservations, tasks and threads.
+ *
+ * The first problem stops loading with a GError in GS_SCENARIO_ERROR whose
+ * message is "file:line:column: what is wrong", the position being that of
+ * the offending node or key; nothing half-built is returned. Values given by
+ * --set are positioned in the pseudo-file "--set KEY=VALUE", line 1, the
+ * column counting from the first character of KEY.
+ *
+ * It neither runs nor generates anything (generate: is only recorded), and it
+ * prints nothing: the caller reports the error.
+ */
+#ifndef GPUSIM_LOADER_H
+#define GPUSIM_LOADER_H
+
+#include <gpusim/workload.h>
+
+G_BEGIN_DECLS
+
+#define GS_SCENARIO_ERROR gs_scenario_error_quark()
+
+typedef enum {
+	GS_SCENARIO_ERROR_INVALID, /* unreadable, malformed or invalid scenario */
+} GsScenarioError;
+
+GQuark gs_scenario_error_quark(void);
+
+/*
+ * Loads the scenario at @path, applies @variant (NULL: none; the names of all
+ * variants are recorded in variant_names either way) and then each "KEY=VALUE"
+ * of the NULL-terminated @sets (may be NULL), and returns the validated
+ * workload, or NULL with @error set.
+ */
+GsWorkload *gs_loader_load(const char *path, const char *variant, const char *const *sets,
+			   GError **error);
+
+/*
+ * The names of the scenario's variants (includes merged), in file order, as a
+ * GPtrArray of strings that frees them; NULL with @error set if the file
+ * cannot be read or its variants: section is malformed. The variants' bodies
+ * are checked only when one is loaded.
+ */
+GPtrArray *gs_loader_variant_names(const char *path, GError **error);
+
+G_END_DECLS
+
+#endif /* GPUSIM_LOADER_H */

@@ -1,0 +1,1230 @@
+/*
+ * gpusim: the result writers of `gpusim run` (see report.h for the formats).
+ *
+ * This module decides the bytes of every output a run produces. All JSON goes
+ * through one small writer (Json below) that knows three layouts: PRETTY (one
+ * member per line, two-space indentation), INLINE (", " and ": " on one line)
+ * and TIGHT (no spaces, as event lines are). Keys are written in a fixed
+ * order, strings are escaped (invalid UTF-8 is repaired first), integers are
+ * written exactly and the few floating-point values with the shortest text
+ * that reads back to the same double, in the C locale. So the same input
+ * gives the same bytes. Human units are formatted in the C locale as well.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "report.h"
+
+/* ---- names ---- */
+
+const char *
+gs_report_outcome_word(GsOutcome outcome)
+{
+	switch (outcome) {
+	case GS_OUTCOME_COMPLETED:
+		return "completed";
+	case GS_OUTCOME_FAILED:
+		return "failed";
+	case GS_OUTCOME_DEADLOCK:
+		return "deadlock";
+	case GS_OUTCOME_TIMEOUT:
+		return "timeout";
+	}
+	return "invalid";
+}
+
+const char *
+gs_report_tier_name(GsTier tier)
+{
+	switch (tier) {
+	case GS_TIER_GPU:
+		return "gpu";
+	case GS_TIER_HOST:
+		return "host";
+	case GS_TIER_DISK:
+		return "disk";
+	}
+	return "invalid";
+}
+
+static const char *
+oom_name(GsOomPolicy oom)
+{
+	switch (oom) {
+	case GS_OOM_FAIL:
+		return "fail";
+	case GS_OOM_BLOCK:
+		return "block";
+	case GS_OOM_RETRY:
+		return "retry";
+	}
+	return "invalid";
+}
+
+static const char *
+priority_name(GsPriorityMode mode)
+{
+	switch (mode) {
+	case GS_PRIORITY_FIFO:
+		return "fifo";
+	case GS_PRIORITY_TASK_ID:
+		return "task_id";
+	}
+	return "invalid";
+}
+
+static const char *
+split_victim_name(GsSplitVictim victim)
+{
+	switch (victim) {
+	case GS_SPLIT_HIGHEST:
+		return "highest";
+	case GS_SPLIT_LOWEST:
+		return "lowest";
+	}
+	return "invalid";
+}
+
+static const char *
+spill_victim_name(GsSpillVictim victim)
+{
+	switch (victim) {
+	case GS_VICTIM_LRU:
+		return "lru";
+	case GS_VICTIM_LARGEST:
+		return "largest";
+	case GS_VICTIM_SMALLEST_FIT:
+		return "smallest_fit";
+	case GS_VICTIM_PRIORITY:
+		return "priority";
+	}
+	return "invalid";
+}
+
+static const char *
+host_full_name(GsHostFull host_full)
+{
+	switch (host_full) {
+	case GS_HOST_FULL_DISK:
+		return "disk";
+	case GS_HOST_FULL_FAIL:
+		return "fail";
+	}
+	return "invalid";
+}
+
+static const char *
+over_name(GsOverReservation over)
+{
+	switch (over) {
+	case GS_OVER_IGNORE:
+		return "ignore";
+	case GS_OVER_FAIL:
+		return "fail";
+	case GS_OVER_INCREASE:
+		return "increase";
+	}
+	return "invalid";
+}
+
+static const char *
+attribution_name(GsAttribution attribution)
+{
+	switch (attribution) {
+	case GS_ATTRIBUTION_ORIGIN:
+		return "origin";
+	case GS_ATTRIBUTION_STREAM:
+		return "stream";
+	}
+	return "invalid";
+}
+
+static const char *
+admission_name(GsAdmission admission)
+{
+	switch (admission) {
+	case GS_ADMISSION_NONE:
+		return "none";
+	case GS_ADMISSION_FAIR_SHARE:
+		return "fair_share";
+	}
+	return "invalid";
+}
+
+static const char *
+bust_action_name(GsBustAction action)
+{
+	switch (action) {
+	case GS_BUST_ROLLBACK:
+		return "rollback";
+	case GS_BUST_RETRY_ONCE:
+		return "retry_once";
+	case GS_BUST_SPLIT:
+		return "split";
+	}
+	return "invalid";
+}
+
+/* ---- human units ---- */
+
+/* @value with @decimals decimals, in the C locale. */
+static void
+append_fixed(GString *s, double value, int decimals)
+{
+	char format[8];
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+	g_snprintf(format, sizeof format, "%%.%df", decimals);
+	g_string_append(s, g_ascii_formatd(buf, sizeof buf, format, value));
+}
+
+char *
+gs_format_bytes(gint64 bytes)
+{
+	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	GString *s = g_string_new(NULL);
+	double magnitude = bytes < 0 ? -(double) bytes : (double) bytes;
+	guint u = 0;
+
+	if (magnitude < 1024.0) {
+		g_string_printf(s, "%" G_GINT64_FORMAT " B", bytes);
+		return g_string_free(s, FALSE);
+	}
+	magnitude /= 1024.0;
+	while (magnitude >= 1024.0 && u + 1 < G_N_ELEMENTS(units)) {
+		magnitude /= 1024.0;
+		u++;
+	}
+	if (bytes < 0)
+		g_string_append_c(s, '-');
+	append_fixed(s, magnitude, 1);
+	g_string_append_printf(s, " %s", units[u]);
+	return g_string_free(s, FALSE);
+}
+
+char *
+gs_format_duration(GsTime ns)
+{
+	static const struct {
+		double scale;
+		const char *unit;
+	} units[] = {{1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
+	GString *s = g_string_new(NULL);
+	double magnitude = ns < 0 ? -(double) ns : (double) ns;
+	guint u = 0;
+	double v;
+
+	if (magnitude < 1000.0) {
+		g_string_printf(s, "%" G_GINT64_FORMAT " ns", ns);
+		return g_string_free(s, FALSE);
+	}
+	while (u + 1 < G_N_ELEMENTS(units) && magnitude >= units[u + 1].scale)
+		u++;
+	v = magnitude / units[u].scale;
+	if (ns < 0)
+		g_string_append_c(s, '-');
+	/* Three significant digits; "999.96 us" rounds to "1000 us", which is fine. */
+	append_fixed(s, v, v < 10.0 ? 2 : v < 100.0 ? 1 : 0);
+	g_string_append_printf(s, " %s", units[u].unit);
+	return g_string_free(s, FALSE);
+}
+
+/* ---- a small JSON writer ---- */
+
+typedef enum {
+	STYLE_PRETTY, /* one member per line, indented */
+	STYLE_INLINE, /* members on one line, ", " and ": " */
+	STYLE_TIGHT,  /* members on one line, no spaces */
+} Style;
+
+#define JSON_MAX_DEPTH 16
+
+typedef struct {
+	GString *s;
+	guint depth;
+	struct {
+		Style style;
+		gboolean first;
+	} frames[JSON_MAX_DEPTH];
+} Json;
+
+static void
+json_init(Json *j)
+{
+	memset(j, 0, sizeof *j);
+	j->s = g_string_new(NULL);
+}
+
+static char *
+json_finish(Json *j)
+{
+	g_assert(j->depth == 0);
+	return g_string_free(j->s, FALSE);
+}
+
+static void
+append_escaped(GString *s, const char *text)
+{
+	g_autofree char *valid = NULL;
+
+	if (!g_utf8_validate(text, -1, NULL))
+		text = valid = g_utf8_make_valid(text, -1);
+	g_string_append_c(s, '"');
+	for (const unsigned char *p = (const unsigned char *) text; *p != '\0'; p++) {
+		switch (*p) {
+		case '"':
+			g_string_append(s, "\\\"");
+			break;
+		case '\\':
+			g_string_append(s, "\\\\");
+			break;
+		case '\n':
+			g_string_append(s, "\\n");
+			break;
+		case '\r':
+			g_string_append(s, "\\r");
+			break;
+		case '\t':
+			g_string_append(s, "\\t");
+			break;
+		case '\b':
+			g_string_append(s, "\\b");
+			break;
+		case '\f':
+			g_string_append(s, "\\f");
+			break;
+		default:
+			if (*p < 0x20)
+				g_string_append_printf(s, "\\u%04x", *p);
+			else
+				g_string_append_c(s, (char) *p);
+		}
+	}
+	g_string_append_c(s, '"');
+}
+
+static void
+newline(Json *j, guint depth)
+{
+	g_string_append_c(j->s, '\n');
+	for (guint i = 0; i < depth; i++)
+		g_string_append(j->s, "  ");
+}
+
+/* The separator before a member, and its key (NULL inside arrays and at the top). */
+static void
+json_key(Json *j, const char *key)
+{
+	Style style = STYLE_PRETTY;
+
+	if (j->depth > 0) {
+		gboolean first = j->frames[j->depth - 1].first;
+
+		style = j->frames[j->depth - 1].style;
+		if (!first)
+			g_string_append_c(j->s, ',');
+		if (style == STYLE_PRETTY)
+			newline(j, j->depth);
+		else if (style == STYLE_INLINE && !first)
+			g_string_append_c(j->s, ' ');
+		j->frames[j->depth - 1].first = FALSE;
+	}
+	if (key != NULL) {
+		append_escaped(j->s, key);
+		g_string_append(j->s, style == STYLE_TIGHT ? ":" : ": ");
+	}
+}
+
+static void
+json_open(Json *j, const char *key, char bracket, Style style)
+{
+	g_assert(j->depth < JSON_MAX_DEPTH);
+	json_key(j, key);
+	g_string_append_c(j->s, bracket);
+	j->frames[j->depth].style = style;
+	j->frames[j->depth].first = TRUE;
+	j->depth++;
+}
+
+static void
+json_close(Json *j, char bracket)
+{
+	g_assert(j->depth > 0);
+	j->depth--;
+	if (j->frames[j->depth].style == STYLE_PRETTY && !j->frames[j->depth].first)
+		newline(j, j->depth);
+	g_string_append_c(j->s, bracket);
+}
+
+static void
+obj_begin(Json *j, const char *key, Style style)
+{
+	json_open(j, key, '{', style);
+}
+
+static void
+obj_end(Json *j)
+{
+	json_close(j, '}');
+}
+
+static void
+arr_begin(Json *j, const char *key, Style style)
+{
+	json_open(j, key, '[', style);
+}
+
+static void
+arr_end(Json *j)
+{
+	json_close(j, ']');
+}
+
+/* A string member; NULL is written as null. */
+static void
+put_str(Json *j, const char *key, const char *value)
+{
+	json_key(j, key);
+	if (value == NULL)
+		g_string_append(j->s, "null");
+	else
+		append_escaped(j->s, value);
+}
+
+static void
+put_int(Json *j, const char *key, gint64 value)
+{
+	json_key(j, key);
+	g_string_append_printf(j->s, "%" G_GINT64_FORMAT, value);
+}
+
+static void
+put_uint(Json *j, const char *key, guint64 value)
+{
+	json_key(j, key);
+	g_string_append_printf(j->s, "%" G_GUINT64_FORMAT, value);
+}
+
+static void
+put_bool(Json *j, const char *key, gboolean value)
+{
+	json_key(j, key);
+	g_string_append(j->s, value ? "true" : "false");
+}
+
+/* A number already written as JSON. */
+static void
+put_raw(Json *j, const char *key, const char *number)
+{
+	json_key(j, key);
+	g_string_append(j->s, number);
+}
+
+/* The shortest text that reads back to @value; null for NaN and infinities. */
+static void
+put_double(Json *j, const char *key, double value)
+{
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+	char format[8];
+
+	if (!isfinite(value)) {
+		put_raw(j, key, "null");
+		return;
+	}
+	for (int precision = 1; precision <= 17; precision++) {
+		g_snprintf(format, sizeof format, "%%.%dg", precision);
+		g_ascii_formatd(buf, sizeof buf, format, value);
+		if (g_ascii_strtod(buf, NULL) == value)
+			break;
+	}
+	put_raw(j, key, buf);
+}
+
+/* Nanoseconds as microseconds with exactly three decimals: 1500 -> "1.500". */
+static void
+put_us(Json *j, const char *key, GsTime ns)
+{
+	char buf[40];
+	guint64 magnitude = ns < 0 ? (guint64) 0 - (guint64) ns : (guint64) ns;
+
+	g_snprintf(buf, sizeof buf, "%s%" G_GUINT64_FORMAT ".%03u", ns < 0 ? "-" : "",
+		   magnitude / 1000, (guint) (magnitude % 1000));
+	put_raw(j, key, buf);
+}
+
+/* ---- the event log ---- */
+
+struct GsEventLog {
+	GArray *entries;       /* GsLogEntry; their strings live in .strings */
+	GStringChunk *strings;
+};
+
+GsEventLog *
+gs_event_log_new(void)
+{
+	GsEventLog *log = g_new0(GsEventLog, 1);
+
+	log->entries = g_array_new(FALSE, FALSE, sizeof(GsLogEntry));
+	log->strings = g_string_chunk_new(4096);
+	return log;
+}
+
+void
+gs_event_log_free(GsEventLog *log)
+{
+	if (log == NULL)
+		return;
+	g_array_unref(log->entries);
+	g_string_chunk_free(log->strings);
+	g_free(log);
+}
+
+static const char *
+keep(GsEventLog *log, const char *text)
+{
+	return text == NULL ? NULL : g_string_chunk_insert_const(log->strings, text);
+}
+
+void
+gs_event_log_add(const GsLogEntry *entry, gpointer data)
+{
+	GsEventLog *log = data;
+	GsLogEntry copy = *entry;
+
+	g_return_if_fail(log != NULL && entry != NULL);
+	copy.thread = keep(log, entry->thread);
+	copy.task = keep(log, entry->task);
+	copy.buf = keep(log, entry->buf);
+	copy.what = keep(log, entry->what);
+	g_array_append_val(log->entries, copy);
+}
+
+const GArray *
+gs_event_log_entries(const GsEventLog *log)
+{
+	g_return_val_if_fail(log != NULL, NULL);
+	return log->entries;
+}
+
+/* ---- the result object ---- */
+
+static void
+write_policy(Json *j, const GsPolicy *p)
+{
+	obj_begin(j, "policy", STYLE_PRETTY);
+	put_str(j, "oom", oom_name(p->oom));
+	put_str(j, "priority", priority_name(p->priority));
+	put_str(j, "split_victim", split_victim_name(p->split_victim));
+	put_bool(j, "retry_before_bufn", p->retry_before_bufn);
+	put_uint(j, "retry_cap", p->retry_cap);
+	put_int(j, "watchdog_ns", p->watchdog);
+	put_bool(j, "sleep_is_blocked", p->sleep_is_blocked);
+	put_uint(j, "concurrent_gpu_tasks", p->concurrent_gpu_tasks);
+	put_uint(j, "task_attempts", p->task_attempts);
+	obj_begin(j, "spill", STYLE_INLINE);
+	put_bool(j, "enabled", p->spill.enabled);
+	put_str(j, "victim", spill_victim_name(p->spill.victim));
+	put_bool(j, "on_demand", p->spill.on_demand);
+	put_bool(j, "proactive", p->spill.proactive);
+	put_str(j, "host_full", host_full_name(p->spill.host_full));
+	obj_end(j);
+	obj_begin(j, "reservations", STYLE_INLINE);
+	put_str(j, "over", over_name(p->reservations.over));
+	put_double(j, "increase_factor", p->reservations.increase_factor);
+	put_str(j, "attribution", attribution_name(p->reservations.attribution));
+	obj_end(j);
+	put_str(j, "admission", admission_name(p->admission));
+	put_bool(j, "evac_gate", p->evac_gate);
+	obj_end(j);
+}
+
+static void
+write_totals(Json *j, const GsResult *r)
+{
+	obj_begin(j, "totals", STYLE_PRETTY);
+	put_uint(j, "tasks", r->totals.tasks);
+	put_uint(j, "tasks_completed", r->totals.tasks_completed);
+	put_uint(j, "tasks_failed", r->totals.tasks_failed);
+	put_uint(j, "task_attempts", r->totals.task_attempts);
+	put_uint(j, "retries", r->totals.retries);
+	put_uint(j, "splits", r->totals.splits);
+	put_int(j, "blocked_ns", r->totals.blocked_ns);
+	put_int(j, "lost_ns", r->totals.lost_ns);
+	put_int(j, "spill_block_ns", r->totals.spill_block_ns);
+	put_int(j, "semaphore_wait_ns", r->totals.semaphore_wait_ns);
+	put_uint(j, "deadlocks_busted", r->totals.deadlocks_busted);
+	put_uint(j, "deadlocks_unresolved", r->totals.deadlocks_unresolved);
+	obj_begin(j, "spilled_bytes", STYLE_INLINE);
+	put_int(j, "gpu_to_host", r->totals.spilled_gpu_to_host);
+	put_int(j, "host_to_disk", r->totals.spilled_host_to_disk);
+	obj_end(j);
+	obj_begin(j, "unspilled_bytes", STYLE_INLINE);
+	put_int(j, "host_to_gpu", r->totals.unspilled_host_to_gpu);
+	put_int(j, "disk_to_host", r->totals.unspilled_disk_to_host);
+	obj_end(j);
+	obj_end(j);
+}
+
+static void
+write_tiers(Json *j, const GsResult *r)
+{
+	obj_begin(j, "tiers", STYLE_PRETTY);
+	for (guint t = 0; t < GS_N_TIERS; t++) {
+		const GsTierResult *tier = &r->tiers[t];
+
+		obj_begin(j, gs_report_tier_name((GsTier) t), STYLE_INLINE);
+		put_int(j, "capacity", tier->capacity);
+		put_int(j, "peak_used", tier->peak_used);
+		put_int(j, "mean_used", tier->mean_used);
+		put_int(j, "peak_charged", tier->peak_charged);
+		obj_end(j);
+	}
+	obj_end(j);
+}
+
+static void
+write_tasks(Json *j, const GsResult *r)
+{
+	arr_begin(j, "tasks", STYLE_PRETTY);
+	for (guint i = 0; r->tasks != NULL && i < r->tasks->len; i++) {
+		const GsTaskResult *t = g_ptr_array_index(r->tasks, i);
+
+		obj_begin(j, NULL, STYLE_INLINE);
+		put_str(j, "id", t->id);
+		put_str(j, "outcome", gs_report_outcome_word(t->outcome));
+		put_uint(j, "attempts", t->attempts);
+		put_int(j, "start_ns", t->start_ns);
+		put_int(j, "end_ns", t->end_ns);
+		put_uint(j, "retries", t->retries);
+		put_uint(j, "splits", t->splits);
+		put_int(j, "blocked_ns", t->blocked_ns);
+		put_int(j, "lost_ns", t->lost_ns);
+		put_int(j, "max_footprint", t->max_footprint);
+		put_str(j, "failure",
+			t->failure == GS_EXC_NONE ? NULL : gs_exception_name(t->failure));
+		obj_end(j);
+	}
+	arr_end(j);
+}
+
+static void
+write_threads(Json *j, const GsResult *r)
+{
+	arr_begin(j, "threads", STYLE_PRETTY);
+	for (guint i = 0; r->threads != NULL && i < r->threads->len; i++) {
+		const GsThreadResult *t = g_ptr_array_index(r->threads, i);
+
+		obj_begin(j, NULL, STYLE_INLINE);
+		put_str(j, "name", t->name);
+		put_str(j, "task", t->task);
+		put_str(j, "kind", t->pool ? "pool" : "dedicated");
+		put_str(j, "final_state", gs_thread_state_name(t->final_state));
+		arr_begin(j, "states_reached", STYLE_INLINE);
+		for (guint s = 0; s < GS_N_THREAD_STATES; s++) {
+			if (t->reached & (1u << s))
+				put_str(j, NULL, gs_thread_state_name((GsThreadState) s));
+		}
+		arr_end(j);
+		arr_begin(j, "exceptions", STYLE_INLINE);
+		for (guint e = 0; t->exceptions != NULL && e < t->exceptions->len; e++) {
+			const GsSeenException *seen =
+				&g_array_index(t->exceptions, GsSeenException, e);
+
+			obj_begin(j, NULL, STYLE_INLINE);
+			put_int(j, "time_ns", seen->time);
+			put_str(j, "type", gs_exception_name(seen->exception));
+			put_str(j, "op", seen->op);
+			put_bool(j, "handled", seen->handled);
+			obj_end(j);
+		}
+		arr_end(j);
+		put_bool(j, "waiting_at_end", t->waiting_at_end);
+		obj_end(j);
+	}
+	arr_end(j);
+}
+
+static void
+write_expectations(Json *j, const GsExpectReport *report)
+{
+	obj_begin(j, "expectations", STYLE_PRETTY);
+	put_uint(j, "checked", report != NULL ? report->checked : 0);
+	arr_begin(j, "failed", STYLE_PRETTY);
+	for (guint i = 0; report != NULL && report->failed != NULL && i < report->failed->len; i++)
+		put_str(j, NULL, g_ptr_array_index(report->failed, i));
+	arr_end(j);
+	obj_end(j);
+}
+
+char *
+gs_report_json(const GsWorkload *w, const GsResult *r, const char *backend, gint64 wall_ns,
+	       const GsExpectReport *expectations)
+{
+	Json j;
+
+	g_return_val_if_fail(w != NULL && r != NULL, NULL);
+	json_init(&j);
+	obj_begin(&j, NULL, STYLE_PRETTY);
+	put_str(&j, "schema", "gpusim-result/1");
+	put_str(&j, "gpusim_version", gs_version());
+	put_str(&j, "scenario", w->name);
+	put_str(&j, "variant", w->variant);
+	put_str(&j, "backend", backend);
+	put_uint(&j, "seed", r->seed);
+	write_policy(&j, &w->policy);
+	put_str(&j, "outcome", gs_report_outcome_word(r->outcome));
+	put_int(&j, "makespan_ns", r->makespan_ns);
+	put_uint(&j, "events_processed", r->events_processed);
+	put_int(&j, "wall_ns", wall_ns);
+	write_totals(&j, r);
+	write_tiers(&j, r);
+	write_tasks(&j, r);
+	write_threads(&j, r);
+	write_expectations(&j, expectations);
+	obj_end(&j);
+	g_string_append_c(j.s, '\n');
+	return json_finish(&j);
+}
+
+/* ---- event lines ---- */
+
+static void
+write_event(Json *j, const GsLogEntry *e)
+{
+	obj_begin(j, NULL, STYLE_TIGHT);
+	put_int(j, "t_ns", e->time);
+	switch (e->kind) {
+	case GS_LOG_STATE:
+		put_str(j, "ev", "state");
+		put_str(j, "thread", e->thread);
+		put_str(j, "from", gs_thread_state_name(e->from));
+		put_str(j, "to", gs_thread_state_name(e->to));
+		break;
+	case GS_LOG_THROW:
+		put_str(j, "ev", "throw");
+		put_str(j, "thread", e->thread);
+		put_str(j, "type", gs_exception_name(e->exception));
+		put_bool(j, "handled", e->handled);
+		break;
+	case GS_LOG_ALLOC:
+		put_str(j, "ev", "alloc");
+		put_str(j, "thread", e->thread);
+		put_str(j, "buf", e->buf);
+		put_int(j, "bytes", e->bytes);
+		put_str(j, "tier", gs_report_tier_name(e->tier));
+		put_bool(j, "ok", e->ok);
+		break;
+	case GS_LOG_FREE:
+		put_str(j, "ev", "free");
+		put_str(j, "thread", e->thread);
+		put_str(j, "buf", e->buf);
+		put_int(j, "bytes", e->bytes);
+		put_str(j, "tier", gs_report_tier_name(e->tier));
+		break;
+	case GS_LOG_DEADLOCK:
+		put_str(j, "ev", "deadlock");
+		put_str(j, "victim", e->thread);
+		put_str(j, "action", bust_action_name(e->action));
+		break;
+	case GS_LOG_TASK:
+		put_str(j, "ev", "task");
+		put_str(j, "task", e->task);
+		put_str(j, "what", e->what);
+		break;
+	case GS_LOG_SEMAPHORE:
+		put_str(j, "ev", "semaphore");
+		put_str(j, "task", e->task);
+		put_str(j, "what", e->what);
+		break;
+	}
+	obj_end(j);
+}
+
+char *
+gs_report_event_line(const GsLogEntry *entry)
+{
+	Json j;
+
+	g_return_val_if_fail(entry != NULL, NULL);
+	json_init(&j);
+	write_event(&j, entry);
+	return json_finish(&j);
+}
+
+char *
+gs_report_events(const GsEventLog *log)
+{
+	Json j;
+
+	g_return_val_if_fail(log != NULL, NULL);
+	json_init(&j);
+	for (guint i = 0; i < log->entries->len; i++) {
+		write_event(&j, &g_array_index(log->entries, GsLogEntry, i));
+		g_string_append_c(j.s, '\n');
+	}
+	return json_finish(&j);
+}
+
+/* ---- the trace ---- */
+
+/* The thread tracks: tid i + 1 is names[i]. */
+typedef struct {
+	GPtrArray *names;    /* const char*, borrowed from the result and the log */
+	GHashTable *tid_of;  /* name -> GUINT_TO_POINTER(tid) */
+	GArray *open;        /* OpenState, indexed by tid - 1 */
+} Tracks;
+
+typedef struct {
+	GsThreadState state;
+	GsTime since;
+} OpenState;
+
+static guint
+track_of(Tracks *tracks, const char *name)
+{
+	gpointer tid;
+	OpenState none = {GS_THREAD_UNKNOWN, 0};
+
+	if (name == NULL)
+		return 0;
+	tid = g_hash_table_lookup(tracks->tid_of, name);
+	if (tid != NULL)
+		return GPOINTER_TO_UINT(tid);
+	g_ptr_array_add(tracks->names, (gpointer) name);
+	g_array_append_val(tracks->open, none);
+	g_hash_table_insert(tracks->tid_of, (gpointer) name, GUINT_TO_POINTER(tracks->names->len));
+	return tracks->names->len;
+}
+
+static void
+trace_head(Json *j, const char *name, const char *ph, guint tid)
+{
+	obj_begin(j, NULL, STYLE_TIGHT);
+	put_str(j, "name", name);
+	put_str(j, "ph", ph);
+	put_uint(j, "pid", 1);
+	put_uint(j, "tid", tid);
+}
+
+static void
+trace_slice(Json *j, guint tid, const OpenState *open, GsTime end)
+{
+	if (open->state == GS_THREAD_UNKNOWN)
+		return;
+	obj_begin(j, NULL, STYLE_TIGHT);
+	put_str(j, "name", gs_thread_state_name(open->state));
+	put_str(j, "cat", "state");
+	put_str(j, "ph", "X");
+	put_uint(j, "pid", 1);
+	put_uint(j, "tid", tid);
+	put_us(j, "ts", open->since);
+	put_us(j, "dur", end > open->since ? end - open->since : 0);
+	obj_end(j);
+}
+
+static void
+trace_instant(Json *j, guint tid, const char *name, const char *cat, GsTime time)
+{
+	obj_begin(j, NULL, STYLE_TIGHT);
+	put_str(j, "name", name);
+	put_str(j, "cat", cat);
+	put_str(j, "ph", "i");
+	put_str(j, "s", "t");
+	put_uint(j, "pid", 1);
+	put_uint(j, "tid", tid);
+	put_us(j, "ts", time);
+}
+
+static void
+trace_counter(Json *j, const char *name, const char *cat, GsTime time)
+{
+	obj_begin(j, NULL, STYLE_TIGHT);
+	put_str(j, "name", name);
+	put_str(j, "cat", cat);
+	put_str(j, "ph", "C");
+	put_uint(j, "pid", 1);
+	put_uint(j, "tid", 0);
+	put_us(j, "ts", time);
+}
+
+static void
+trace_log(Json *j, Tracks *tracks, const GArray *entries, GsTime makespan)
+{
+	for (guint i = 0; i < entries->len; i++) {
+		const GsLogEntry *e = &g_array_index(entries, GsLogEntry, i);
+		guint tid = track_of(tracks, e->thread);
+		char name[64];
+
+		switch (e->kind) {
+		case GS_LOG_STATE: {
+			OpenState *open;
+
+			if (tid == 0)
+				break;
+			open = &g_array_index(tracks->open, OpenState, tid - 1);
+			trace_slice(j, tid, open, e->time);
+			open->state = e->to;
+			open->since = e->time;
+			break;
+		}
+		case GS_LOG_THROW:
+			if (tid == 0)
+				break;
+			trace_instant(j, tid, gs_exception_name(e->exception), "throw", e->time);
+			obj_begin(j, "args", STYLE_TIGHT);
+			put_bool(j, "handled", e->handled);
+			obj_end(j);
+			obj_end(j);
+			break;
+		case GS_LOG_DEADLOCK:
+			if (tid == 0)
+				break;
+			g_snprintf(name, sizeof name, "deadlock: %s", bust_action_name(e->action));
+			trace_instant(j, tid, name, "deadlock", e->time);
+			obj_begin(j, "args", STYLE_TIGHT);
+			put_str(j, "victim", e->thread);
+			put_str(j, "action", bust_action_name(e->action));
+			obj_end(j);
+			obj_end(j);
+			break;
+		case GS_LOG_ALLOC:
+		case GS_LOG_FREE:
+		case GS_LOG_TASK:
+		case GS_LOG_SEMAPHORE:
+			break;
+		}
+	}
+	for (guint t = 0; t < tracks->open->len; t++) {
+		const OpenState *open = &g_array_index(tracks->open, OpenState, t);
+
+		trace_slice(j, t + 1, open, MAX(makespan, open->since));
+	}
+}
+
+static void
+trace_counters(Json *j, const GsResult *r)
+{
+	static const char *const names[GS_N_TIERS] = {"gpu memory", "host memory", "disk memory"};
+
+	for (guint i = 0; r->timeline != NULL && i < r->timeline->len; i++) {
+		const GsSample *sample = &g_array_index(r->timeline, GsSample, i);
+
+		for (guint t = 0; t < GS_N_TIERS; t++) {
+			trace_counter(j, names[t], "memory", sample->time);
+			obj_begin(j, "args", STYLE_TIGHT);
+			put_int(j, "used", sample->used[t]);
+			put_int(j, "charged", sample->charged[t]);
+			obj_end(j);
+			obj_end(j);
+		}
+		trace_counter(j, "threads", "threads", sample->time);
+		obj_begin(j, "args", STYLE_TIGHT);
+		put_uint(j, "running", sample->running);
+		put_uint(j, "blocked", sample->blocked);
+		put_uint(j, "bufn", sample->bufn);
+		obj_end(j);
+		obj_end(j);
+	}
+}
+
+char *
+gs_report_trace(const GsWorkload *w, const GsResult *r, const GsEventLog *log)
+{
+	Tracks tracks;
+	Json j;
+	g_autofree char *process = NULL;
+
+	g_return_val_if_fail(w != NULL && r != NULL, NULL);
+	tracks.names = g_ptr_array_new();
+	tracks.tid_of = g_hash_table_new(g_str_hash, g_str_equal);
+	tracks.open = g_array_new(FALSE, FALSE, sizeof(OpenState));
+	for (guint i = 0; r->threads != NULL && i < r->threads->len; i++)
+		track_of(&tracks, ((const GsThreadResult *) g_ptr_array_index(r->threads, i))->name);
+	for (guint i = 0; log != NULL && i < log->entries->len; i++)
+		track_of(&tracks, g_array_index(log->entries, GsLogEntry, i).thread);
+
+	json_init(&j);
+	obj_begin(&j, NULL, STYLE_PRETTY);
+	arr_begin(&j, "traceEvents", STYLE_PRETTY);
+	process = g_strdup_printf("gpusim: %s", w->name != NULL ? w->name : "(unnamed)");
+	trace_head(&j, "process_name", "M", 0);
+	obj_begin(&j, "args", STYLE_TIGHT);
+	put_str(&j, "name", process);
+	obj_end(&j);
+	obj_end(&j);
+	for (guint t = 0; t < tracks.names->len; t++) {
+		trace_head(&j, "thread_name", "M", t + 1);
+		obj_begin(&j, "args", STYLE_TIGHT);
+		put_str(&j, "name", g_ptr_array_index(tracks.names, t));
+		obj_end(&j);
+		obj_end(&j);
+		trace_head(&j, "thread_sort_index", "M", t + 1);
+		obj_begin(&j, "args", STYLE_TIGHT);
+		put_uint(&j, "sort_index", t + 1);
+		obj_end(&j);
+		obj_end(&j);
+	}
+	if (log != NULL)
+		trace_log(&j, &tracks, log->entries, r->makespan_ns);
+	trace_counters(&j, r);
+	arr_end(&j);
+	put_str(&j, "displayTimeUnit", "ns");
+	obj_end(&j);
+	g_string_append_c(j.s, '\n');
+
+	g_ptr_array_unref(tracks.names);
+	g_hash_table_unref(tracks.tid_of);
+	g_array_unref(tracks.open);
+	return json_finish(&j);
+}
+
+/* ---- the timeline ---- */
+
+char *
+gs_report_timeline_csv(const GsResult *r)
+{
+	GString *s = g_string_new(
+		"time_ns,gpu_used,host_used,disk_used,gpu_charged,host_charged,disk_charged,"
+		"running,blocked,bufn\n");
+
+	g_return_val_if_fail(r != NULL, g_string_free(s, FALSE));
+	for (guint i = 0; r->timeline != NULL && i < r->timeline->len; i++) {
+		const GsSample *x = &g_array_index(r->timeline, GsSample, i);
+
+		g_string_append_printf(s, "%" G_GINT64_FORMAT, x->time);
+		for (guint t = 0; t < GS_N_TIERS; t++)
+			g_string_append_printf(s, ",%" G_GINT64_FORMAT, x->used[t]);
+		for (guint t = 0; t < GS_N_TIERS; t++)
+			g_string_append_printf(s, ",%" G_GINT64_FORMAT, x->charged[t]);
+		g_string_append_printf(s, ",%u,%u,%u\n", x->running, x->blocked, x->bufn);
+	}
+	return g_string_free(s, FALSE);
+}
+
+/* ---- the human summary ---- */
+
+/* @text padded with spaces to @width characters, on the left when @right. */
+static void
+cell(GString *s, const char *text, guint width, gboolean right)
+{
+	glong len = g_utf8_strlen(text, -1);
+	guint pad = len < (glong) width ? width - (guint) len : 0;
+
+	if (right)
+		for (guint i = 0; i < pad; i++)
+			g_string_append_c(s, ' ');
+	g_string_append(s, text);
+	if (!right)
+		for (guint i = 0; i < pad; i++)
+			g_string_append_c(s, ' ');
+}
+
+static void
+cell_uint(GString *s, guint64 value, guint width)
+{
+	char buf[24];
+
+	g_snprintf(buf, sizeof buf, "%" G_GUINT64_FORMAT, value);
+	cell(s, buf, width, TRUE);
+}
+
+static void
+cell_duration(GString *s, GsTime ns, guint width)
+{
+	g_autofree char *text = gs_format_duration(ns);
+
+	cell(s, text, width, TRUE);
+}
+
+static void
+cell_bytes(GString *s, gint64 bytes, guint width)
+{
+	g_autofree char *text = gs_format_bytes(bytes);
+
+	cell(s, text, width, TRUE);
+}
+
+/* The label column of the summary: labels are shorter, so a space always follows. */
+#define LABEL_WIDTH 14
+
+static void
+label(GString *s, const char *text)
+{
+	cell(s, text, LABEL_WIDTH, FALSE);
+}
+
+static void
+summary_tasks(GString *s, const GsResult *r)
+{
+	guint id_width = 4;
+
+	if (r->tasks == NULL || r->tasks->len == 0) {
+		g_string_append(s, "no tasks\n");
+		return;
+	}
+	for (guint i = 0; i < r->tasks->len; i++) {
+		const GsTaskResult *t = g_ptr_array_index(r->tasks, i);
+		glong len = t->id != NULL ? g_utf8_strlen(t->id, -1) : 0;
+
+		id_width = MAX(id_width, (guint) len);
+	}
+	cell(s, "task", id_width, FALSE);
+	g_string_append(s, "  outcome    attempts  retries  splits    blocked       lost"
+			   "  max footprint\n");
+	for (guint i = 0; i < r->tasks->len; i++) {
+		const GsTaskResult *t = g_ptr_array_index(r->tasks, i);
+
+		cell(s, t->id != NULL ? t->id : "", id_width, FALSE);
+		g_string_append(s, "  ");
+		cell(s, gs_report_outcome_word(t->outcome), 9, FALSE);
+		cell_uint(s, t->attempts, 10);
+		cell_uint(s, t->retries, 9);
+		cell_uint(s, t->splits, 8);
+		cell_duration(s, t->blocked_ns, 11);
+		cell_duration(s, t->lost_ns, 11);
+		cell_bytes(s, t->max_footprint, 15);
+		g_string_append_c(s, '\n');
+	}
+}
+
+static void
+summary_totals(GString *s, const GsResult *r)
+{
+	g_autofree char *blocked = gs_format_duration(r->totals.blocked_ns);
+	g_autofree char *lost = gs_format_duration(r->totals.lost_ns);
+	g_autofree char *spill_block = gs_format_duration(r->totals.spill_block_ns);
+	g_autofree char *semaphore = gs_format_duration(r->totals.semaphore_wait_ns);
+	g_autofree char *g2h = gs_format_bytes(r->totals.spilled_gpu_to_host);
+	g_autofree char *h2d = gs_format_bytes(r->totals.spilled_host_to_disk);
+	g_autofree char *h2g = gs_format_bytes(r->totals.unspilled_host_to_gpu);
+	g_autofree char *d2h = gs_format_bytes(r->totals.unspilled_disk_to_host);
+
+	label(s, "tasks");
+	g_string_append_printf(s, "%u: %u completed, %u failed; %u attempts\n", r->totals.tasks,
+			       r->totals.tasks_completed, r->totals.tasks_failed,
+			       r->totals.task_attempts);
+	label(s, "retries");
+	g_string_append_printf(s, "%" G_GUINT64_FORMAT ", splits %" G_GUINT64_FORMAT "\n",
+			       r->totals.retries, r->totals.splits);
+	label(s, "time");
+	g_string_append_printf(s, "blocked %s, lost %s, spill-blocked %s, semaphore wait %s\n",
+			       blocked, lost, spill_block, semaphore);
+	label(s, "spilled");
+	g_string_append_printf(s, "gpu->host %s, host->disk %s\n", g2h, h2d);
+	label(s, "unspilled");
+	g_string_append_printf(s, "host->gpu %s, disk->host %s\n", h2g, d2h);
+}
+
+static void
+summary_tiers(GString *s, const GsResult *r)
+{
+	for (guint t = 0; t < GS_N_TIERS; t++) {
+		const GsTierResult *tier = &r->tiers[t];
+		g_autofree char *peak = gs_format_bytes(tier->peak_used);
+		g_autofree char *capacity = gs_format_bytes(tier->capacity);
+		g_autofree char *mean = gs_format_bytes(tier->mean_used);
+		g_autofree char *charged = gs_format_bytes(tier->peak_charged);
+
+		label(s, t == 0 ? "peak memory" : "");
+		cell(s, gs_report_tier_name((GsTier) t), 6, FALSE);
+		cell(s, peak, 10, TRUE);
+		g_string_append(s, " of ");
+		cell(s, capacity, 10, FALSE);
+		g_string_append(s, "  mean ");
+		cell(s, mean, 10, TRUE);
+		g_string_append(s, "  peak charged ");
+		g_string_append(s, charged);
+		g_string_append_c(s, '\n');
+	}
+}
+
+char *
+gs_report_summary(const GsWorkload *w, const GsResult *r, const GsExpectReport *expectations)
+{
+	GString *s = g_string_new(NULL);
+	g_autofree char *makespan = NULL;
+	gboolean any_waiting = FALSE;
+
+	g_return_val_if_fail(w != NULL && r != NULL, g_string_free(s, FALSE));
+	makespan = gs_format_duration(r->makespan_ns);
+	label(s, "scenario");
+	g_string_append(s, w->name != NULL ? w->name : "(unnamed)");
+	if (w->variant != NULL)
+		g_string_append_printf(s, " (variant %s)", w->variant);
+	g_string_append_c(s, '\n');
+	label(s, "outcome");
+	g_string_append_printf(s, "%s\n", gs_report_outcome_word(r->outcome));
+	label(s, "makespan");
+	g_string_append_printf(s, "%s (%" G_GINT64_FORMAT " ns, %" G_GUINT64_FORMAT " events)\n",
+			       makespan, r->makespan_ns, r->events_processed);
+	g_string_append_c(s, '\n');
+	summary_tasks(s, r);
+	g_string_append_c(s, '\n');
+	summary_totals(s, r);
+	summary_tiers(s, r);
+	label(s, "deadlocks");
+	g_string_append_printf(s, "%" G_GUINT64_FORMAT " busted, %" G_GUINT64_FORMAT
+			       " unresolved\n",
+			       r->totals.deadlocks_busted, r->totals.deadlocks_unresolved);
+	for (guint i = 0; r->threads != NULL && i < r->threads->len; i++) {
+		const GsThreadResult *t = g_ptr_array_index(r->threads, i);
+
+		if (!t->waiting_at_end)
+			continue;
+		if (!any_waiting)
+			label(s, "still waiting");
+		g_string_append_printf(s, "%s%s (%s)", any_waiting ? ", " : "", t->name,
+				       gs_thread_state_name(t->final_state));
+		any_waiting = TRUE;
+	}
+	if (any_waiting)
+		g_string_append_c(s, '\n');
+	if (expectations != NULL) {
+		guint failed = expectations->failed != NULL ? expectations->failed->len : 0;
+
+		label(s, "expectations");
+		if (failed == 0)
+			g_string_append_printf(s, "%u checked, all held\n", expectations->checked);
+		else
+			g_string_append_printf(s, "%u checked, %u failed\n", expectations->checked,
+					       failed);
+		for (guint i = 0; i < failed; i++)
+			g_string_append_printf(s, "expectation failed: %s\n",
+					       (const char *) g_ptr_array_index(
+						       expectations->failed, i));
+	}
+	return g_string_free(s, FALSE);
+}
+
+/* ---- writing ---- */
+
+gboolean
+gs_report_write_file(const char *path, const char *contents, GError **error)
+{
+	GError *local = NULL;
+
+	g_return_val_if_fail(path != NULL && contents != NULL, FALSE);
+	if (strcmp(path, "-") == 0) {
+		size_t len = strlen(contents);
+
+		if (fwrite(contents, 1, len, stdout) != len || fflush(stdout) != 0) {
+			int saved = errno;
+
+			g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
+				    "cannot write to standard output: %s", g_strerror(saved));
+			return FALSE;
+		}
+		return TRUE;
+	}
+	if (!g_file_set_contents(path, contents, -1, &local)) {
+		g_set_error(error, local->domain, local->code, "cannot write %s: %s", path,
+			    local->message);
+		g_error_free(local);
+		return FALSE;
+	}
+	return TRUE;
+}

@@ -1,0 +1,124 @@
+/*
+ * gpusim: the output side of `gpusim run` (SPEC §2, §4).
+ *
+ * This module decides how a run is written down: the event log kept in memory
+ * while the simulator runs, the result object (--json, schema
+ * "gpusim-result/1"), the event lines (--events, JSON Lines), the Chrome /
+ * Perfetto trace (--trace), the memory timeline (--timeline, CSV) and the
+ * human summary. Every writer returns a newly allocated string (g_free it);
+ * gs_report_write_file() puts one where the user asked. Nothing here decides
+ * what happened in the run, and nothing prints except through that function.
+ *
+ * Formats (fixed, so that the same input gives the same bytes):
+ *
+ * - Result JSON: two-space indentation, keys in the order of SPEC §4; each
+ *   task, thread and exception is one line. The resolved policy carries every
+ *   key of SPEC §3.4 under its SPEC name, nested as in the scenario (spill,
+ *   reservations), with words as the scenario spells them; the one duration,
+ *   watchdog, is written as "watchdog_ns" in integer nanoseconds, like every
+ *   other time in the result. Fields beyond SPEC §4: tasks[].failure (the
+ *   exception that failed the last attempt, or null) and
+ *   threads[].waiting_at_end. Only wall_ns differs between two runs.
+ * - Event lines: one compact object per line, "t_ns" then "ev" then the
+ *   fields of its kind (see gs_report_event_line()).
+ * - Trace: {"traceEvents": [...], "displayTimeUnit": "ns"}, one event per
+ *   line. Process 1 holds one track per distinct thread name (tid 1, 2, ... in
+ *   the order of GsResult.threads, then names only the log knows, in order of
+ *   appearance); each state is a complete event ("ph":"X", "cat":"state",
+ *   name the state) from the transition into it to the next one, the last
+ *   ending at the makespan; UNKNOWN (not registered) is drawn as a gap.
+ *   Throws and deadlock decisions are thread-scoped instants ("ph":"i").
+ *   Counter events ("ph":"C") named "gpu memory", "host memory", "disk memory"
+ *   (series "used" and "charged") and "threads" (running, blocked, bufn) come
+ *   from the timeline. "ts" and "dur" are microseconds, as the format wants,
+ *   written with exactly three decimals so that they keep whole nanoseconds.
+ * - Timeline CSV: the header below, then one row per sample, integers only.
+ */
+#ifndef GPUSIM_REPORT_H
+#define GPUSIM_REPORT_H
+
+#include <gpusim/gpusim.h>
+
+#include "sim.h"
+#include "expect.h"
+
+G_BEGIN_DECLS
+
+/* ---- the event log ---- */
+
+/* GsEventLog (typedef in expect.h): the entries the simulator logged, copied
+ * with their strings, in order. */
+
+GsEventLog *gs_event_log_new(void);
+void gs_event_log_free(GsEventLog *log);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsEventLog, gs_event_log_free)
+
+/** A GsLogFunc: pass gs_event_log_add as GsSimOptions.log and the log as log_data. */
+void gs_event_log_add(const GsLogEntry *entry, gpointer log);
+
+/** The entries (GsLogEntry, whose strings the log owns), in the order logged. */
+const GArray *gs_event_log_entries(const GsEventLog *log);
+
+/* ---- the writers ---- */
+
+/**
+ * The result object of SPEC §4. @backend is "sim" or "cuda"; @wall_ns the
+ * real time the run took; @expectations may be NULL (nothing checked).
+ */
+char *gs_report_json(const GsWorkload *w, const GsResult *r, const char *backend, gint64 wall_ns,
+		     const GsExpectReport *expectations);
+
+/**
+ * One event line, without its newline:
+ *   {"t_ns":T,"ev":"state","thread":N,"from":S,"to":S}
+ *   {"t_ns":T,"ev":"throw","thread":N,"type":E,"handled":B}
+ *   {"t_ns":T,"ev":"alloc","thread":N,"buf":B,"bytes":I,"tier":"gpu","ok":B}
+ *   {"t_ns":T,"ev":"free","thread":N,"buf":B,"bytes":I,"tier":"gpu"}
+ *   {"t_ns":T,"ev":"deadlock","victim":N,"action":"rollback|retry_once|split"}
+ *   {"t_ns":T,"ev":"task","task":ID,"what":W}
+ *   {"t_ns":T,"ev":"semaphore","task":ID,"what":W}
+ * A missing (NULL) string is written as null.
+ */
+char *gs_report_event_line(const GsLogEntry *entry);
+
+/** Every entry of @log as an event line, each ended by a newline. */
+char *gs_report_events(const GsEventLog *log);
+
+/** The Chrome trace event JSON of a run; @log may be NULL (no state tracks then). */
+char *gs_report_trace(const GsWorkload *w, const GsResult *r, const GsEventLog *log);
+
+/**
+ * The timeline as CSV: the header
+ *   time_ns,gpu_used,host_used,disk_used,gpu_charged,host_charged,disk_charged,running,blocked,bufn
+ * then one row per sample.
+ */
+char *gs_report_timeline_csv(const GsResult *r);
+
+/** The human summary `run` prints; @expectations may be NULL. */
+char *gs_report_summary(const GsWorkload *w, const GsResult *r,
+			const GsExpectReport *expectations);
+
+/* ---- helpers ---- */
+
+/** "512 B", "6.0 MiB", "1.5 GiB": below 1 KiB in bytes, else one decimal in binary units. */
+char *gs_format_bytes(gint64 bytes);
+
+/** "0 ns", "750 ns", "1.50 ms", "12.5 us", "250 ms", "3.00 s": three significant digits. */
+char *gs_format_duration(GsTime ns);
+
+/** The word of an outcome as results spell it (SPEC §4): "completed", "failed", ... */
+const char *gs_report_outcome_word(GsOutcome outcome);
+
+/** "gpu", "host" or "disk". */
+const char *gs_report_tier_name(GsTier tier);
+
+/**
+ * Writes @contents to @path atomically: to a temporary file beside it, then
+ * renamed, so a failure never leaves a half-written file. "-" writes to
+ * standard output.
+ */
+gboolean gs_report_write_file(const char *path, const char *contents, GError **error);
+
+G_END_DECLS
+
+#endif /* GPUSIM_REPORT_H */

@@ -1,0 +1,284 @@
+/*
+ * gpusim: constructing, defaulting and freeing workloads.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include <gpusim/workload.h>
+
+static const char *const op_kind_names[] = {
+#define GS_X_ROW(suffix, name) [GS_OP_##suffix] = name,
+	GS_OP_KIND_MAP(GS_X_ROW)
+#undef GS_X_ROW
+};
+
+G_STATIC_ASSERT(G_N_ELEMENTS(op_kind_names) == GS_N_OP_KINDS);
+
+const char *
+gs_op_kind_name(GsOpKind kind)
+{
+	g_return_val_if_fail(kind < GS_N_OP_KINDS, "invalid");
+	return op_kind_names[kind];
+}
+
+#define KIB ((gint64) 1024)
+#define MIB (KIB * 1024)
+#define GIB (MIB * 1024)
+#define TIB (GIB * 1024)
+#define US ((GsTime) 1000)
+#define MS (US * 1000)
+
+void
+gs_policy_init(GsPolicy *p)
+{
+	memset(p, 0, sizeof *p);
+	p->oom = GS_OOM_RETRY;
+	p->priority = GS_PRIORITY_FIFO;
+	p->split_victim = GS_SPLIT_HIGHEST;
+	p->retry_before_bufn = TRUE;
+	p->retry_cap = 500;
+	p->watchdog = 100 * MS;
+	p->sleep_is_blocked = TRUE;
+	p->task_attempts = 1;
+	p->spill.victim = GS_VICTIM_LRU;
+	p->spill.on_demand = TRUE;
+	p->spill.host_full = GS_HOST_FULL_DISK;
+	p->reservations.over = GS_OVER_IGNORE;
+	p->reservations.increase_factor = 1.25;
+	p->reservations.attribution = GS_ATTRIBUTION_ORIGIN;
+	p->admission = GS_ADMISSION_NONE;
+	p->evac_gate = TRUE;
+}
+
+GsEngineOpts
+gs_policy_engine_opts(const GsPolicy *p)
+{
+	GsEngineOpts opts = GS_ENGINE_OPTS_DEFAULT;
+
+	opts.priority = p->priority;
+	opts.split_victim = p->split_victim;
+	opts.retry_before_bufn = p->retry_before_bufn;
+	opts.retry_cap = p->retry_cap;
+	opts.bust_deadlocks = p->oom == GS_OOM_RETRY;
+	return opts;
+}
+
+static void
+free_expect_value(gpointer data)
+{
+	GsExpectValue *v = data;
+
+	g_free(v->key);
+	g_free(v->text);
+	g_free(v);
+}
+
+static void
+free_expect_thread(gpointer data)
+{
+	GsExpectThread *t = data;
+
+	g_free(t->thread);
+	if (t->reached != NULL)
+		g_array_unref(t->reached);
+	if (t->threw != NULL)
+		g_array_unref(t->threw);
+	g_free(t);
+}
+
+static void
+free_expect_at(gpointer data)
+{
+	GsExpectAt *a = data;
+
+	g_free(a->thread);
+	g_free(a);
+}
+
+GsWorkload *
+gs_workload_new(void)
+{
+	GsWorkload *w = g_new0(GsWorkload, 1);
+
+	w->seed = 1;
+	w->gpu = (GsGpuMemory){.devices = 1, .alignment = 256, .allocator = GS_ALLOCATOR_EXACT,
+			       .reservation_limit = 0.9, .downgrade_trigger = 0.75,
+			       .downgrade_stop = 0.65};
+	w->host = (GsHostMemory){.capacity = 4 * GIB, .block_size = MIB, .pool_blocks = 128,
+				 .initial_pools = 4, .reservation_limit = 0.9};
+	w->disk = (GsDiskMemory){.capacity = TIB, .path = g_strdup("/var/tmp")};
+	w->links = (GsLinks){.gpu_host = {25e9, 10 * US}, .host_disk = {2e9, 100 * US},
+			     .alloc_latency = US};
+	gs_policy_init(&w->policy);
+	w->tasks = g_ptr_array_new_with_free_func((GDestroyNotify) gs_task_spec_free);
+	w->pool_threads = g_ptr_array_new_with_free_func((GDestroyNotify) gs_thread_spec_free);
+	w->expect.values = g_ptr_array_new_with_free_func(free_expect_value);
+	w->expect.threads = g_ptr_array_new_with_free_func(free_expect_thread);
+	w->expect.at = g_ptr_array_new_with_free_func(free_expect_at);
+	w->variant_names = g_ptr_array_new_with_free_func(g_free);
+	return w;
+}
+
+void
+gs_workload_free(GsWorkload *w)
+{
+	if (w == NULL)
+		return;
+	g_free(w->name);
+	g_free(w->description);
+	g_free(w->file);
+	g_free(w->variant);
+	g_free(w->disk.path);
+	g_ptr_array_unref(w->tasks);
+	g_ptr_array_unref(w->pool_threads);
+	g_ptr_array_unref(w->expect.values);
+	g_ptr_array_unref(w->expect.threads);
+	g_ptr_array_unref(w->expect.at);
+	g_ptr_array_unref(w->variant_names);
+	g_free(w);
+}
+
+static void
+unref_array(GArray *a)
+{
+	if (a != NULL)
+		g_array_unref(a);
+}
+
+static void
+clear_ops(GArray *ops)
+{
+	if (ops == NULL)
+		return;
+	for (guint i = 0; i < ops->len; i++)
+		gs_op_clear(&g_array_index(ops, GsOp, i));
+	g_array_unref(ops);
+}
+
+void
+gs_op_clear(GsOp *op)
+{
+	switch (op->kind) {
+	case GS_OP_FREE:
+	case GS_OP_SPILLABLE:
+	case GS_OP_UNSPILLABLE:
+		unref_array(op->free.bufs);
+		break;
+	case GS_OP_COMPUTE:
+		unref_array(op->compute.uses);
+		break;
+	case GS_OP_RETRY:
+		unref_array(op->retry.input);
+		clear_ops(op->retry.ops);
+		break;
+	case GS_OP_RESERVE:
+		unref_array(op->reserve.tiers);
+		break;
+	case GS_OP_POOL:
+		unref_array(op->pool.tasks);
+		break;
+	case GS_OP_REPEAT:
+		clear_ops(op->repeat.ops);
+		break;
+	case GS_OP_ALLOC:
+	case GS_OP_SYNC:
+	case GS_OP_SLEEP:
+	case GS_OP_UNTIL:
+	case GS_OP_BLOCK_UNTIL_READY:
+	case GS_OP_RELEASE:
+	case GS_OP_WAIT_ON_POOL:
+	case GS_OP_INJECT:
+	case GS_OP_TASK_DONE:
+	case GS_N_OP_KINDS:
+		break;
+	}
+	memset(op, 0, sizeof *op);
+}
+
+GsThreadSpec *
+gs_thread_spec_new(const char *name)
+{
+	GsThreadSpec *t = g_new0(GsThreadSpec, 1);
+
+	t->name = g_strdup(name);
+	t->ops = g_array_new(FALSE, TRUE, sizeof(GsOp));
+	t->buffers = g_ptr_array_new_with_free_func(g_free);
+	t->streams = g_ptr_array_new_with_free_func(g_free);
+	t->reservations = g_ptr_array_new_with_free_func(g_free);
+	return t;
+}
+
+void
+gs_thread_spec_free(GsThreadSpec *t)
+{
+	if (t == NULL)
+		return;
+	g_free(t->name);
+	clear_ops(t->ops);
+	g_ptr_array_unref(t->buffers);
+	g_ptr_array_unref(t->streams);
+	g_ptr_array_unref(t->reservations);
+	g_free(t);
+}
+
+guint
+gs_name_index(GPtrArray *names, const char *name)
+{
+	for (guint i = 0; i < names->len; i++) {
+		if (strcmp(names->pdata[i], name) == 0)
+			return i;
+	}
+	g_ptr_array_add(names, g_strdup(name));
+	return names->len - 1;
+}
+
+GsTaskSpec *
+gs_task_spec_new(const char *id)
+{
+	GsTaskSpec *t = g_new0(GsTaskSpec, 1);
+
+	t->id = g_strdup(id);
+	t->repeat = 1;
+	t->threads = g_ptr_array_new_with_free_func((GDestroyNotify) gs_thread_spec_free);
+	return t;
+}
+
+void
+gs_task_spec_free(GsTaskSpec *t)
+{
+	if (t == NULL)
+		return;
+	g_free(t->id);
+	g_ptr_array_unref(t->threads);
+	g_free(t);
+}
+
+gboolean
+gs_cmp_holds(GsCmp cmp, gint64 observed)
+{
+	switch (cmp.op) {
+	case GS_CMP_EQ:
+		return observed == cmp.value;
+	case GS_CMP_NE:
+		return observed != cmp.value;
+	case GS_CMP_LT:
+		return observed < cmp.value;
+	case GS_CMP_LE:
+		return observed <= cmp.value;
+	case GS_CMP_GT:
+		return observed > cmp.value;
+	case GS_CMP_GE:
+		return observed >= cmp.value;
+	}
+	return FALSE;
+}
+
+const char *
+gs_cmp_op_text(GsCmpOp op)
+{
+	static const char *const text[] = {"==", "!=", "<", "<=", ">", ">="};
+
+	g_return_val_if_fail(op < G_N_ELEMENTS(text), "?");
+	return text[op];
+}

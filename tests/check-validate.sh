@@ -1,0 +1,46 @@
+#!/bin/sh
+# gpusim validate: "FILE: ok (...)" on stdout for each valid file; for an
+# invalid one (or one with an invalid variant) its first error, as
+# file:line:column: message, on stderr; exit 0 only if every file is valid,
+# 2 otherwise and for bad usage.
+set -u
+gpusim="$top_builddir/gpusim"
+data="$top_srcdir/tests/data"
+fail() { echo "FAIL: $*"; exit 1; }
+
+out=$("$gpusim" validate "$data/loader-full.yaml") || fail "a valid file must exit 0"
+[ "$out" = "$data/loader-full.yaml: ok (2 tasks, 1 pool threads, 2 variants)" ] ||
+	fail "unexpected output for a valid file: $out"
+
+err=$("$gpusim" validate "$data/loader-bad.yaml" 2>&1 >/dev/null)
+[ $? -eq 2 ] || fail "an invalid file must exit 2"
+case "$err" in
+"$data/loader-bad.yaml:6:15: unknown unit \"MB/s\" in size \"6MB/s\""*) ;;
+*) fail "unexpected message for an invalid file: $err" ;;
+esac
+
+err=$("$gpusim" validate "$data/loader-bad-variant.yaml" 2>&1 >/dev/null)
+[ $? -eq 2 ] || fail "a file with an invalid variant must exit 2"
+case "$err" in
+"$data/loader-bad-variant.yaml:7:26: policy.oom must be fail, block or retry"*"(with variant broken)") ;;
+*) fail "unexpected message for an invalid variant: $err" ;;
+esac
+
+# Every file is checked, even after a bad one.
+out=$("$gpusim" validate "$data/loader-bad.yaml" "$data/loader-full.yaml" 2>/dev/null)
+[ $? -eq 2 ] || fail "one invalid file among several must exit 2"
+echo "$out" | grep -q 'loader-full.yaml: ok' || fail "the valid file after a bad one was not checked"
+
+err=$("$gpusim" validate "$data/no-such-file.yaml" 2>&1 >/dev/null)
+[ $? -eq 2 ] || fail "a missing file must exit 2"
+echo "$err" | grep -q 'no-such-file.yaml: cannot read' || fail "unclear message: $err"
+
+err=$("$gpusim" validate 2>&1 >/dev/null)
+[ $? -eq 2 ] || fail "validate without a file must exit 2"
+echo "$err" | grep -q 'no scenario file given' || fail "unclear message: $err"
+"$gpusim" validate --no-such-option "$data/loader-full.yaml" >/dev/null 2>&1
+[ $? -eq 2 ] || fail "an unknown option of validate must exit 2"
+out=$("$gpusim" validate --help) || fail "validate --help exited $?"
+echo "$out" | grep -q 'Usage:' || fail "validate --help has no usage line"
+"$gpusim" --help | grep -q '^  validate ' || fail "gpusim --help does not list validate"
+echo "gpusim validate accepts valid scenarios and reports invalid ones"

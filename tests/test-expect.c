@@ -1,0 +1,726 @@
+/*
+ * gpusim tests: the expectation checker (src/expect.h) on one result and
+ * event log made by hand. A table of rows, one expectation each, covers every
+ * operator, every key family (outcome, makespan, totals, tasks, threads, at a
+ * thread's state, at a tier's used and charged bytes), passing and failing,
+ * with the exact sentence of each failure. Further tests check counting,
+ * order, the last-row rule for threads and a missing event log.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "testlib.h"
+#include "expect.h"
+#include "report.h"
+
+#define KIB ((gint64) 1024)
+#define MIB (KIB * 1024)
+#define US ((GsTime) 1000)
+#define MS (US * 1000)
+
+/* ---- the run under test ---- */
+
+static void
+free_task(gpointer data)
+{
+	GsTaskResult *t = data;
+
+	g_free(t->id);
+	g_free(t);
+}
+
+static void
+free_thread(gpointer data)
+{
+	GsThreadResult *t = data;
+
+	g_free(t->name);
+	g_free(t->task);
+	if (t->exceptions != NULL)
+		g_array_unref(t->exceptions);
+	g_free(t);
+}
+
+static void
+result_free(GsResult *r)
+{
+	g_ptr_array_unref(r->tasks);
+	g_ptr_array_unref(r->threads);
+	g_array_unref(r->timeline);
+	g_free(r);
+}
+
+/* sim.h's autoptr for GsResult calls the simulator's gs_result_free(); these
+ * results are freed here, through their own alias. */
+typedef GsResult HandResult;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HandResult, result_free)
+
+static GsTaskResult *
+add_task(GsResult *r, const char *id, GsOutcome outcome, guint attempts)
+{
+	GsTaskResult *t = g_new0(GsTaskResult, 1);
+
+	t->id = g_strdup(id);
+	t->outcome = outcome;
+	t->attempts = attempts;
+	g_ptr_array_add(r->tasks, t);
+	return t;
+}
+
+#define BIT(state) (1u << GS_THREAD_##state)
+
+static GsThreadResult *
+add_thread(GsResult *r, const char *name, const char *task, guint32 reached,
+	   GsThreadState final_state, guint n_exc, ...)
+{
+	GsThreadResult *t = g_new0(GsThreadResult, 1);
+	va_list args;
+
+	t->name = g_strdup(name);
+	t->task = g_strdup(task);
+	t->reached = reached;
+	t->final_state = final_state;
+	t->exceptions = g_array_new(FALSE, TRUE, sizeof(GsSeenException));
+	va_start(args, n_exc);
+	for (guint i = 0; i < n_exc; i++) {
+		GsSeenException seen = {.time = (GsTime) i, .handled = TRUE};
+
+		seen.exception = va_arg(args, GsException);
+		g_strlcpy(seen.op, "0", sizeof seen.op);
+		g_array_append_val(t->exceptions, seen);
+	}
+	va_end(args);
+	g_ptr_array_add(r->threads, t);
+	return t;
+}
+
+static void
+add_sample(GsResult *r, GsTime time, gint64 gpu_used, gint64 gpu_charged, gint64 host_used,
+	   gint64 host_charged)
+{
+	GsSample s = {.time = time};
+
+	s.used[GS_TIER_GPU] = gpu_used;
+	s.charged[GS_TIER_GPU] = gpu_charged;
+	s.used[GS_TIER_HOST] = host_used;
+	s.charged[GS_TIER_HOST] = host_charged;
+	g_array_append_val(r->timeline, s);
+}
+
+/*
+ * Tasks A (completed), B (completed on its second attempt, 2 retries) and
+ * "x.y" (failed); B.0 has a row per attempt, the second one blocked once.
+ */
+static GsResult *
+make_result(void)
+{
+	GsResult *r = g_new0(GsResult, 1);
+	GsTaskResult *t;
+
+	r->tasks = g_ptr_array_new_with_free_func(free_task);
+	r->threads = g_ptr_array_new_with_free_func(free_thread);
+	r->timeline = g_array_new(FALSE, TRUE, sizeof(GsSample));
+	r->outcome = GS_OUTCOME_COMPLETED;
+	r->makespan_ns = 3500 * US;
+	r->totals.tasks = 3;
+	r->totals.tasks_completed = 2;
+	r->totals.tasks_failed = 1;
+	r->totals.task_attempts = 4;
+	r->totals.retries = 2;
+	r->totals.splits = 0;
+	r->totals.blocked_ns = 1500 * US;
+	r->totals.lost_ns = 500 * US;
+	r->totals.spill_block_ns = 10;
+	r->totals.semaphore_wait_ns = 20;
+	r->totals.deadlocks_busted = 1;
+	r->totals.deadlocks_unresolved = 0;
+	r->totals.spilled_gpu_to_host = MIB;
+	r->totals.spilled_host_to_disk = 30;
+	r->totals.unspilled_host_to_gpu = 40;
+	r->totals.unspilled_disk_to_host = 50;
+
+	t = add_task(r, "A", GS_OUTCOME_COMPLETED, 1);
+	t->end_ns = 2000 * US;
+	t->max_footprint = 6 * MIB;
+	t = add_task(r, "B", GS_OUTCOME_COMPLETED, 2);
+	t->start_ns = 1000 * US;
+	t->end_ns = 3500 * US;
+	t->retries = 2;
+	t->blocked_ns = 1500 * US;
+	t->lost_ns = 500 * US;
+	t->max_footprint = 5 * MIB;
+	add_task(r, "x.y", GS_OUTCOME_FAILED, 1);
+
+	add_thread(r, "A.0", "A", BIT(RUNNING) | BIT(ALLOC), GS_THREAD_UNKNOWN, 0);
+	add_thread(r, "B.0", "B", BIT(RUNNING) | BIT(ALLOC) | BIT(BUFN), GS_THREAD_RUNNING, 1,
+		   GS_EXC_GPU_OOM);
+	add_thread(r, "B.0", "B", BIT(RUNNING) | BIT(ALLOC) | BIT(BLOCKED) | BIT(BUFN_THROW),
+		   GS_THREAD_UNKNOWN, 2, GS_EXC_GPU_RETRY_OOM, GS_EXC_GPU_SPLIT_AND_RETRY_OOM);
+
+	add_sample(r, 0, 0, 0, 0, 0);
+	add_sample(r, 1000 * US, 6 * MIB, 7 * MIB, 0, 2 * MIB);
+	add_sample(r, 1500 * US, 11 * MIB, 12 * MIB, MIB, 2 * MIB);
+	add_sample(r, 2000 * US, 5 * MIB, 5 * MIB, 0, 0);
+	return r;
+}
+
+static void
+log_state(GsEventLog *log, GsTime time, const char *thread, GsThreadState from, GsThreadState to)
+{
+	GsLogEntry e = {.kind = GS_LOG_STATE, .time = time, .thread = thread, .from = from,
+			.to = to};
+
+	gs_event_log_add(&e, log);
+}
+
+static GsEventLog *
+make_log(void)
+{
+	GsEventLog *log = gs_event_log_new();
+	GsLogEntry throw = {.kind = GS_LOG_THROW, .time = 1500 * US, .thread = "B.0",
+			    .exception = GS_EXC_GPU_RETRY_OOM};
+
+	log_state(log, 0, "A.0", GS_THREAD_UNKNOWN, GS_THREAD_RUNNING);
+	log_state(log, 0, "A.0", GS_THREAD_RUNNING, GS_THREAD_ALLOC);
+	log_state(log, 0, "A.0", GS_THREAD_ALLOC, GS_THREAD_RUNNING);
+	log_state(log, 1000 * US, "B.0", GS_THREAD_UNKNOWN, GS_THREAD_RUNNING);
+	log_state(log, 1500 * US, "B.0", GS_THREAD_RUNNING, GS_THREAD_ALLOC);
+	log_state(log, 1500 * US, "B.0", GS_THREAD_ALLOC, GS_THREAD_BLOCKED);
+	gs_event_log_add(&throw, log);
+	log_state(log, 2000 * US, "A.0", GS_THREAD_RUNNING, GS_THREAD_UNKNOWN);
+	log_state(log, 2000 * US, "B.0", GS_THREAD_BLOCKED, GS_THREAD_RUNNING);
+	log_state(log, 3500 * US, "B.0", GS_THREAD_RUNNING, GS_THREAD_UNKNOWN);
+	return log;
+}
+
+/* ---- adding expectations ---- */
+
+static void
+expect_value(GsWorkload *w, const char *key, const char *text, GsCmpOp op, gint64 value)
+{
+	GsExpectValue *v = g_new0(GsExpectValue, 1);
+
+	v->key = g_strdup(key);
+	v->text = g_strdup(text);
+	v->cmp = (GsCmp){op, value};
+	g_ptr_array_add(w->expect.values, v);
+}
+
+static GsExpectThread *
+expect_thread(GsWorkload *w, const char *thread)
+{
+	GsExpectThread *t = g_new0(GsExpectThread, 1);
+
+	t->thread = g_strdup(thread);
+	t->reached = g_array_new(FALSE, FALSE, sizeof(GsThreadState));
+	g_ptr_array_add(w->expect.threads, t);
+	return t;
+}
+
+static void
+expect_at_state(GsWorkload *w, GsTime time, const char *thread, GsThreadState state)
+{
+	GsExpectAt *a = g_new0(GsExpectAt, 1);
+
+	a->time = time;
+	a->thread = g_strdup(thread);
+	a->state = state;
+	g_ptr_array_add(w->expect.at, a);
+}
+
+static void
+expect_at_tier(GsWorkload *w, GsTime time, GsTier tier, gboolean charged, GsCmpOp op,
+	       gint64 bytes)
+{
+	GsExpectAt *a = g_new0(GsExpectAt, 1);
+
+	a->time = time;
+	a->has_tier = TRUE;
+	a->tier = tier;
+	a->charged = charged;
+	a->bytes = (GsCmp){op, bytes};
+	g_ptr_array_add(w->expect.at, a);
+}
+
+/* ---- the table ---- */
+
+typedef enum {
+	ROW_VALUE,    /* .key .op .value, or .text for outcomes */
+	ROW_REACHED,  /* .key = thread, .states */
+	ROW_THREW,    /* .key = thread, .excs */
+	ROW_FINAL,    /* .key = thread, .states[0] */
+	ROW_AT_STATE, /* .time .key = thread .states[0] */
+	ROW_AT_TIER,  /* .time .tier .charged .op .value */
+} RowKind;
+
+#define MAX_LIST 4
+#define END_OF_LIST (-1)
+
+typedef struct {
+	RowKind kind;
+	const char *key;
+	const char *text;
+	GsCmpOp op;
+	gint64 value;
+	int states[MAX_LIST]; /* GsThreadState, ended by END_OF_LIST when shorter */
+	int excs[MAX_LIST];   /* GsException, ended by END_OF_LIST when shorter */
+	GsTime time;
+	GsTier tier;
+	gboolean charged;
+	const char *failure;  /* the sentence, NULL when the expectation holds */
+} Row;
+
+#define EQ GS_CMP_EQ
+#define NE GS_CMP_NE
+#define LT GS_CMP_LT
+#define LE GS_CMP_LE
+#define GT GS_CMP_GT
+#define GE GS_CMP_GE
+#define ST(s) GS_THREAD_##s
+#define EX(e) GS_EXC_##e
+#define VAL(k, t, o, v) .kind = ROW_VALUE, .key = k, .text = t, .op = o, .value = v
+
+static const Row rows[] = {
+	/* outcome */
+	{VAL("outcome", "completed", EQ, 0)},
+	{VAL("outcome", "failed", EQ, 0),
+	 .failure = "outcome: expected failed, observed completed"},
+	{VAL("outcome", "deadlock", NE, 0)},
+	{VAL("outcome", "completed", NE, 0),
+	 .failure = "outcome: expected != completed, observed completed"},
+	/* makespan: every operator */
+	{VAL("makespan", NULL, EQ, 3500 * US)},
+	{VAL("makespan", NULL, EQ, 3 * MS),
+	 .failure = "makespan: expected == 3000000 ns (3.00 ms), observed 3500000 ns (3.50 ms)"},
+	{VAL("makespan", NULL, NE, 0)},
+	{VAL("makespan", NULL, NE, 3500 * US),
+	 .failure = "makespan: expected != 3500000 ns (3.50 ms), observed 3500000 ns (3.50 ms)"},
+	{VAL("makespan", NULL, LT, 4 * MS)},
+	{VAL("makespan", NULL, LT, 3500 * US),
+	 .failure = "makespan: expected < 3500000 ns (3.50 ms), observed 3500000 ns (3.50 ms)"},
+	{VAL("makespan", NULL, LE, 3500 * US)},
+	{VAL("makespan", NULL, LE, 2 * MS),
+	 .failure = "makespan: expected <= 2000000 ns (2.00 ms), observed 3500000 ns (3.50 ms)"},
+	{VAL("makespan", NULL, GT, 3 * MS)},
+	{VAL("makespan", NULL, GT, 3500 * US),
+	 .failure = "makespan: expected > 3500000 ns (3.50 ms), observed 3500000 ns (3.50 ms)"},
+	{VAL("makespan", NULL, GE, 3500 * US)},
+	{VAL("makespan_ns", NULL, GE, 4 * MS),
+	 .failure = "makespan_ns: expected >= 4000000 ns (4.00 ms), observed 3500000 ns (3.50 ms)"},
+	/* totals */
+	{VAL("totals.tasks", NULL, EQ, 3)},
+	{VAL("totals.tasks_completed", NULL, EQ, 2)},
+	{VAL("totals.tasks_failed", NULL, EQ, 0),
+	 .failure = "totals.tasks_failed: expected == 0, observed 1"},
+	{VAL("totals.task_attempts", NULL, EQ, 4)},
+	{VAL("totals.retries", NULL, EQ, 2)},
+	{VAL("totals.retries", NULL, EQ, 1),
+	 .failure = "totals.retries: expected == 1, observed 2"},
+	{VAL("totals.splits", NULL, EQ, 0)},
+	{VAL("totals.deadlocks_busted", NULL, GE, 1)},
+	{VAL("totals.deadlocks_unresolved", NULL, GT, 0),
+	 .failure = "totals.deadlocks_unresolved: expected > 0, observed 0"},
+	{VAL("totals.blocked_ns", NULL, EQ, 1500 * US)},
+	{VAL("totals.blocked", NULL, GT, 2 * MS),
+	 .failure = "totals.blocked: expected > 2000000 ns (2.00 ms), observed 1500000 ns (1.50 ms)"},
+	{VAL("totals.lost_ns", NULL, EQ, 500 * US)},
+	{VAL("totals.lost", NULL, LT, 1 * MS)},
+	/* fails: 500 us is not below 1 us */
+	{VAL("totals.lost", NULL, LT, 999),
+	 .failure = "totals.lost: expected < 999 ns, observed 500000 ns (500 us)"},
+	{VAL("totals.spill_block_ns", NULL, EQ, 10)},
+	{VAL("totals.semaphore_wait", NULL, EQ, 20)},
+	{VAL("totals.spilled_bytes.gpu_to_host", NULL, EQ, MIB)},
+	{VAL("totals.spilled_gpu_to_host", NULL, LT, MIB),
+	 .failure = "totals.spilled_gpu_to_host: expected < 1048576 B (1.0 MiB), "
+		    "observed 1048576 B (1.0 MiB)"},
+	{VAL("totals.spilled_bytes.host_to_disk", NULL, EQ, 30)},
+	{VAL("totals.unspilled_bytes.host_to_gpu", NULL, EQ, 40)},
+	{VAL("totals.unspilled_disk_to_host", NULL, EQ, 51),
+	 .failure = "totals.unspilled_disk_to_host: expected == 51 B, observed 50 B"},
+	{VAL("totals.colour", NULL, EQ, 0), .failure = "totals.colour: no such total"},
+	/* tasks */
+	{VAL("tasks.B.outcome", "completed", EQ, 0)},
+	{VAL("tasks.A.outcome", "failed", EQ, 0),
+	 .failure = "tasks.A.outcome: expected failed, observed completed"},
+	{VAL("tasks.x.y.outcome", "failed", EQ, 0)},
+	{VAL("tasks.B.attempts", NULL, EQ, 2)},
+	{VAL("tasks.A.attempts", NULL, GT, 1),
+	 .failure = "tasks.A.attempts: expected > 1, observed 1"},
+	{VAL("tasks.B.retries", NULL, EQ, 2)},
+	{VAL("tasks.B.retries", NULL, EQ, 1),
+	 .failure = "tasks.B.retries: expected == 1, observed 2"},
+	{VAL("tasks.B.splits", NULL, EQ, 0)},
+	{VAL("tasks.B.blocked_ns", NULL, EQ, 1500 * US)},
+	{VAL("tasks.A.blocked", NULL, GT, 0),
+	 .failure = "tasks.A.blocked: expected > 0 ns, observed 0 ns"},
+	{VAL("tasks.B.lost_ns", NULL, LE, 500 * US)},
+	{VAL("tasks.B.max_footprint", NULL, EQ, 5 * MIB)},
+	{VAL("tasks.A.max_footprint", NULL, LE, 5 * MIB),
+	 .failure = "tasks.A.max_footprint: expected <= 5242880 B (5.0 MiB), "
+		    "observed 6291456 B (6.0 MiB)"},
+	{VAL("tasks.B.start_ns", NULL, EQ, 1000 * US)},
+	{VAL("tasks.B.end", NULL, EQ, 3500 * US)},
+	{VAL("tasks.Z.retries", NULL, EQ, 0), .failure = "tasks.Z.retries: no task Z in the run"},
+	{VAL("tasks.B.colour", NULL, EQ, 0), .failure = "tasks.B.colour: no such task field"},
+	{VAL("tasks.B", NULL, EQ, 0), .failure = "tasks.B: not a task field (tasks.ID.FIELD)"},
+	{VAL("bogus", NULL, EQ, 0), .failure = "bogus: unknown expectation"},
+	/* threads: the last row named B.0 counts */
+	{.kind = ROW_REACHED, .key = "B.0", .states = {ST(BLOCKED), ST(RUNNING), END_OF_LIST}},
+	{.kind = ROW_REACHED, .key = "B.0", .states = {ST(BLOCKED), ST(BUFN), ST(SPLIT_THROW), END_OF_LIST},
+	 .failure = "threads.B.0.reached: expected [THREAD_BLOCKED, THREAD_BUFN, THREAD_SPLIT_THROW], "
+		    "never reached [THREAD_BUFN, THREAD_SPLIT_THROW]; observed [THREAD_RUNNING, "
+		    "THREAD_ALLOC, THREAD_BLOCKED, THREAD_BUFN_THROW]"},
+	{.kind = ROW_REACHED, .key = "A.0", .states = {ST(ALLOC), END_OF_LIST}},
+	{.kind = ROW_REACHED, .key = "nobody", .states = {ST(ALLOC), END_OF_LIST},
+	 .failure = "threads.nobody: no thread nobody in the run"},
+	{.kind = ROW_THREW, .key = "B.0", .excs = {EX(GPU_RETRY_OOM), EX(GPU_SPLIT_AND_RETRY_OOM), END_OF_LIST}},
+	{.kind = ROW_THREW, .key = "B.0", .excs = {EX(GPU_RETRY_OOM), END_OF_LIST},
+	 .failure = "threads.B.0.threw: expected [GpuRetryOOM], "
+		    "observed [GpuRetryOOM, GpuSplitAndRetryOOM]"},
+	{.kind = ROW_THREW, .key = "B.0", .excs = {EX(GPU_SPLIT_AND_RETRY_OOM), EX(GPU_RETRY_OOM), END_OF_LIST},
+	 .failure = "threads.B.0.threw: expected [GpuSplitAndRetryOOM, GpuRetryOOM], "
+		    "observed [GpuRetryOOM, GpuSplitAndRetryOOM]"},
+	{.kind = ROW_THREW, .key = "A.0", .excs = {END_OF_LIST}},
+	{.kind = ROW_THREW, .key = "A.0", .excs = {EX(GPU_OOM), END_OF_LIST},
+	 .failure = "threads.A.0.threw: expected [GpuOOM], observed []"},
+	{.kind = ROW_FINAL, .key = "B.0", .states = {ST(UNKNOWN)}},
+	{.kind = ROW_FINAL, .key = "B.0", .states = {ST(RUNNING)},
+	 .failure = "threads.B.0.final_state: expected THREAD_RUNNING, observed UNKNOWN"},
+	/* at: a thread's state after every event of the instant */
+	{.kind = ROW_AT_STATE, .key = "B.0", .time = 1500 * US, .states = {ST(BLOCKED)}},
+	{.kind = ROW_AT_STATE, .key = "B.0", .time = 1500 * US - 1, .states = {ST(RUNNING)}},
+	{.kind = ROW_AT_STATE, .key = "B.0", .time = 1500 * US, .states = {ST(ALLOC)},
+	 .failure = "at[0]: B.0 at 1500000 ns: expected THREAD_ALLOC, observed THREAD_BLOCKED"},
+	{.kind = ROW_AT_STATE, .key = "B.0", .time = 999 * US, .states = {ST(UNKNOWN)}},
+	{.kind = ROW_AT_STATE, .key = "A.0", .time = 0, .states = {ST(RUNNING)}},
+	{.kind = ROW_AT_STATE, .key = "A.0", .time = 2 * MS, .states = {ST(UNKNOWN)}},
+	{.kind = ROW_AT_STATE, .key = "B.0", .time = 10 * MS, .states = {ST(BLOCKED)},
+	 .failure = "at[0]: B.0 at 10000000 ns: expected THREAD_BLOCKED, observed UNKNOWN"},
+	{.kind = ROW_AT_STATE, .key = "ghost", .time = 1 * MS, .states = {ST(UNKNOWN)}},
+	{.kind = ROW_AT_STATE, .key = "ghost", .time = 1 * MS, .states = {ST(RUNNING)},
+	 .failure = "at[0]: ghost at 1000000 ns: expected THREAD_RUNNING, observed UNKNOWN"},
+	/* at: a tier's bytes, from the last sample at or before the time */
+	{.kind = ROW_AT_TIER, .time = 1200 * US, .tier = GS_TIER_GPU, .op = EQ, .value = 6 * MIB},
+	{.kind = ROW_AT_TIER, .time = 1200 * US, .tier = GS_TIER_GPU, .charged = TRUE, .op = EQ,
+	 .value = 7 * MIB},
+	{.kind = ROW_AT_TIER, .time = 1500 * US, .tier = GS_TIER_GPU, .op = GE, .value = 12 * MIB,
+	 .failure = "at[0]: gpu used at 1500000 ns: expected >= 12582912 B (12.0 MiB), "
+		    "observed 11534336 B (11.0 MiB)"},
+	{.kind = ROW_AT_TIER, .time = 1500 * US, .tier = GS_TIER_GPU, .charged = TRUE, .op = NE,
+	 .value = 12 * MIB,
+	 .failure = "at[0]: gpu charged at 1500000 ns: expected != 12582912 B (12.0 MiB), "
+		    "observed 12582912 B (12.0 MiB)"},
+	{.kind = ROW_AT_TIER, .time = 999 * US, .tier = GS_TIER_GPU, .op = EQ, .value = 0},
+	{.kind = ROW_AT_TIER, .time = -1, .tier = GS_TIER_HOST, .charged = TRUE, .op = EQ, .value = 0},
+	{.kind = ROW_AT_TIER, .time = 1500 * US, .tier = GS_TIER_HOST, .op = LT, .value = MIB,
+	 .failure = "at[0]: host used at 1500000 ns: expected < 1048576 B (1.0 MiB), "
+		    "observed 1048576 B (1.0 MiB)"},
+	{.kind = ROW_AT_TIER, .time = 1500 * US, .tier = GS_TIER_HOST, .charged = TRUE, .op = EQ,
+	 .value = 2 * MIB},
+	{.kind = ROW_AT_TIER, .time = 50 * MS, .tier = GS_TIER_GPU, .op = EQ, .value = 5 * MIB},
+	{.kind = ROW_AT_TIER, .time = 50 * MS, .tier = GS_TIER_DISK, .op = GT, .value = 0,
+	 .failure = "at[0]: disk used at 50000000 ns: expected > 0 B, observed 0 B"},
+};
+
+/* Adds row @row's expectation to @w. */
+static void
+add_row(GsWorkload *w, const Row *row)
+{
+	GsExpectThread *t;
+
+	switch (row->kind) {
+	case ROW_VALUE:
+		expect_value(w, row->key, row->text, row->op, row->value);
+		break;
+	case ROW_REACHED:
+		t = expect_thread(w, row->key);
+		for (guint i = 0; i < MAX_LIST && row->states[i] != END_OF_LIST; i++) {
+			GsThreadState s = (GsThreadState) row->states[i];
+
+			g_array_append_val(t->reached, s);
+		}
+		break;
+	case ROW_THREW:
+		t = expect_thread(w, row->key);
+		t->threw = g_array_new(FALSE, FALSE, sizeof(GsException));
+		for (guint i = 0; i < MAX_LIST && row->excs[i] != END_OF_LIST; i++) {
+			GsException e = (GsException) row->excs[i];
+
+			g_array_append_val(t->threw, e);
+		}
+		break;
+	case ROW_FINAL:
+		t = expect_thread(w, row->key);
+		t->has_final_state = TRUE;
+		t->final_state = (GsThreadState) row->states[0];
+		break;
+	case ROW_AT_STATE:
+		expect_at_state(w, row->time, row->key, (GsThreadState) row->states[0]);
+		break;
+	case ROW_AT_TIER:
+		expect_at_tier(w, row->time, row->tier, row->charged, row->op, row->value);
+		break;
+	}
+}
+
+START_TEST(test_row)
+{
+	const Row *row = &rows[_i];
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsEventLog) log = make_log();
+	g_autoptr(GsExpectReport) report = NULL;
+
+	add_row(w, row);
+	report = gs_expect_check(w, r, log);
+	ck_assert_uint_eq(report->checked, 1);
+	if (row->failure == NULL) {
+		ck_assert_msg(report->failed->len == 0, "row %d failed: %s", _i,
+			      report->failed->len > 0 ? (char *) report->failed->pdata[0] : "");
+		ck_assert(gs_expect_report_passed(report));
+	} else {
+		ck_assert_msg(report->failed->len == 1, "row %d held", _i);
+		ck_assert_str_eq(g_ptr_array_index(report->failed, 0), row->failure);
+		ck_assert(!gs_expect_report_passed(report));
+	}
+}
+END_TEST
+
+/* Which part of the scenario's expect a row belongs to: values, threads, at. */
+static guint
+row_group(RowKind kind)
+{
+	switch (kind) {
+	case ROW_VALUE:
+		return 0;
+	case ROW_REACHED:
+	case ROW_THREW:
+	case ROW_FINAL:
+		return 1;
+	case ROW_AT_STATE:
+	case ROW_AT_TIER:
+		return 2;
+	}
+	return 3;
+}
+
+/* Every row at once: each counted, failures in scenario order (values, threads, at). */
+START_TEST(test_all_rows)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsEventLog) log = make_log();
+	g_autoptr(GsExpectReport) report = NULL;
+	g_autoptr(GPtrArray) want = g_ptr_array_new_with_free_func(g_free);
+	guint at_index = 0;
+
+	for (guint group = 0; group < 3; group++) {
+		for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+			const char *failure = rows[i].failure;
+
+			if (row_group(rows[i].kind) != group)
+				continue;
+			add_row(w, &rows[i]);
+			if (failure != NULL && group == 2) {
+				/* "at[0]" becomes the row's index among the at rows */
+				g_ptr_array_add(want, g_strdup_printf("at[%u]%s", at_index,
+								      failure + strlen("at[0]")));
+			} else if (failure != NULL) {
+				g_ptr_array_add(want, g_strdup(failure));
+			}
+			if (group == 2)
+				at_index++;
+		}
+	}
+	report = gs_expect_check(w, r, log);
+	ck_assert_uint_eq(report->checked, G_N_ELEMENTS(rows));
+	ck_assert_uint_eq(report->failed->len, want->len);
+	for (guint i = 0; i < want->len; i++)
+		ck_assert_str_eq(g_ptr_array_index(report->failed, i), g_ptr_array_index(want, i));
+}
+END_TEST
+
+START_TEST(test_nothing_expected)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsExpectReport) report = gs_expect_check(w, r, NULL);
+
+	ck_assert_uint_eq(report->checked, 0);
+	ck_assert_uint_eq(report->failed->len, 0);
+	ck_assert(gs_expect_report_passed(report));
+	ck_assert(gs_expect_report_passed(NULL));
+	gs_expect_report_free(NULL);
+}
+END_TEST
+
+/* One threads entry with reached, threw and final_state is three checks. */
+START_TEST(test_thread_entry_counts)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsExpectReport) report = NULL;
+	GsExpectThread *t = expect_thread(w, "B.0");
+	GsThreadState blocked = GS_THREAD_BLOCKED;
+	GsException retry = GS_EXC_GPU_RETRY_OOM;
+
+	g_array_append_val(t->reached, blocked);
+	t->threw = g_array_new(FALSE, FALSE, sizeof(GsException));
+	g_array_append_val(t->threw, retry);
+	t->has_final_state = TRUE;
+	t->final_state = GS_THREAD_RUNNING;
+	report = gs_expect_check(w, r, NULL);
+	ck_assert_uint_eq(report->checked, 3);
+	ck_assert_uint_eq(report->failed->len, 2);
+	ck_assert_str_eq(g_ptr_array_index(report->failed, 0),
+			 "threads.B.0.threw: expected [GpuRetryOOM], "
+			 "observed [GpuRetryOOM, GpuSplitAndRetryOOM]");
+	ck_assert_str_eq(g_ptr_array_index(report->failed, 1),
+			 "threads.B.0.final_state: expected THREAD_RUNNING, observed UNKNOWN");
+}
+END_TEST
+
+/* The first attempt's B.0 row would pass these; the last row is the one checked. */
+START_TEST(test_thread_last_row)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsExpectReport) report = NULL;
+	GsExpectThread *t = expect_thread(w, "B.0");
+	GsThreadState bufn = GS_THREAD_BUFN;
+	GsException oom = GS_EXC_GPU_OOM;
+
+	g_array_append_val(t->reached, bufn);
+	t->threw = g_array_new(FALSE, FALSE, sizeof(GsException));
+	g_array_append_val(t->threw, oom);
+	t->has_final_state = TRUE;
+	t->final_state = GS_THREAD_RUNNING;
+	report = gs_expect_check(w, r, NULL);
+	ck_assert_uint_eq(report->checked, 3);
+	ck_assert_uint_eq(report->failed->len, 3);
+	/* Without the last attempt's row, the first one is what is checked. */
+	g_ptr_array_remove_index(r->threads, 2);
+	g_clear_pointer(&report, gs_expect_report_free);
+	report = gs_expect_check(w, r, NULL);
+	ck_assert_uint_eq(report->failed->len, 0);
+}
+END_TEST
+
+/* A thread-state row needs the event log; a tier row does not. */
+START_TEST(test_at_without_log)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsExpectReport) report = NULL;
+
+	expect_at_state(w, 1500 * US, "B.0", GS_THREAD_BLOCKED);
+	expect_at_tier(w, 1500 * US, GS_TIER_GPU, FALSE, GS_CMP_EQ, 11 * MIB);
+	report = gs_expect_check(w, r, NULL);
+	ck_assert_uint_eq(report->checked, 2);
+	ck_assert_uint_eq(report->failed->len, 1);
+	ck_assert_str_eq(g_ptr_array_index(report->failed, 0),
+			 "at[0]: B.0 at 1500000 ns: no event log to check against");
+}
+END_TEST
+
+/* Only state entries move a thread's state; other entries of the thread do not. */
+START_TEST(test_at_ignores_other_entries)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsEventLog) log = gs_event_log_new();
+	g_autoptr(GsExpectReport) report = NULL;
+	GsLogEntry alloc = {.kind = GS_LOG_ALLOC, .time = 5, .thread = "T", .buf = "x",
+			    .to = GS_THREAD_BUFN};
+	GsLogEntry bust = {.kind = GS_LOG_DEADLOCK, .time = 6, .thread = "T"};
+
+	log_state(log, 1, "T", GS_THREAD_UNKNOWN, GS_THREAD_RUNNING);
+	gs_event_log_add(&alloc, log);
+	gs_event_log_add(&bust, log);
+	log_state(log, 7, "U", GS_THREAD_UNKNOWN, GS_THREAD_ALLOC);
+	expect_at_state(w, 10, "T", GS_THREAD_RUNNING);
+	expect_at_state(w, 10, "U", GS_THREAD_ALLOC);
+	report = gs_expect_check(w, r, log);
+	ck_assert_uint_eq(report->checked, 2);
+	ck_assert_uint_eq(report->failed->len, 0);
+}
+END_TEST
+
+/* An outcome key checked against each outcome word. */
+static const GsOutcome outcomes[] = {GS_OUTCOME_COMPLETED, GS_OUTCOME_FAILED,
+				     GS_OUTCOME_DEADLOCK, GS_OUTCOME_TIMEOUT};
+
+START_TEST(test_outcome_words)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsExpectReport) report = NULL;
+
+	r->outcome = outcomes[_i];
+	for (guint i = 0; i < G_N_ELEMENTS(outcomes); i++)
+		expect_value(w, "outcome", gs_report_outcome_word(outcomes[i]), GS_CMP_EQ, 0);
+	report = gs_expect_check(w, r, NULL);
+	ck_assert_uint_eq(report->checked, G_N_ELEMENTS(outcomes));
+	ck_assert_uint_eq(report->failed->len, G_N_ELEMENTS(outcomes) - 1);
+	for (guint i = 0; i < report->failed->len; i++)
+		ck_assert(g_str_has_suffix(g_ptr_array_index(report->failed, i),
+					   gs_report_outcome_word(outcomes[_i])));
+}
+END_TEST
+
+/* A failure report goes into the JSON and the summary as written. */
+START_TEST(test_report_in_writers)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsExpectReport) report = NULL;
+	g_autofree char *json = NULL;
+	g_autofree char *summary = NULL;
+
+	w->name = g_strdup("s");
+	expect_value(w, "tasks.B.retries", NULL, GS_CMP_EQ, 1);
+	expect_value(w, "totals.retries", NULL, GS_CMP_EQ, 2);
+	report = gs_expect_check(w, r, NULL);
+	json = gs_report_json(w, r, "sim", 0, report);
+	ck_assert_ptr_nonnull(strstr(json, "    \"checked\": 2,\n    \"failed\": [\n"
+					   "      \"tasks.B.retries: expected == 1, observed 2\"\n"
+					   "    ]\n"));
+	summary = gs_report_summary(w, r, report);
+	ck_assert_ptr_nonnull(
+		strstr(summary, "\nexpectation failed: tasks.B.retries: expected == 1, observed 2\n"));
+	ck_assert_ptr_nonnull(strstr(summary, "\nexpectations  2 checked, 1 failed\n"));
+}
+END_TEST
+
+Suite *gs_test_suite_expect(void);
+
+Suite *
+gs_test_suite_expect(void)
+{
+	Suite *s = suite_create("expect");
+	TCase *tc;
+
+	tc = tcase_create("rows");
+	tcase_add_loop_test(tc, test_row, 0, G_N_ELEMENTS(rows));
+	tcase_add_test(tc, test_all_rows);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rules");
+	tcase_add_test(tc, test_nothing_expected);
+	tcase_add_test(tc, test_thread_entry_counts);
+	tcase_add_test(tc, test_thread_last_row);
+	tcase_add_test(tc, test_at_without_log);
+	tcase_add_test(tc, test_at_ignores_other_entries);
+	tcase_add_loop_test(tc, test_outcome_words, 0, G_N_ELEMENTS(outcomes));
+	tcase_add_test(tc, test_report_in_writers);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tl_run_suite(gs_test_suite_expect());
+}

@@ -1,0 +1,650 @@
+/*
+ * gpusim tests: the op interpreter, driven by a tiny scripted driver over one
+ * engine and a byte-counting memory, with the engine's invariants checked at
+ * every step.
+ */
+#include "config.h"
+
+#include "testlib.h"
+
+#define GPU GS_KIND_GPU
+#define HOST GS_KIND_HOST
+
+/* ---- building thread specs ---- */
+
+static GArray *
+ops_new(void)
+{
+	return g_array_new(FALSE, TRUE, sizeof(GsOp));
+}
+
+static void
+add_alloc(GsThreadSpec *t, GArray *ops, const char *buf, gint64 size, GsAllocKind kind,
+	  gboolean blocking)
+{
+	GsOp op = {.kind = GS_OP_ALLOC};
+
+	op.alloc.buf = gs_name_index(t->buffers, buf);
+	op.alloc.size = size;
+	op.alloc.kind = kind;
+	op.alloc.blocking = blocking;
+	op.alloc.reservation = -1;
+	g_array_append_val(ops, op);
+}
+
+static void
+add_free(GsThreadSpec *t, GArray *ops, const char *buf)
+{
+	GsOp op = {.kind = GS_OP_FREE};
+	guint index = gs_name_index(t->buffers, buf);
+
+	op.free.bufs = g_array_new(FALSE, FALSE, sizeof(guint));
+	g_array_append_val(op.free.bufs, index);
+	g_array_append_val(ops, op);
+}
+
+static void
+add_time(GArray *ops, GsOpKind kind, GsTime time)
+{
+	GsOp op = {.kind = kind};
+
+	if (kind == GS_OP_COMPUTE) {
+		op.compute.time = time;
+		op.compute.stream = -1;
+	} else {
+		op.time = time;
+	}
+	g_array_append_val(ops, op);
+}
+
+static void
+add_simple(GArray *ops, GsOpKind kind)
+{
+	GsOp op = {.kind = kind};
+
+	g_array_append_val(ops, op);
+}
+
+static void
+add_retry(GArray *ops, GArray *inner, GsSplitMode split, guint max_splits)
+{
+	GsOp op = {.kind = GS_OP_RETRY};
+
+	op.retry.split = split;
+	op.retry.max_splits = max_splits;
+	op.retry.input = g_array_new(FALSE, FALSE, sizeof(guint));
+	op.retry.ops = inner;
+	g_array_append_val(ops, op);
+}
+
+static void
+add_repeat(GArray *ops, GArray *inner, guint times)
+{
+	GsOp op = {.kind = GS_OP_REPEAT};
+
+	op.repeat.times = times;
+	op.repeat.ops = inner;
+	g_array_append_val(ops, op);
+}
+
+static void
+add_inject(GArray *ops, int retry, int split, int cudf, int skip)
+{
+	GsOp op = {.kind = GS_OP_INJECT};
+
+	op.inject.skip = skip;
+	op.inject.retry_oom = retry;
+	op.inject.split_oom = split;
+	op.inject.cudf_exception = cudf;
+	op.inject.kind = GS_KIND_FILTER_ANY;
+	g_array_append_val(ops, op);
+}
+
+/* A retry block around: alloc x SIZE; compute 10; free x. */
+static GArray *
+alloc_compute_free(GsThreadSpec *t, gint64 size)
+{
+	GArray *inner = ops_new();
+
+	add_alloc(t, inner, "x", size, GPU, TRUE);
+	add_time(inner, GS_OP_COMPUTE, 1000);
+	add_free(t, inner, "x");
+	return inner;
+}
+
+/* ---- a scripted driver ---- */
+
+typedef struct {
+	GsEngine *engine;
+	gint64 capacity;
+	gint64 used[GS_N_KINDS];
+	guint64 next_handle;
+	GsTime now;
+	GArray *allocs; /* gint64 sizes granted, in order */
+	guint64 computed;
+} Driver;
+
+static void
+driver_init(Driver *d, const GsEngineOpts *opts, gint64 capacity)
+{
+	*d = (Driver){.engine = gs_engine_new(opts), .capacity = capacity, .next_handle = 1};
+	d->allocs = g_array_new(FALSE, FALSE, sizeof(gint64));
+}
+
+static void
+driver_clear(Driver *d)
+{
+	ck_assert_ptr_null(gs_engine_check_invariants(d->engine));
+	gs_engine_free(d->engine);
+	g_array_unref(d->allocs);
+}
+
+/* Steps @it until it ends or waits; returns the effect that stopped it. */
+static GsEffect
+drive(Driver *d, GsInterp *it)
+{
+	for (guint steps = 0; steps < 100000; steps++) {
+		GsEffect e = gs_interp_step(it, d->now);
+
+		ck_assert_ptr_null(gs_engine_check_invariants(d->engine));
+		switch (e.kind) {
+		case GS_EFFECT_ALLOC: {
+			gboolean ok = d->used[e.alloc_kind] + e.size <= d->capacity;
+
+			if (ok) {
+				d->used[e.alloc_kind] += e.size;
+				g_array_append_val(d->allocs, e.size);
+			}
+			gs_interp_alloc_done(it, ok, d->next_handle++, d->now);
+			break;
+		}
+		case GS_EFFECT_FREE:
+			d->used[e.alloc_kind] -= e.size;
+			ck_assert_int_ge(d->used[e.alloc_kind], 0);
+			break;
+		case GS_EFFECT_COMPUTE:
+		case GS_EFFECT_SLEEP:
+			d->computed += e.time;
+			d->now += e.time;
+			break;
+		case GS_EFFECT_UNTIL:
+			d->now = MAX(d->now, e.time);
+			break;
+		case GS_EFFECT_OP:
+			break;
+		case GS_EFFECT_WAIT:
+		case GS_EFFECT_TASK_DONE:
+		case GS_EFFECT_DONE:
+		case GS_EFFECT_FAILED:
+			return e;
+		}
+	}
+	ck_abort_msg("the interpreter did not settle");
+	return (GsEffect){0};
+}
+
+/* Runs a lone dedicated thread (id 1, task 1) to its end. */
+static GsEffect
+run_alone(Driver *d, const GsThreadSpec *spec, GsOomPolicy policy, GsInterp **out)
+{
+	GsInterp *it;
+	GsEffect e;
+
+	ck_assert_int_eq(gs_engine_register_dedicated(d->engine, 1, 1, 0), GS_ENGINE_ERROR_NONE);
+	it = gs_interp_new(d->engine, spec, 1, policy);
+	e = drive(d, it);
+	ck_assert(gs_interp_finished(it));
+	ck_assert_int_eq(gs_interp_live_buffers(it), 0);
+	ck_assert_int_eq(d->used[GPU], 0);
+	ck_assert_int_eq(d->used[HOST], 0);
+	*out = it;
+	return e;
+}
+
+static guint
+count_seen(GsInterp *it, GsException exc, gboolean handled)
+{
+	const GArray *seen = gs_interp_exceptions(it);
+	guint n = 0;
+
+	for (guint i = 0; i < seen->len; i++) {
+		const GsSeenException *s = &g_array_index(seen, GsSeenException, i);
+
+		n += s->exception == exc && s->handled == handled;
+	}
+	return n;
+}
+
+/* ---- split arithmetic ---- */
+
+static const struct {
+	gint64 size;
+	guint8 path[4];
+	guint n;
+	gint64 expected;
+} split_rows[] = {
+	{1000, {0}, 1, 500},
+	{1000, {1}, 1, 500},
+	{1001, {0}, 1, 500},
+	{1001, {1}, 1, 501},
+	{1001, {1, 1}, 2, 251},
+	{1001, {1, 0}, 2, 250},
+	{600, {0, 0, 0}, 3, 150},   /* 300, then 150, then below 256: repeated */
+	{255, {0, 1}, 2, 255},
+	{256, {1}, 1, 128},
+	{0, {0}, 1, 0},
+	{1 << 20, {0, 0, 0, 0}, 4, 1 << 16},
+};
+
+START_TEST(split_size_table)
+{
+	ck_assert_int_eq(gs_split_size(split_rows[_i].size, split_rows[_i].path, split_rows[_i].n),
+			 split_rows[_i].expected);
+}
+END_TEST
+
+START_TEST(split_time_halves_without_a_floor)
+{
+	const guint8 path[] = {0, 1, 1};
+
+	ck_assert_int_eq(gs_split_time(101, path, 1), 50);
+	ck_assert_int_eq(gs_split_time(101, path + 1, 1), 51);
+	ck_assert_int_eq(gs_split_time(7, path, 3), 1); /* 3, then 2, then 1 */
+}
+END_TEST
+
+/* ---- running ops ---- */
+
+START_TEST(plain_ops_in_order)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	Driver d;
+	GsInterp *it;
+	GsEffect e;
+
+	add_alloc(t, t->ops, "a", 100, GPU, TRUE);
+	add_time(t->ops, GS_OP_COMPUTE, 5000);
+	add_alloc(t, t->ops, "b", 30, HOST, TRUE);
+	add_time(t->ops, GS_OP_SLEEP, 2000);
+	add_free(t, t->ops, "a");
+	add_time(t->ops, GS_OP_UNTIL, 20000);
+	driver_init(&d, NULL, 1000);
+	e = run_alone(&d, t, GS_OOM_RETRY, &it);
+	ck_assert_int_eq(e.kind, GS_EFFECT_DONE);
+	ck_assert_uint_eq(d.allocs->len, 2);
+	ck_assert_int_eq(d.now, 20000);
+	ck_assert_uint_eq(gs_interp_exceptions(it)->len, 0);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(repeat_runs_its_ops_that_many_times)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	GArray *inner = ops_new();
+	Driver d;
+	GsInterp *it;
+
+	add_alloc(t, inner, "a", 100, GPU, TRUE);
+	add_free(t, inner, "a");
+	add_repeat(t->ops, inner, 250);
+	add_repeat(t->ops, ops_new(), 0);
+	driver_init(&d, NULL, 100);
+	ck_assert_int_eq(run_alone(&d, t, GS_OOM_RETRY, &it).kind, GS_EFFECT_DONE);
+	ck_assert_uint_eq(d.allocs->len, 250);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(injected_retry_reruns_the_attempt)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	Driver d;
+	GsInterp *it;
+	GsMetrics m;
+
+	add_inject(t->ops, 2, 0, 0, 0);
+	add_retry(t->ops, alloc_compute_free(t, 100), GS_SPLIT_HALVES, 16);
+	driver_init(&d, NULL, 1000);
+	ck_assert_int_eq(run_alone(&d, t, GS_OOM_RETRY, &it).kind, GS_EFFECT_DONE);
+	ck_assert_uint_eq(count_seen(it, GS_EXC_GPU_RETRY_OOM, TRUE), 2);
+	ck_assert_uint_eq(d.allocs->len, 1);
+	ck_assert(gs_engine_thread_metrics(d.engine, 1, &m));
+	ck_assert_uint_eq(m.retries, 2);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(attempt_buffers_are_freed_on_retry)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	GArray *inner = ops_new();
+	Driver d;
+	GsInterp *it;
+
+	/* The block's second allocation throws once: x must be given back before the rerun. */
+	add_inject(t->ops, 1, 0, 0, 2);
+	add_alloc(t, inner, "x", 600, GPU, TRUE);
+	add_alloc(t, inner, "y", 100, GPU, TRUE);
+	add_free(t, inner, "x");
+	add_free(t, inner, "y");
+	add_alloc(t, t->ops, "keep", 300, GPU, TRUE);
+	add_retry(t->ops, inner, GS_SPLIT_HALVES, 16);
+	add_free(t, t->ops, "keep");
+	driver_init(&d, NULL, 1000);
+	ck_assert_int_eq(run_alone(&d, t, GS_OOM_RETRY, &it).kind, GS_EFFECT_DONE);
+	/* keep, x, (y throws), x again, y */
+	ck_assert_uint_eq(d.allocs->len, 4);
+	ck_assert_uint_eq(count_seen(it, GS_EXC_GPU_RETRY_OOM, TRUE), 1);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(too_big_alone_retries_then_splits_in_halves)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	Driver d;
+	GsInterp *it;
+	GsMetrics m;
+
+	add_retry(t->ops, alloc_compute_free(t, 1000), GS_SPLIT_HALVES, 16);
+	driver_init(&d, NULL, 600);
+	ck_assert_int_eq(run_alone(&d, t, GS_OOM_RETRY, &it).kind, GS_EFFECT_DONE);
+	/* Retried once, rolled back (RetryOOM), then split (SplitAndRetryOOM): 500 + 500. */
+	ck_assert_uint_eq(count_seen(it, GS_EXC_GPU_RETRY_OOM, TRUE), 1);
+	ck_assert_uint_eq(count_seen(it, GS_EXC_GPU_SPLIT_AND_RETRY_OOM, TRUE), 1);
+	ck_assert_uint_eq(d.allocs->len, 2);
+	ck_assert_int_eq(g_array_index(d.allocs, gint64, 0), 500);
+	ck_assert_int_eq(g_array_index(d.allocs, gint64, 1), 500);
+	ck_assert_uint_eq(d.computed, 1000); /* the compute is halved too */
+	ck_assert(gs_engine_thread_metrics(d.engine, 1, &m));
+	ck_assert_uint_eq(m.retries, 1);
+	ck_assert_uint_eq(m.splits, 1);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(split_none_escapes_as_could_not_split)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	Driver d;
+	GsInterp *it;
+	GsEffect e;
+
+	add_retry(t->ops, alloc_compute_free(t, 1000), GS_SPLIT_NONE, 16);
+	driver_init(&d, NULL, 600);
+	e = run_alone(&d, t, GS_OOM_RETRY, &it);
+	ck_assert_int_eq(e.kind, GS_EFFECT_FAILED);
+	ck_assert_int_eq(e.exception, GS_EXC_COULD_NOT_SPLIT);
+	ck_assert_uint_eq(count_seen(it, GS_EXC_COULD_NOT_SPLIT, FALSE), 1);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(max_splits_bounds_the_halving)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	Driver d;
+	GsInterp *it;
+	GsEffect e;
+
+	/* 4000 -> 2000 -> 1000: still above 600 after the two splits allowed. */
+	add_retry(t->ops, alloc_compute_free(t, 4000), GS_SPLIT_HALVES, 2);
+	driver_init(&d, NULL, 600);
+	e = run_alone(&d, t, GS_OOM_RETRY, &it);
+	ck_assert_int_eq(e.kind, GS_EFFECT_FAILED);
+	ck_assert_int_eq(e.exception, GS_EXC_COULD_NOT_SPLIT);
+	ck_assert_uint_eq(count_seen(it, GS_EXC_GPU_SPLIT_AND_RETRY_OOM, TRUE), 3);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(outer_block_splits_when_inner_cannot)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	GArray *outer = ops_new();
+	Driver d;
+	GsInterp *it;
+
+	add_retry(outer, alloc_compute_free(t, 1000), GS_SPLIT_NONE, 16);
+	add_retry(t->ops, outer, GS_SPLIT_HALVES, 16);
+	driver_init(&d, NULL, 600);
+	ck_assert_int_eq(run_alone(&d, t, GS_OOM_RETRY, &it).kind, GS_EFFECT_DONE);
+	ck_assert_uint_eq(count_seen(it, GS_EXC_COULD_NOT_SPLIT, TRUE), 1);
+	/* The outer halves apply to the inner block's allocation. */
+	ck_assert_int_eq(g_array_index(d.allocs, gint64, 0), 500);
+	ck_assert_int_eq(g_array_index(d.allocs, gint64, 1), 500);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(small_sizes_are_repeated_not_split)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	GArray *inner = ops_new();
+	Driver d;
+	GsInterp *it;
+
+	add_inject(t->ops, 0, 1, 0, 0);
+	add_alloc(t, inner, "small", 200, GPU, TRUE);
+	add_free(t, inner, "small");
+	add_retry(t->ops, inner, GS_SPLIT_HALVES, 16);
+	driver_init(&d, NULL, 1000);
+	ck_assert_int_eq(run_alone(&d, t, GS_OOM_RETRY, &it).kind, GS_EFFECT_DONE);
+	ck_assert_uint_eq(d.allocs->len, 2);
+	ck_assert_int_eq(g_array_index(d.allocs, gint64, 0), 200);
+	ck_assert_int_eq(g_array_index(d.allocs, gint64, 1), 200);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(fail_policy_throws_fatal_oom)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	Driver d;
+	GsInterp *it;
+	GsEffect e;
+
+	add_retry(t->ops, alloc_compute_free(t, 1000), GS_SPLIT_HALVES, 16);
+	driver_init(&d, NULL, 600);
+	e = run_alone(&d, t, GS_OOM_FAIL, &it);
+	ck_assert_int_eq(e.kind, GS_EFFECT_FAILED);
+	ck_assert_int_eq(e.exception, GS_EXC_GPU_OOM);
+	ck_assert_int_eq(gs_engine_thread_state(d.engine, 1), GS_THREAD_RUNNING);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(on_oom_continue_records_and_goes_on)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	Driver d;
+	GsInterp *it;
+
+	t->on_oom = GS_ON_OOM_CONTINUE;
+	add_inject(t->ops, 0, 0, 1, 0);
+	add_alloc(t, t->ops, "a", 100, GPU, TRUE);
+	add_alloc(t, t->ops, "b", 100, GPU, TRUE);
+	driver_init(&d, NULL, 1000);
+	ck_assert_int_eq(run_alone(&d, t, GS_OOM_RETRY, &it).kind, GS_EFFECT_DONE);
+	ck_assert_uint_eq(count_seen(it, GS_EXC_CUDF_EXCEPTION, TRUE), 1);
+	ck_assert_uint_eq(d.allocs->len, 1); /* a threw, b was allocated */
+	ck_assert_str_eq(g_array_index(gs_interp_exceptions(it), GsSeenException, 0).op, "1");
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(nonblocking_host_alloc_gives_up_quietly)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	Driver d;
+	GsInterp *it;
+
+	add_alloc(t, t->ops, "h", 5000, HOST, FALSE);
+	add_free(t, t->ops, "h");
+	add_alloc(t, t->ops, "g", 10, GPU, TRUE);
+	driver_init(&d, NULL, 1000);
+	ck_assert_int_eq(run_alone(&d, t, GS_OOM_RETRY, &it).kind, GS_EFFECT_DONE);
+	ck_assert_uint_eq(gs_interp_exceptions(it)->len, 0);
+	ck_assert_uint_eq(d.allocs->len, 1);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(live_buffers_are_released_at_the_end)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	Driver d;
+	GsInterp *it;
+
+	add_alloc(t, t->ops, "a", 100, GPU, TRUE);
+	add_alloc(t, t->ops, "a", 100, GPU, TRUE); /* the name again while live: both held */
+	add_alloc(t, t->ops, "b", 50, HOST, TRUE);
+	driver_init(&d, NULL, 1000);
+	ck_assert_int_eq(run_alone(&d, t, GS_OOM_RETRY, &it).kind, GS_EFFECT_DONE);
+	ck_assert_int_eq(gs_engine_gpu_allocated(d.engine), 0);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(free_releases_every_half_of_a_split_output)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	GArray *inner = ops_new();
+	Driver d;
+	GsInterp *it;
+	GsEffect e;
+
+	/* The block's output x is split in two halves; the later free takes both. */
+	add_inject(t->ops, 0, 1, 0, 0);
+	add_alloc(t, inner, "x", 1000, GPU, TRUE);
+	add_retry(t->ops, inner, GS_SPLIT_HALVES, 16);
+	add_free(t, t->ops, "x");
+	add_time(t->ops, GS_OP_COMPUTE, 10);
+	driver_init(&d, NULL, 1000);
+	ck_assert_int_eq(gs_engine_register_dedicated(d.engine, 1, 1, 0), GS_ENGINE_ERROR_NONE);
+	it = gs_interp_new(d.engine, t, 1, GS_OOM_RETRY);
+	for (e = gs_interp_step(it, 0); e.kind != GS_EFFECT_COMPUTE; e = gs_interp_step(it, 0)) {
+		if (e.kind == GS_EFFECT_ALLOC) {
+			d.used[GPU] += e.size;
+			gs_interp_alloc_done(it, TRUE, d.next_handle++, 0);
+		} else if (e.kind == GS_EFFECT_FREE) {
+			d.used[GPU] -= e.size;
+		}
+	}
+	ck_assert_int_eq(d.used[GPU], 0);
+	ck_assert_uint_eq(gs_interp_live_buffers(it), 0);
+	ck_assert_int_eq(drive(&d, it).kind, GS_EFFECT_DONE);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(task_done_ends_the_thread)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	Driver d;
+	GsInterp *it;
+
+	add_alloc(t, t->ops, "a", 100, GPU, TRUE);
+	add_simple(t->ops, GS_OP_TASK_DONE);
+	add_alloc(t, t->ops, "b", 100, GPU, TRUE);
+	driver_init(&d, NULL, 1000);
+	ck_assert_int_eq(run_alone(&d, t, GS_OOM_RETRY, &it).kind, GS_EFFECT_TASK_DONE);
+	ck_assert_uint_eq(d.allocs->len, 1);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+START_TEST(a_blocked_thread_waits_then_resumes)
+{
+	g_autoptr(GsThreadSpec) holder = gs_thread_spec_new("A.0");
+	g_autoptr(GsThreadSpec) waiter = gs_thread_spec_new("B.0");
+	GsInterp *a, *b;
+	GsThreadId woken;
+	Driver d;
+	GsEffect e;
+
+	add_alloc(holder, holder->ops, "x", 800, GPU, TRUE);
+	add_time(holder->ops, GS_OP_COMPUTE, 100);
+	add_free(holder, holder->ops, "x");
+	add_time(holder->ops, GS_OP_SLEEP, 100);
+	add_retry(waiter->ops, alloc_compute_free(waiter, 500), GS_SPLIT_HALVES, 16);
+	driver_init(&d, NULL, 1000);
+	gs_engine_register_dedicated(d.engine, 1, 1, 0);
+	gs_engine_register_dedicated(d.engine, 2, 2, 0);
+	a = gs_interp_new(d.engine, holder, 1, GS_OOM_RETRY);
+	b = gs_interp_new(d.engine, waiter, 2, GS_OOM_RETRY);
+	/* Thread A allocates and computes; B finds no room and waits (A still runs). */
+	e = gs_interp_step(a, 0);
+	ck_assert_int_eq(e.kind, GS_EFFECT_ALLOC);
+	d.used[GPU] += e.size;
+	gs_interp_alloc_done(a, TRUE, 1, 0);
+	ck_assert_int_eq(gs_interp_step(a, 0).kind, GS_EFFECT_COMPUTE);
+	ck_assert_int_eq(drive(&d, b).kind, GS_EFFECT_WAIT);
+	ck_assert_int_eq(gs_engine_thread_state(d.engine, 2), GS_THREAD_BLOCKED);
+	/* A frees at 100; the engine hears of it at A's next step, and wakes B. */
+	d.now = 100;
+	e = gs_interp_step(a, 100);
+	ck_assert_int_eq(e.kind, GS_EFFECT_FREE);
+	d.used[GPU] -= e.size;
+	ck_assert(!gs_engine_pop_wake(d.engine, &woken));
+	ck_assert_int_eq(gs_interp_step(a, 100).kind, GS_EFFECT_SLEEP);
+	ck_assert(gs_engine_pop_wake(d.engine, &woken));
+	ck_assert_uint_eq(woken, 2);
+	ck_assert_int_eq(drive(&d, b).kind, GS_EFFECT_DONE);
+	ck_assert_uint_eq(gs_interp_exceptions(b)->len, 0);
+	ck_assert_int_eq(drive(&d, a).kind, GS_EFFECT_DONE);
+	gs_interp_free(a);
+	gs_interp_free(b);
+	driver_clear(&d);
+}
+END_TEST
+
+static Suite *
+gs_test_suite_interp(void)
+{
+	Suite *s = suite_create("interp");
+	TCase *tc = tcase_create("interp");
+
+	tcase_add_loop_test(tc, split_size_table, 0, G_N_ELEMENTS(split_rows));
+	tcase_add_test(tc, split_time_halves_without_a_floor);
+	tcase_add_test(tc, plain_ops_in_order);
+	tcase_add_test(tc, repeat_runs_its_ops_that_many_times);
+	tcase_add_test(tc, injected_retry_reruns_the_attempt);
+	tcase_add_test(tc, attempt_buffers_are_freed_on_retry);
+	tcase_add_test(tc, too_big_alone_retries_then_splits_in_halves);
+	tcase_add_test(tc, split_none_escapes_as_could_not_split);
+	tcase_add_test(tc, max_splits_bounds_the_halving);
+	tcase_add_test(tc, outer_block_splits_when_inner_cannot);
+	tcase_add_test(tc, small_sizes_are_repeated_not_split);
+	tcase_add_test(tc, fail_policy_throws_fatal_oom);
+	tcase_add_test(tc, on_oom_continue_records_and_goes_on);
+	tcase_add_test(tc, nonblocking_host_alloc_gives_up_quietly);
+	tcase_add_test(tc, live_buffers_are_released_at_the_end);
+	tcase_add_test(tc, free_releases_every_half_of_a_split_output);
+	tcase_add_test(tc, task_done_ends_the_thread);
+	tcase_add_test(tc, a_blocked_thread_waits_then_resumes);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tl_run_suite(gs_test_suite_interp());
+}

@@ -1,0 +1,1039 @@
+/*
+ * Unit tests of loader.h: every kind of invalid scenario is refused with the
+ * right file:line:column and message (one table row each); quantities convert
+ * to base units; a complete scenario (tests/data/loader-full.yaml) loads into
+ * the expected structure; includes, variants and --set merge in the right
+ * order. Scenarios are written to a temporary directory; the fixtures under
+ * tests/data are found through $top_srcdir, which `make check` exports.
+ */
+#include <check.h>
+#include <gpusim/gpusim.h>
+
+#include <glib/gstdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "loader.h"
+#include "testlib.h"
+
+#define KIB ((gint64) 1024)
+#define MIB (KIB * 1024)
+#define GIB (MIB * 1024)
+#define US ((gint64) 1000)
+#define MS (US * 1000)
+#define SEC (MS * 1000)
+
+/* ---- helpers: scenarios in a temporary directory ---- */
+
+typedef struct {
+	char *dir;
+	GPtrArray *files; /* paths written, removed by tmp_free */
+} Tmp;
+
+static Tmp *
+tmp_new(void)
+{
+	Tmp *t = g_new0(Tmp, 1);
+	g_autoptr(GError) error = NULL;
+
+	t->dir = g_dir_make_tmp("test-loader-XXXXXX", &error);
+	ck_assert_msg(t->dir != NULL, "cannot make a temporary directory: %s",
+		      error ? error->message : "?");
+	t->files = g_ptr_array_new_with_free_func(g_free);
+	return t;
+}
+
+/* Writes @text to @name (which may be in a subdirectory) and returns the path. */
+static const char *
+tmp_write(Tmp *t, const char *name, const char *text)
+{
+	char *path = g_build_filename(t->dir, name, NULL);
+	g_autofree char *dir = g_path_get_dirname(path);
+	g_autoptr(GError) error = NULL;
+
+	ck_assert_int_eq(g_mkdir_with_parents(dir, 0700), 0);
+	ck_assert_msg(g_file_set_contents(path, text, -1, &error), "%s",
+		      error ? error->message : "");
+	g_ptr_array_add(t->files, path);
+	return path;
+}
+
+static void
+tmp_free(Tmp *t)
+{
+	for (guint i = t->files->len; i-- > 0;) {
+		g_autofree char *dir = g_path_get_dirname(t->files->pdata[i]);
+
+		g_unlink(t->files->pdata[i]);
+		if (strcmp(dir, t->dir) != 0)
+			g_rmdir(dir);
+	}
+	g_rmdir(t->dir);
+	g_ptr_array_unref(t->files);
+	g_free(t->dir);
+	g_free(t);
+}
+
+/* The error message with the temporary directory taken out of every path. */
+static char *
+relative_message(const Tmp *t, const GError *error)
+{
+	GString *s = g_string_new(error->message);
+	g_autofree char *prefix = g_strconcat(t->dir, G_DIR_SEPARATOR_S, NULL);
+
+	g_string_replace(s, prefix, "", 0);
+	return g_string_free(s, FALSE);
+}
+
+static char *
+fixture(const char *name)
+{
+	const char *srcdir = g_getenv("top_srcdir");
+
+	return g_build_filename(srcdir != NULL ? srcdir : ".", "tests", "data", name, NULL);
+}
+
+/* ---- invalid scenarios: one row each ---- */
+
+/* Lines 1-3: the smallest valid scenario. */
+#define HEAD "gpusim: 1\nname: t\nmemory: {gpu: {capacity: 10MiB}}\n"
+/* Lines 4-7; thread A.0's ops start on line 8, each "- " at column 11, the op at 13. */
+#define TASK HEAD "tasks:\n  - id: A\n    threads:\n      - ops:\n"
+#define OP "          - "
+/* Line 8 ends the ops; expect: is line 9, its keys start on line 10 at column 3. */
+#define EXPECT TASK OP "task_done\n" "expect:\n"
+
+typedef struct {
+	/* Inputs */
+	const char *yaml;    /* s.yaml */
+	const char *b_yaml;  /* b.yaml beside it, or NULL */
+	const char *variant; /* or NULL */
+	const char *set;     /* one --set KEY=VALUE, or NULL */
+	/* Outputs: the start of the message, temporary directory removed */
+	const char *expected;
+} BadRow;
+
+static const BadRow bad_rows[] = {
+	/* the top level */
+	{"name: t\nmemory: {gpu: {capacity: 1}}\n", NULL, NULL, NULL,
+	 "s.yaml:1:1: missing required key \"gpusim\""},
+	{"gpusim: 2\nname: t\n", NULL, NULL, NULL,
+	 "s.yaml:1:9: unsupported format version \"2\": this gpusim reads gpusim: 1"},
+	{"gpusim: {v: 1}\nname: t\n", NULL, NULL, NULL,
+	 "s.yaml:1:9: gpusim must be a single value, not a map"},
+	{"gpusim: 1\nmemory: {gpu: {capacity: 1}}\n", NULL, NULL, NULL,
+	 "s.yaml:1:1: missing required key \"name\""},
+	{"gpusim: 1\nname: \"\"\nmemory: {gpu: {capacity: 1}}\n", NULL, NULL, NULL,
+	 "s.yaml:2:7: name must not be empty"},
+	{"gpusim: 1\nname: t\n", NULL, NULL, NULL, "s.yaml:1:1: missing required key \"memory\""},
+	{HEAD "polcy: {}\n", NULL, NULL, NULL,
+	 "s.yaml:4:1: unknown key \"polcy\" (expected gpusim, name, description"},
+	{HEAD "name: u\n", NULL, NULL, NULL,
+	 "s.yaml:4:1: duplicate key \"name\" (first at line 2)"},
+	{"- a\n", NULL, NULL, NULL, "s.yaml:1:1: a scenario must be a map, not a sequence"},
+	{HEAD "---\nname: u\n", NULL, NULL, NULL,
+	 "s.yaml:5:1: a second YAML document: a scenario is one document"},
+	{"gpusim: 1\nname: [t\n", NULL, NULL, NULL, "s.yaml:3:1: YAML syntax error: "},
+	{"gpusim: 1\nname: t\ndescription: ab\xff\n", NULL, NULL, NULL,
+	 "s.yaml:3:16: YAML syntax error: invalid leading UTF-8 octet"},
+	{"gpusim: 1\nname: t\nmemory: &m {gpu: *m}\n", NULL, NULL, NULL,
+	 "s.yaml:3:13: the document nests or repeats too much (a recursive alias?)"},
+	{HEAD "policy: [oom]\n", NULL, NULL, NULL,
+	 "s.yaml:4:9: policy must be a map, not a sequence"},
+	{HEAD "tasks: A\n", NULL, NULL, NULL, "s.yaml:4:8: tasks must be a sequence, not \"A\""},
+	/* memory and quantities */
+	{"gpusim: 1\nname: t\nmemory:\n  gpu:\n    capcity: 1MiB\n", NULL, NULL, NULL,
+	 "s.yaml:5:5: unknown key \"capcity\" in memory.gpu (expected capacity, devices"},
+	{"gpusim: 1\nname: t\nmemory:\n  gpu: {devices: 1}\n", NULL, NULL, NULL,
+	 "s.yaml:4:8: missing required key \"capacity\" in memory.gpu"},
+	{"gpusim: 1\nname: t\nmemory:\n  gpu:\n    capacity: 6MB/s\n", NULL, NULL, NULL,
+	 "s.yaml:5:15: unknown unit \"MB/s\" in size \"6MB/s\""},
+	{"gpusim: 1\nname: t\nmemory:\n  gpu:\n    capacity: -1MiB\n", NULL, NULL, NULL,
+	 "s.yaml:5:15: negative size \"-1MiB\""},
+	{"gpusim: 1\nname: t\nmemory:\n  gpu:\n    capacity: 1.5B\n", NULL, NULL, NULL,
+	 "s.yaml:5:15: size \"1.5B\" is not a whole number of bytes"},
+	{"gpusim: 1\nname: t\nmemory:\n  gpu:\n    capacity: lots\n", NULL, NULL, NULL,
+	 "s.yaml:5:15: bad size \"lots\": expected a number with a unit"},
+	{"gpusim: 1\nname: t\nmemory:\n  gpu:\n    capacity: 99999999TiB\n", NULL, NULL, NULL,
+	 "s.yaml:5:15: size \"99999999TiB\" is too large"},
+	{"gpusim: 1\nname: t\nmemory:\n  gpu:\n    capacity: 1\n    reservation_limit: 1.2\n",
+	 NULL, NULL, NULL,
+	 "s.yaml:6:24: memory.gpu.reservation_limit must be a fraction in [0, 1], not 1.2"},
+	{"gpusim: 1\nname: t\nmemory:\n  gpu: {capacity: 1, devices: 0}\n", NULL, NULL, NULL,
+	 "s.yaml:4:31: memory.gpu.devices must be a whole number >= 1, not \"0\""},
+	{"gpusim: 1\nname: t\nmemory:\n  gpu: {capacity: 1, downgrade_stop: 0.8}\n", NULL, NULL,
+	 NULL,
+	 "s.yaml:4:38: memory.gpu.downgrade_stop (0.8) must not be above downgrade_trigger (0.75)"},
+	{HEAD "policy: {watchdog: 5}\n", NULL, NULL, NULL,
+	 "s.yaml:4:20: duration \"5\" needs a unit (ns, us, ms or s)"},
+	{HEAD "policy: {watchdog: 5m}\n", NULL, NULL, NULL,
+	 "s.yaml:4:20: unknown unit \"m\" in duration \"5m\""},
+	{HEAD "links: {gpu_host: {bandwidth: 25GB}}\n", NULL, NULL, NULL,
+	 "s.yaml:4:31: unknown unit \"GB\" in bandwidth \"25GB\""},
+	{HEAD "executor: {slots: -1}\n", NULL, NULL, NULL,
+	 "s.yaml:4:19: executor.slots must be a whole number >= 0, not \"-1\""},
+	/* policy enums and booleans */
+	{HEAD "policy: {oom: sometimes}\n", NULL, NULL, NULL,
+	 "s.yaml:4:15: policy.oom must be fail, block or retry, not \"sometimes\""},
+	{HEAD "policy: {spill: {enabled: yes}}\n", NULL, NULL, NULL,
+	 "s.yaml:4:27: policy.spill.enabled must be true or false, not \"yes\""},
+	{HEAD "policy: {spill: {victim: newest}}\n", NULL, NULL, NULL,
+	 "s.yaml:4:26: policy.spill.victim must be lru, largest, smallest_fit or priority, not "
+	 "\"newest\""},
+	{HEAD "policy: {reservations: {over: maybe}}\n", NULL, NULL, NULL,
+	 "s.yaml:4:31: policy.reservations.over must be ignore, fail or increase, not \"maybe\""},
+	{HEAD "policy: {reservations: {increase_factor: 0.5}}\n", NULL, NULL, NULL,
+	 "s.yaml:4:42: policy.reservations.increase_factor must be a number >= 1, not \"0.5\""},
+	{HEAD "policy: {admission: fair}\n", NULL, NULL, NULL,
+	 "s.yaml:4:21: policy.admission must be none or fair_share, not \"fair\""},
+	{HEAD "generate: {jitter: 1.5}\n", NULL, NULL, NULL,
+	 "s.yaml:4:20: generate.jitter must be a fraction in [0, 1], not 1.5"},
+	{HEAD "generate: {taks: 3}\n", NULL, NULL, NULL,
+	 "s.yaml:4:12: unknown key \"taks\" in generate (expected tasks, threads_per_task"},
+	/* tasks and threads */
+	{HEAD "tasks:\n  - threads: []\n", NULL, NULL, NULL,
+	 "s.yaml:5:5: missing required key \"id\" in tasks[0]"},
+	{TASK OP "task_done\n  - id: A\n    threads: [{ops: []}]\n", NULL, NULL, NULL,
+	 "s.yaml:9:9: duplicate task id \"A\" (first at line 5)"},
+	{HEAD "tasks:\n  - id: A\n    priority: 0\n    threads: [{ops: []}]\n", NULL, NULL, NULL,
+	 "s.yaml:6:15: tasks[A].priority must be a whole number >= 1, not \"0\""},
+	{HEAD "tasks:\n  - id: A\n    start: -1ms\n    threads: [{ops: []}]\n", NULL, NULL, NULL,
+	 "s.yaml:6:12: negative duration \"-1ms\""},
+	{HEAD "tasks:\n  - id: A\n    threads: []\n", NULL, NULL, NULL,
+	 "s.yaml:6:14: tasks[A].threads is empty: a task needs at least one thread"},
+	{HEAD "tasks:\n  - id: A\n    threads: [{on_oom: ignore, ops: []}]\n", NULL, NULL, NULL,
+	 "s.yaml:6:24: threads[A.0].on_oom must be fail or continue, not \"ignore\""},
+	{HEAD "tasks:\n  - id: A\n    threads: [{name: X, ops: []}]\n  - id: B\n"
+	      "    threads: [{name: X, ops: []}]\n",
+	 NULL, NULL, NULL, "s.yaml:8:22: duplicate thread name \"X\" (first at line 6)"},
+	{HEAD "tasks:\n  - id: A\n    threads: [{ops: []}]\n  - id: B\n"
+	      "    threads: [{name: A.0, ops: []}]\n",
+	 NULL, NULL, NULL, "s.yaml:8:22: duplicate thread name \"A.0\" (first at line 6)"},
+	{HEAD "tasks:\n  - id: A\n    threads: [{ops: []}]\npool_threads:\n  - name: A.0\n"
+	      "    ops: []\n",
+	 NULL, NULL, NULL, "s.yaml:8:11: duplicate thread name \"A.0\" (first at line 6)"},
+	{HEAD "pool_threads:\n  - ops: []\n", NULL, NULL, NULL,
+	 "s.yaml:5:5: missing required key \"name\" in pool_threads[0]"},
+	{HEAD "tasks:\n  - id: A\n    threads: [{ops: [], shuffle: true}]\n", NULL, NULL, NULL,
+	 "s.yaml:6:25: unknown key \"shuffle\" in threads[A.0] (expected name, on_oom or ops)"},
+	/* ops */
+	{TASK OP "allocate: {buf: x}\n", NULL, NULL, NULL,
+	 "s.yaml:8:13: unknown op \"allocate\" (expected alloc, free, compute"},
+	{TASK OP "alloc: {buf: x, size: 1}\n            free: x\n", NULL, NULL, NULL,
+	 "s.yaml:9:13: \"free\" starts a second op in one list item (a missing \"-\"?)"},
+	{TASK OP "[free, x]\n", NULL, NULL, NULL,
+	 "s.yaml:8:13: an op is a word or a map with one key, not a sequence"},
+	{TASK OP "free\n", NULL, NULL, NULL,
+	 "s.yaml:8:13: free needs a value, as in \"free: ...\""},
+	{TASK OP "task_done: 1\n", NULL, NULL, NULL, "s.yaml:8:24: task_done takes no value"},
+	{TASK OP "alloc: {buf: x, sise: 1}\n", NULL, NULL, NULL,
+	 "s.yaml:8:29: unknown key \"sise\" in alloc (expected buf, size, kind"},
+	{TASK OP "alloc: {buf: x}\n", NULL, NULL, NULL,
+	 "s.yaml:8:20: missing required key \"size\" in alloc"},
+	{TASK OP "alloc: {buf: x, size: 1MiB, blocking: false}\n", NULL, NULL, NULL,
+	 "s.yaml:8:51: blocking: false is only for host allocations (kind: host)"},
+	{TASK OP "alloc: {buf: x, size: 1, kind: tpu}\n", NULL, NULL, NULL,
+	 "s.yaml:8:44: alloc.kind must be gpu or host, not \"tpu\""},
+	{TASK OP "alloc: {buf: x, size: 1}\n" OP "free: y\n", NULL, NULL, NULL,
+	 "s.yaml:9:19: undefined buffer \"y\": no alloc in thread A.0 names it"},
+	{TASK OP "alloc: {buf: x, size: 1}\n" OP "free: []\n", NULL, NULL, NULL,
+	 "s.yaml:9:19: free needs at least one name"},
+	{TASK OP "compute: {time: 1ms, uses: [x]}\n", NULL, NULL, NULL,
+	 "s.yaml:8:41: undefined buffer \"x\": no alloc in thread A.0 names it"},
+	{TASK OP "compute: 5\n", NULL, NULL, NULL, "s.yaml:8:22: duration \"5\" needs a unit"},
+	{TASK OP "retry: {input: [z], ops: []}\n", NULL, NULL, NULL,
+	 "s.yaml:8:29: undefined buffer \"z\": no alloc in thread A.0 names it"},
+	{TASK OP "retry:\n              ops:\n"
+		 "                - repeat: {times: 2, ops: [{free: q}]}\n",
+	 NULL, NULL, NULL, "s.yaml:10:51: undefined buffer \"q\": no alloc in thread A.0 names it"},
+	{TASK OP "retry: {split: thirds, ops: []}\n", NULL, NULL, NULL,
+	 "s.yaml:8:28: retry.split must be halves or none, not \"thirds\""},
+	{TASK OP "repeat: {ops: []}\n", NULL, NULL, NULL,
+	 "s.yaml:8:21: missing required key \"times\" in repeat"},
+	{TASK OP "sync: s\n", NULL, NULL, NULL,
+	 "s.yaml:8:19: undefined stream \"s\": no compute in thread A.0 uses it"},
+	{TASK OP "release: r\n", NULL, NULL, NULL,
+	 "s.yaml:8:22: undefined reservation \"r\": no reserve in thread A.0 names it"},
+	{TASK OP "alloc: {buf: x, size: 1, reservation: r}\n", NULL, NULL, NULL,
+	 "s.yaml:8:51: undefined reservation \"r\": no reserve in thread A.0 names it"},
+	{TASK OP "reserve: {res: r, size: 1, tiers: [gpu]}\n", NULL, NULL, NULL,
+	 "s.yaml:8:40: reserve.tiers is only for strategy any_in_tiers"},
+	{TASK OP "reserve: {res: r, size: 1, strategy: any_in_tiers}\n", NULL, NULL, NULL,
+	 "s.yaml:8:22: reserve with strategy any_in_tiers needs tiers"},
+	{TASK OP "reserve: {res: r, size: 1, strategy: downgrade, from: host, to: gpu}\n", NULL,
+	 NULL, NULL, "s.yaml:8:77: reserve.to must be a lower tier than from"},
+	{TASK OP "reserve: {res: r, size: 1, tier: ssd}\n", NULL, NULL, NULL,
+	 "s.yaml:8:46: reserve.tier must be gpu, host or disk, not \"ssd\""},
+	{TASK OP "inject: {kind: cpu}\n", NULL, NULL, NULL,
+	 "s.yaml:8:28: inject.kind must be any, host or gpu, not \"cpu\""},
+	{TASK OP "pool: {work_for: [A]}\n", NULL, NULL, NULL,
+	 "s.yaml:8:19: pool is for pool threads"},
+	{HEAD "pool_threads:\n  - name: P\n    ops: [{pool: {work_for: [Z]}}]\n", NULL, NULL, NULL,
+	 "s.yaml:6:30: unknown task \"Z\" in pool.work_for"},
+	{HEAD "pool_threads:\n  - name: P\n    ops: [{wait_on_pool: true}]\n", NULL, NULL, NULL,
+	 "s.yaml:6:26: wait_on_pool is for a task's threads, not pool threads"},
+	/* expectations */
+	{EXPECT "  threads: {B.0: {final_state: UNKNOWN}}\n", NULL, NULL, NULL,
+	 "s.yaml:10:13: unknown thread \"B.0\" in expect.threads"},
+	{EXPECT "  tasks: {B: {retries: 1}}\n", NULL, NULL, NULL,
+	 "s.yaml:10:11: unknown task \"B\" in expect.tasks"},
+	{EXPECT "  tasks: {A: {retry: 1}}\n", NULL, NULL, NULL,
+	 "s.yaml:10:15: unknown key \"retry\" in expect.tasks.A (expected outcome, attempts"},
+	{EXPECT "  threads: {A.0: {reached: [THREAD_SLEEPING]}}\n", NULL, NULL, NULL,
+	 "s.yaml:10:29: unknown thread state \"THREAD_SLEEPING\" (expected UNKNOWN, "
+	 "THREAD_RUNNING"},
+	{EXPECT "  threads: {A.0: {threw: [GpuOops]}}\n", NULL, NULL, NULL,
+	 "s.yaml:10:27: unknown exception \"GpuOops\" (expected GpuRetryOOM"},
+	{EXPECT "  threads: {A.0: {final_state: DONE}}\n", NULL, NULL, NULL,
+	 "s.yaml:10:32: unknown thread state \"DONE\""},
+	{EXPECT "  makespan: \"=< 2s\"\n", NULL, NULL, NULL,
+	 "s.yaml:10:13: bad comparison operator \"=<\" in \"=< 2s\" (expected ==, !=, <, <=, > or "
+	 ">=)"},
+	{EXPECT "  makespan: \"<=\"\n", NULL, NULL, NULL,
+	 "s.yaml:10:13: comparison \"<=\" has no value"},
+	{EXPECT "  makespan: 2\n", NULL, NULL, NULL, "s.yaml:10:13: duration \"2\" needs a unit"},
+	{EXPECT "  outcome: finished\n", NULL, NULL, NULL,
+	 "s.yaml:10:12: expect outcome must be completed, failed, deadlock or timeout, not "
+	 "\"finished\""},
+	{EXPECT "  totals: {retry: 1}\n", NULL, NULL, NULL,
+	 "s.yaml:10:12: unknown key \"retry\" in expect.totals (expected tasks, tasks_completed"},
+	{EXPECT "  totals: {retries: many}\n", NULL, NULL, NULL,
+	 "s.yaml:10:21: expect totals.retries must be a whole number >= 0, not \"many\""},
+	{EXPECT "  at: [{time: 1ms, thread: A.0, state: THREAD_RUNNING, tier: gpu}]\n", NULL, NULL,
+	 NULL, "s.yaml:10:56: an expect.at check names a thread or a tier, not both"},
+	{EXPECT "  at: [{time: 1ms, tier: gpu}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:8: an expect.at check of a tier needs used or charged"},
+	{EXPECT "  at: [{time: 1ms, thread: Z, state: UNKNOWN}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:28: unknown thread \"Z\" in expect.at"},
+	{HEAD "tasks:\n  - id: A\n    repeat: 3\n    threads: [{ops: []}]\nexpect:\n"
+	      "  tasks: {A: {retries: 0}}\n",
+	 NULL, NULL, NULL, "s.yaml:9:11: task A repeats: name a copy, A#0 to A#2, in expect.tasks"},
+	{HEAD "tasks:\n  - id: A\n    repeat: 3\n    threads: [{ops: []}]\nexpect:\n"
+	      "  tasks: {A#3: {retries: 0}}\n",
+	 NULL, NULL, NULL, "s.yaml:9:11: unknown task \"A#3\" in expect.tasks"},
+	{EXPECT "  tasks: {A#0: {retries: 0}}\n", NULL, NULL, NULL,
+	 "s.yaml:10:11: unknown task \"A#0\" in expect.tasks"},
+	{HEAD "tasks:\n  - id: A\n    repeat: 3\n    threads: [{ops: []}]\nexpect:\n"
+	      "  threads: {A.0: {final_state: UNKNOWN}}\n",
+	 NULL, NULL, NULL,
+	 "s.yaml:9:13: thread A.0 belongs to task A, which repeats: name a copy's thread, as "
+	 "A#0.0, in expect.threads"},
+	/* includes */
+	{HEAD "include: [b.yaml]\n", "include: [s.yaml]\n", NULL, NULL,
+	 "b.yaml:1:11: include cycle: s.yaml includes b.yaml includes s.yaml"},
+	{HEAD "include: missing.yaml\n", NULL, NULL, NULL,
+	 "s.yaml:4:10: cannot include missing.yaml: No such file or directory"},
+	{HEAD "include: [b.yaml]\n", "- a\n", NULL, NULL,
+	 "b.yaml:1:1: an included file must be a map, not a sequence"},
+	{HEAD "include: [b.yaml]\n", "policy: {oom: maybe}\n", NULL, NULL,
+	 "b.yaml:1:15: policy.oom must be fail, block or retry, not \"maybe\""},
+	/* variants */
+	{HEAD "variants:\n  a: {}\n  b: {policy: {oom: fail}}\n", NULL, "c", NULL,
+	 "s.yaml:4:1: unknown variant \"c\" (the scenario has a or b)"},
+	{HEAD, NULL, "x", NULL, "s.yaml:1:1: unknown variant \"x\": the scenario has no variants"},
+	{HEAD "variants:\n  v: {policy: {oom: maybe}}\n", NULL, "v", NULL,
+	 "s.yaml:5:21: policy.oom must be fail, block or retry, not \"maybe\""},
+	{HEAD "variants:\n  v: {include: [b.yaml]}\n", NULL, "v", NULL,
+	 "s.yaml:5:7: a variant cannot change include"},
+	{HEAD "variants:\n  v: [1]\n", NULL, NULL, NULL,
+	 "s.yaml:5:6: variant \"v\" must be a map, not a sequence"},
+	/* --set */
+	{HEAD, NULL, NULL, "memory.gpu.capacity",
+	 "--set memory.gpu.capacity:1:20: expected KEY=VALUE"},
+	{HEAD, NULL, NULL, "memory..capacity=1",
+	 "--set memory..capacity=1:1:8: empty key in the --set path \"memory..capacity\""},
+	{HEAD, NULL, NULL, "memory.gpu.capcity=1",
+	 "--set memory.gpu.capcity=1:1:12: unknown key \"capcity\" in memory.gpu"},
+	{HEAD, NULL, NULL, "polcy.oom=fail", "--set polcy.oom=fail:1:1: unknown key \"polcy\""},
+	{HEAD, NULL, NULL, "policy.oom=sometimes",
+	 "--set policy.oom=sometimes:1:12: policy.oom must be fail, block or retry, not "
+	 "\"sometimes\""},
+	{HEAD, NULL, NULL, "memory.gpu.capacity=-8GiB",
+	 "--set memory.gpu.capacity=-8GiB:1:21: negative size \"-8GiB\""},
+	{HEAD, NULL, NULL, "policy={spill: {enabled: maybe}}",
+	 "--set policy={spill: {enabled: maybe}}:1:26: policy.spill.enabled must be true or false"},
+	{HEAD, NULL, NULL, "name.first=x",
+	 "--set name.first=x:1:1: cannot set a key inside \"name\": it is a single value, not a "
+	 "map"},
+	{TASK, NULL, NULL, "tasks.0.id=B",
+	 "--set tasks.0.id=B:1:1: cannot set a key inside \"tasks\": it is a sequence, not a map"},
+	{HEAD, NULL, NULL, "policy={oom: [",
+	 "--set policy={oom: [:1:15: YAML syntax error: "},
+	{HEAD, NULL, NULL, "include=b.yaml",
+	 "--set include=b.yaml:1:9: include works only in a file, not in a variant or --set"},
+};
+
+START_TEST(test_bad)
+{
+	const BadRow *row = &bad_rows[_i];
+	Tmp *t = tmp_new();
+	const char *path = tmp_write(t, "s.yaml", row->yaml);
+	const char *sets[] = {row->set, NULL};
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = NULL;
+	g_autofree char *message = NULL;
+
+	if (row->b_yaml != NULL)
+		tmp_write(t, "b.yaml", row->b_yaml);
+	w = gs_loader_load(path, row->variant, sets, &error);
+	ck_assert_msg(w == NULL, "row %d loaded, expected: %s", _i, row->expected);
+	ck_assert(error != NULL);
+	ck_assert(g_error_matches(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID));
+	message = relative_message(t, error);
+	ck_assert_msg(g_str_has_prefix(message, row->expected),
+		      "row %d:\n  got:      %s\n  expected: %s", _i, message, row->expected);
+	tmp_free(t);
+}
+END_TEST
+
+/* ---- quantities in base units, through --set on a minimal scenario ---- */
+
+typedef enum { Q_GPU_CAPACITY, Q_WATCHDOG, Q_BANDWIDTH, Q_FRACTION, Q_SLOTS, Q_SEED } QField;
+
+typedef struct {
+	/* Inputs */
+	const char *set;
+	QField field;
+	/* Outputs */
+	gint64 value;  /* sizes, durations, counts */
+	double real;   /* bandwidths, fractions */
+} GoodRow;
+
+static const GoodRow good_rows[] = {
+	{"memory.gpu.capacity=0", Q_GPU_CAPACITY, 0, 0},
+	{"memory.gpu.capacity=1000", Q_GPU_CAPACITY, 1000, 0},
+	{"memory.gpu.capacity=7B", Q_GPU_CAPACITY, 7, 0},
+	{"memory.gpu.capacity=6MiB", Q_GPU_CAPACITY, 6 * MIB, 0},
+	{"memory.gpu.capacity=1.5GiB", Q_GPU_CAPACITY, 3 * GIB / 2, 0},
+	{"memory.gpu.capacity=1.25KiB", Q_GPU_CAPACITY, 1280, 0},
+	{"memory.gpu.capacity=2TiB", Q_GPU_CAPACITY, 2 * 1024 * GIB, 0},
+	{"memory.gpu.capacity=10KB", Q_GPU_CAPACITY, 10000, 0},
+	{"memory.gpu.capacity=0.5KB", Q_GPU_CAPACITY, 500, 0},
+	{"memory.gpu.capacity=3 MB", Q_GPU_CAPACITY, 3000000, 0},
+	{"memory.gpu.capacity=1.50GB", Q_GPU_CAPACITY, 1500000000, 0},
+	{"memory.gpu.capacity=1TB", Q_GPU_CAPACITY, G_GINT64_CONSTANT(1000000000000), 0},
+	{"memory.gpu.capacity=8EB", Q_GPU_CAPACITY, -1, 0}, /* -1: refused */
+	{"policy.watchdog=0", Q_WATCHDOG, 0, 0},
+	{"policy.watchdog=0s", Q_WATCHDOG, 0, 0},
+	{"policy.watchdog=7ns", Q_WATCHDOG, 7, 0},
+	{"policy.watchdog=0.5us", Q_WATCHDOG, 500, 0},
+	{"policy.watchdog=250us", Q_WATCHDOG, 250 * US, 0},
+	{"policy.watchdog=1.5ms", Q_WATCHDOG, 1500 * US, 0},
+	{"policy.watchdog=2s", Q_WATCHDOG, 2 * SEC, 0},
+	{"policy.watchdog=0.1ns", Q_WATCHDOG, -1, 0},
+	{"links.gpu_host.bandwidth=25GB/s", Q_BANDWIDTH, 0, 25e9},
+	{"links.gpu_host.bandwidth=900MiB/s", Q_BANDWIDTH, 0, 900.0 * 1024 * 1024},
+	{"links.gpu_host.bandwidth=1.5GiB/s", Q_BANDWIDTH, 0, 1.5 * 1024 * 1024 * 1024},
+	{"links.gpu_host.bandwidth=0", Q_BANDWIDTH, 0, 0},
+	{"memory.gpu.reservation_limit=0", Q_FRACTION, 0, 0},
+	{"memory.gpu.reservation_limit=1", Q_FRACTION, 0, 1},
+	{"memory.gpu.reservation_limit=0.25", Q_FRACTION, 0, 0.25},
+	{"memory.gpu.reservation_limit=1.0", Q_FRACTION, 0, 1},
+	{"memory.gpu.reservation_limit=1.01", Q_FRACTION, -1, 0},
+	{"executor.slots=0", Q_SLOTS, 0, 0},
+	{"executor.slots=12", Q_SLOTS, 12, 0},
+	{"executor.slots=1.5", Q_SLOTS, -1, 0},
+	{"seed=18446744073709551615", Q_SEED, -1 /* as gint64 */, 1},
+};
+
+static gint64
+quantity_of(const GsWorkload *w, QField field)
+{
+	switch (field) {
+	case Q_GPU_CAPACITY:
+		return w->gpu.capacity;
+	case Q_WATCHDOG:
+		return w->policy.watchdog;
+	case Q_SLOTS:
+		return w->executor_slots;
+	case Q_SEED:
+		return (gint64) w->seed;
+	case Q_BANDWIDTH:
+	case Q_FRACTION:
+		break;
+	}
+	return 0;
+}
+
+START_TEST(test_quantity)
+{
+	const GoodRow *row = &good_rows[_i];
+	Tmp *t = tmp_new();
+	const char *path = tmp_write(t, "s.yaml", HEAD);
+	const char *sets[] = {row->set, NULL};
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = gs_loader_load(path, NULL, sets, &error);
+	gboolean refused = row->value == -1 && row->real == 0;
+
+	tmp_free(t);
+	if (refused) {
+		ck_assert_msg(w == NULL, "row %d (%s) was accepted", _i, row->set);
+		return;
+	}
+	ck_assert_msg(w != NULL, "row %d (%s): %s", _i, row->set, error ? error->message : "");
+	if (row->field == Q_BANDWIDTH)
+		ck_assert_double_eq(w->links.gpu_host.bandwidth, row->real);
+	else if (row->field == Q_FRACTION)
+		ck_assert_double_eq(w->gpu.reservation_limit, row->real);
+	else
+		ck_assert_int_eq(quantity_of(w, row->field), row->value);
+}
+END_TEST
+
+/* ---- a complete scenario ---- */
+
+static GsWorkload *
+load_full(const char *variant, const char *const *sets)
+{
+	g_autofree char *path = fixture("loader-full.yaml");
+	g_autoptr(GError) error = NULL;
+	GsWorkload *w = gs_loader_load(path, variant, sets, &error);
+
+	ck_assert_msg(w != NULL, "%s", error ? error->message : "");
+	return w;
+}
+
+static GsOp *
+op_at(GArray *ops, guint i)
+{
+	ck_assert_uint_lt(i, ops->len);
+	return &g_array_index(ops, GsOp, i);
+}
+
+static guint
+uint_at(GArray *a, guint i)
+{
+	ck_assert_uint_lt(i, a->len);
+	return g_array_index(a, guint, i);
+}
+
+static GsThreadSpec *
+task_thread(GsWorkload *w, guint task, guint thread)
+{
+	GsTaskSpec *t = w->tasks->pdata[task];
+
+	ck_assert_uint_lt(thread, t->threads->len);
+	return t->threads->pdata[thread];
+}
+
+START_TEST(test_full_top)
+{
+	g_autoptr(GsWorkload) w = load_full(NULL, NULL);
+
+	ck_assert_str_eq(w->name, "loader-full");
+	ck_assert_str_eq(w->description, "every key the loader knows");
+	ck_assert(w->variant == NULL);
+	ck_assert(g_str_has_suffix(w->file, "loader-full.yaml"));
+	ck_assert_uint_eq(w->seed, 7);
+	/* memory: the file's keys over the included ones, the others kept */
+	ck_assert_int_eq(w->gpu.capacity, 10 * MIB);
+	ck_assert_uint_eq(w->gpu.devices, 2);
+	ck_assert_int_eq(w->gpu.alignment, 512);
+	ck_assert_int_eq(w->gpu.allocator, GS_ALLOCATOR_POOL);
+	ck_assert_double_eq(w->gpu.reservation_limit, 0.8);
+	ck_assert_double_eq(w->gpu.downgrade_trigger, 0.7);
+	ck_assert_double_eq(w->gpu.downgrade_stop, 0.5);
+	ck_assert_int_eq(w->host.capacity, 64 * GIB);
+	ck_assert_int_eq(w->host.block_size, 2 * MIB);
+	ck_assert_uint_eq(w->host.pool_blocks, 128);
+	ck_assert_int_eq(w->disk.capacity, G_GINT64_CONSTANT(1000000000000));
+	ck_assert_str_eq(w->disk.path, "/tmp");
+	ck_assert_double_eq(w->links.gpu_host.bandwidth, 25e9);
+	ck_assert_int_eq(w->links.gpu_host.latency, 10 * US);
+	ck_assert_double_eq(w->links.host_disk.bandwidth, 2e9);
+	ck_assert_int_eq(w->links.host_disk.latency, 100 * US);
+	ck_assert_int_eq(w->links.alloc_latency, US);
+	ck_assert_uint_eq(w->executor_slots, 4);
+	ck_assert_uint_eq(w->variant_names->len, 2);
+	ck_assert_str_eq(w->variant_names->pdata[0], "fail-fast");
+	ck_assert_str_eq(w->variant_names->pdata[1], "small");
+	ck_assert(!w->generate.enabled);
+}
+END_TEST
+
+START_TEST(test_full_policy)
+{
+	g_autoptr(GsWorkload) w = load_full(NULL, NULL);
+	const GsPolicy *p = &w->policy;
+
+	ck_assert_int_eq(p->oom, GS_OOM_RETRY); /* the file's retry over the included block */
+	ck_assert_int_eq(p->priority, GS_PRIORITY_TASK_ID);
+	ck_assert_int_eq(p->split_victim, GS_SPLIT_LOWEST);
+	ck_assert(!p->retry_before_bufn);
+	ck_assert_uint_eq(p->retry_cap, 100);
+	ck_assert_int_eq(p->watchdog, 50 * MS);
+	ck_assert(p->sleep_is_blocked);
+	ck_assert_uint_eq(p->concurrent_gpu_tasks, 2);
+	ck_assert_uint_eq(p->task_attempts, 4);
+	/* spill: the included enabled/victim kept, the file's keys merged in */
+	ck_assert(p->spill.enabled);
+	ck_assert_int_eq(p->spill.victim, GS_VICTIM_LARGEST);
+	ck_assert(!p->spill.on_demand);
+	ck_assert(!p->spill.proactive);
+	ck_assert_int_eq(p->spill.host_full, GS_HOST_FULL_FAIL);
+	ck_assert_int_eq(p->reservations.over, GS_OVER_INCREASE);
+	ck_assert_double_eq(p->reservations.increase_factor, 1.5);
+	ck_assert_int_eq(p->reservations.attribution, GS_ATTRIBUTION_STREAM);
+	ck_assert_int_eq(p->admission, GS_ADMISSION_FAIR_SHARE);
+	ck_assert(!p->evac_gate);
+}
+END_TEST
+
+START_TEST(test_full_tasks)
+{
+	g_autoptr(GsWorkload) w = load_full(NULL, NULL);
+	GsTaskSpec *a, *two;
+
+	ck_assert_uint_eq(w->tasks->len, 2);
+	a = w->tasks->pdata[0];
+	two = w->tasks->pdata[1];
+	ck_assert_str_eq(a->id, "A");
+	ck_assert_int_eq(a->start, 0);
+	ck_assert_uint_eq(a->priority, 0);
+	ck_assert_uint_eq(a->repeat, 1);
+	ck_assert_uint_eq(a->line, 36);
+	ck_assert_uint_eq(a->column, 5);
+	ck_assert_uint_eq(a->threads->len, 2);
+	ck_assert_str_eq(task_thread(w, 0, 0)->name, "A.0"); /* the default name */
+	ck_assert_int_eq(task_thread(w, 0, 0)->on_oom, GS_ON_OOM_FAIL);
+	ck_assert_str_eq(task_thread(w, 0, 1)->name, "A.helper");
+	ck_assert_int_eq(task_thread(w, 0, 1)->on_oom, GS_ON_OOM_CONTINUE);
+	ck_assert_str_eq(two->id, "2"); /* an integer id, as written */
+	ck_assert_int_eq(two->start, MS);
+	ck_assert_uint_eq(two->priority, 1);
+	ck_assert_uint_eq(two->repeat, 3);
+	ck_assert_int_eq(two->every, 2 * MS);
+	ck_assert_str_eq(task_thread(w, 1, 0)->name, "2.0");
+	ck_assert_uint_eq(task_thread(w, 1, 0)->ops->len, 2);
+	ck_assert_int_eq(op_at(task_thread(w, 1, 0)->ops, 0)->alloc.size, 1000);
+}
+END_TEST
+
+START_TEST(test_full_ops)
+{
+	g_autoptr(GsWorkload) w = load_full(NULL, NULL);
+	GsThreadSpec *t = task_thread(w, 0, 0);
+	GsOp *op, *retry, *repeat;
+
+	ck_assert_uint_eq(t->ops->len, 5);
+	ck_assert_uint_eq(t->buffers->len, 3);
+	ck_assert_str_eq(t->buffers->pdata[0], "x");
+	ck_assert_str_eq(t->buffers->pdata[1], "y");
+	ck_assert_str_eq(t->buffers->pdata[2], "t");
+	ck_assert_uint_eq(t->streams->len, 1);
+	op = op_at(t->ops, 0);
+	ck_assert_int_eq(op->kind, GS_OP_ALLOC);
+	ck_assert_uint_eq(op->line, 40);
+	ck_assert_uint_eq(op->column, 13);
+	ck_assert_uint_eq(op->alloc.buf, 0);
+	ck_assert_int_eq(op->alloc.size, 6 * MIB);
+	ck_assert_int_eq(op->alloc.kind, GS_KIND_GPU);
+	ck_assert(op->alloc.blocking);
+	ck_assert(!op->alloc.spillable);
+	ck_assert_int_eq(op->alloc.reservation, -1);
+	op = op_at(t->ops, 1);
+	ck_assert_int_eq(op->kind, GS_OP_COMPUTE);
+	ck_assert_int_eq(op->compute.time, 5 * MS);
+	ck_assert_uint_eq(op->compute.uses->len, 0);
+	ck_assert_int_eq(op->compute.stream, -1);
+	retry = op_at(t->ops, 2);
+	ck_assert_int_eq(retry->kind, GS_OP_RETRY);
+	ck_assert_int_eq(retry->retry.split, GS_SPLIT_HALVES);
+	ck_assert_uint_eq(retry->retry.max_splits, 16);
+	ck_assert_uint_eq(retry->retry.input->len, 1);
+	ck_assert_uint_eq(uint_at(retry->retry.input, 0), 0);
+	ck_assert_uint_eq(retry->retry.ops->len, 5);
+	op = op_at(retry->retry.ops, 0);
+	ck_assert_uint_eq(op->alloc.buf, 1);
+	ck_assert_int_eq(op->alloc.size, 3 * MIB / 2);
+	ck_assert(op->alloc.spillable);
+	op = op_at(retry->retry.ops, 1);
+	ck_assert_int_eq(op->compute.time, 250 * US);
+	ck_assert_uint_eq(uint_at(op->compute.uses, 0), 0);
+	ck_assert_uint_eq(uint_at(op->compute.uses, 1), 1);
+	ck_assert_int_eq(op->compute.stream, 0);
+	op = op_at(retry->retry.ops, 2);
+	ck_assert_int_eq(op->kind, GS_OP_SYNC);
+	ck_assert_uint_eq(op->stream, 0);
+	repeat = op_at(retry->retry.ops, 3);
+	ck_assert_int_eq(repeat->kind, GS_OP_REPEAT);
+	ck_assert_uint_eq(repeat->repeat.times, 3);
+	ck_assert_uint_eq(repeat->repeat.ops->len, 2);
+	ck_assert_uint_eq(op_at(repeat->repeat.ops, 0)->alloc.buf, 2);
+	ck_assert_int_eq(op_at(repeat->repeat.ops, 0)->alloc.size, KIB);
+	ck_assert_uint_eq(uint_at(op_at(repeat->repeat.ops, 1)->free.bufs, 0), 2);
+	op = op_at(retry->retry.ops, 4);
+	ck_assert_int_eq(op->retry.split, GS_SPLIT_NONE);
+	ck_assert_uint_eq(op->retry.input->len, 0);
+	ck_assert_int_eq(op_at(op->retry.ops, 0)->kind, GS_OP_BLOCK_UNTIL_READY);
+	op = op_at(t->ops, 3);
+	ck_assert_int_eq(op->kind, GS_OP_FREE);
+	ck_assert_uint_eq(op->free.bufs->len, 2);
+	ck_assert_uint_eq(uint_at(op->free.bufs, 1), 1);
+	ck_assert_int_eq(op_at(t->ops, 4)->kind, GS_OP_TASK_DONE);
+}
+END_TEST
+
+START_TEST(test_full_helper_ops)
+{
+	g_autoptr(GsWorkload) w = load_full(NULL, NULL);
+	GsThreadSpec *t = task_thread(w, 0, 1);
+	GsOp *op;
+
+	ck_assert_uint_eq(t->ops->len, 10);
+	op = op_at(t->ops, 0);
+	ck_assert_int_eq(op->kind, GS_OP_RESERVE);
+	ck_assert_uint_eq(op->reserve.res, 0);
+	ck_assert_int_eq(op->reserve.size, GIB);
+	ck_assert_int_eq(op->reserve.tier, GS_TIER_HOST);
+	ck_assert_int_eq(op->reserve.strategy, GS_STRATEGY_ANY_IN_TIERS);
+	ck_assert_int_eq(op->reserve.mode, GS_RESERVE_UPTO);
+	ck_assert_uint_eq(op->reserve.tiers->len, 2);
+	ck_assert_int_eq(g_array_index(op->reserve.tiers, GsTier, 1), GS_TIER_DISK);
+	op = op_at(t->ops, 1);
+	ck_assert_int_eq(op->alloc.kind, GS_KIND_HOST);
+	ck_assert(!op->alloc.blocking);
+	ck_assert_int_eq(op->alloc.reservation, 0);
+	ck_assert_int_eq(op_at(t->ops, 2)->kind, GS_OP_SPILLABLE);
+	ck_assert_int_eq(op_at(t->ops, 3)->kind, GS_OP_UNSPILLABLE);
+	ck_assert_uint_eq(uint_at(op_at(t->ops, 3)->free.bufs, 0), 0);
+	ck_assert(op_at(t->ops, 4)->wait_on_pool);
+	op = op_at(t->ops, 5);
+	ck_assert_int_eq(op->inject.retry_oom, 2);
+	ck_assert_int_eq(op->inject.split_oom, 0);
+	ck_assert_int_eq(op->inject.skip, 1);
+	ck_assert_int_eq(op->inject.kind, GS_KIND_FILTER_GPU);
+	ck_assert_int_eq(op_at(t->ops, 6)->time, 200 * MS);
+	ck_assert_int_eq(op_at(t->ops, 7)->kind, GS_OP_UNTIL);
+	ck_assert_int_eq(op_at(t->ops, 7)->time, 3 * MS);
+	ck_assert_uint_eq(op_at(t->ops, 8)->res, 0);
+	ck_assert_int_eq(op_at(t->ops, 9)->kind, GS_OP_FREE);
+}
+END_TEST
+
+START_TEST(test_full_pool)
+{
+	g_autoptr(GsWorkload) w = load_full(NULL, NULL);
+	GsThreadSpec *s;
+	GsOp *op;
+
+	ck_assert_uint_eq(w->pool_threads->len, 1);
+	s = w->pool_threads->pdata[0];
+	ck_assert_str_eq(s->name, "S");
+	ck_assert(s->shuffle);
+	op = op_at(s->ops, 0);
+	ck_assert(!op->pool.done);
+	ck_assert_uint_eq(op->pool.tasks->len, 2);
+	ck_assert_uint_eq(uint_at(op->pool.tasks, 0), 0);
+	ck_assert_uint_eq(uint_at(op->pool.tasks, 1), 1); /* task "2" is tasks[1] */
+	op = op_at(s->ops, 1);
+	ck_assert_int_eq(op->reserve.strategy, GS_STRATEGY_DOWNGRADE);
+	ck_assert_int_eq(op->reserve.from, GS_TIER_GPU);
+	ck_assert_int_eq(op->reserve.to, GS_TIER_HOST);
+	ck_assert_int_eq(op->reserve.mode, GS_RESERVE_OR_NULL);
+	op = op_at(s->ops, 3);
+	ck_assert(op->pool.done);
+	ck_assert_uint_eq(uint_at(op->pool.tasks, 0), 0);
+}
+END_TEST
+
+static const GsExpectValue *
+expect_value(const GsWorkload *w, const char *key)
+{
+	for (guint i = 0; i < w->expect.values->len; i++) {
+		const GsExpectValue *v = w->expect.values->pdata[i];
+
+		if (strcmp(v->key, key) == 0)
+			return v;
+	}
+	ck_abort_msg("no expectation %s", key);
+	return NULL;
+}
+
+static void
+check_cmp(const GsWorkload *w, const char *key, GsCmpOp op, gint64 value)
+{
+	const GsExpectValue *v = expect_value(w, key);
+
+	ck_assert_msg(v->cmp.op == op && v->cmp.value == value, "%s: %s %" G_GINT64_FORMAT, key,
+		      gs_cmp_op_text(v->cmp.op), v->cmp.value);
+	ck_assert(v->text == NULL);
+}
+
+START_TEST(test_full_expect)
+{
+	g_autoptr(GsWorkload) w = load_full(NULL, NULL);
+	const GsExpectThread *t;
+	const GsExpectAt *at;
+
+	ck_assert_uint_eq(w->expect.values->len, 12);
+	ck_assert_str_eq(expect_value(w, "outcome")->text, "completed");
+	ck_assert_uint_eq(expect_value(w, "outcome")->line, 85);
+	check_cmp(w, "makespan", GS_CMP_LE, 2 * SEC);
+	check_cmp(w, "totals.retries", GS_CMP_EQ, 1);
+	check_cmp(w, "totals.deadlocks_busted", GS_CMP_GE, 1);
+	check_cmp(w, "totals.blocked_ns", GS_CMP_LT, 3 * MS);
+	check_cmp(w, "totals.lost_ns", GS_CMP_EQ, 500);
+	ck_assert_str_eq(expect_value(w, "tasks.A.outcome")->text, "completed");
+	check_cmp(w, "tasks.A.max_footprint", GS_CMP_LE, 8 * MIB);
+	check_cmp(w, "tasks.2#1.attempts", GS_CMP_EQ, 1);
+	ck_assert_uint_eq(w->expect.threads->len, 2);
+	t = w->expect.threads->pdata[0];
+	ck_assert_str_eq(t->thread, "A.0");
+	ck_assert_uint_eq(t->reached->len, 2);
+	ck_assert_int_eq(g_array_index(t->reached, GsThreadState, 1), GS_THREAD_BUFN);
+	ck_assert_uint_eq(t->threw->len, 1);
+	ck_assert_int_eq(g_array_index(t->threw, GsException, 0), GS_EXC_GPU_RETRY_OOM);
+	ck_assert(t->has_final_state);
+	ck_assert_int_eq(t->final_state, GS_THREAD_UNKNOWN);
+	t = w->expect.threads->pdata[1];
+	ck_assert(t->reached == NULL);       /* not checked */
+	ck_assert_uint_eq(t->threw->len, 0); /* checked: threw nothing */
+	ck_assert(!t->has_final_state);
+	ck_assert_uint_eq(w->expect.at->len, 3);
+	at = w->expect.at->pdata[0];
+	ck_assert_int_eq(at->time, 1500 * US);
+	ck_assert_str_eq(at->thread, "A.0");
+	ck_assert_int_eq(at->state, GS_THREAD_BLOCKED);
+	ck_assert(!at->has_tier);
+	at = w->expect.at->pdata[1];
+	ck_assert(at->has_tier && at->thread == NULL);
+	ck_assert_int_eq(at->tier, GS_TIER_GPU);
+	ck_assert(!at->charged);
+	ck_assert_int_eq(at->bytes.op, GS_CMP_EQ);
+	ck_assert_int_eq(at->bytes.value, 5 * MIB);
+	at = w->expect.at->pdata[2];
+	ck_assert_int_eq(at->tier, GS_TIER_HOST);
+	ck_assert(at->charged);
+	ck_assert_int_eq(at->bytes.op, GS_CMP_GT);
+}
+END_TEST
+
+/* ---- defaults ---- */
+
+START_TEST(test_defaults)
+{
+	Tmp *t = tmp_new();
+	const char *path = tmp_write(t, "s.yaml", TASK OP "task_done\n");
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = gs_loader_load(path, NULL, NULL, &error);
+	g_autoptr(GsWorkload) d = gs_workload_new();
+
+	tmp_free(t);
+	ck_assert_msg(w != NULL, "%s", error ? error->message : "");
+	ck_assert(memcmp(&w->policy, &d->policy, sizeof d->policy) == 0);
+	ck_assert(memcmp(&w->host, &d->host, sizeof d->host) == 0);
+	ck_assert(memcmp(&w->links, &d->links, sizeof d->links) == 0);
+	ck_assert_int_eq(w->gpu.capacity, 10 * MIB);
+	ck_assert_uint_eq(w->gpu.devices, d->gpu.devices);
+	ck_assert_int_eq(w->gpu.alignment, d->gpu.alignment);
+	ck_assert_str_eq(w->disk.path, "/var/tmp");
+	ck_assert_uint_eq(w->seed, 1);
+	ck_assert_uint_eq(w->executor_slots, 0);
+	ck_assert(w->description == NULL);
+	ck_assert_uint_eq(w->variant_names->len, 0);
+	ck_assert_uint_eq(w->expect.values->len, 0);
+	ck_assert_uint_eq(w->pool_threads->len, 0);
+	ck_assert_str_eq(task_thread(w, 0, 0)->name, "A.0");
+}
+END_TEST
+
+START_TEST(test_generate)
+{
+	Tmp *t = tmp_new();
+	const char *path = tmp_write(t, "s.yaml",
+				     HEAD "generate:\n  tasks: 12\n  task_max: 300MiB\n"
+					  "  max_compute: 100ms\n  retry_blocks: true\n"
+					  "  skew: {tasks: 1, factor: 2.0}\n  jitter: 0.05\n"
+					  "expect:\n  tasks: {G3: {retries: 0}}\n");
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = gs_loader_load(path, NULL, NULL, &error);
+
+	tmp_free(t);
+	ck_assert_msg(w != NULL, "%s", error ? error->message : "");
+	ck_assert(w->generate.enabled);
+	ck_assert_uint_eq(w->generate.tasks, 12);
+	ck_assert_uint_eq(w->generate.threads_per_task, 1);
+	ck_assert_int_eq(w->generate.task_max, 300 * MIB);
+	ck_assert_uint_eq(w->generate.max_allocs, 0);
+	ck_assert_int_eq(w->generate.max_compute, 100 * MS);
+	ck_assert(w->generate.retry_blocks);
+	ck_assert_uint_eq(w->generate.skew_tasks, 1);
+	ck_assert_double_eq(w->generate.skew_factor, 2.0);
+	ck_assert_double_eq(w->generate.jitter, 0.05);
+	/* generated tasks are not known yet: expectations may name them */
+	ck_assert_str_eq(expect_value(w, "tasks.G3.retries")->key, "tasks.G3.retries");
+}
+END_TEST
+
+/* Expectations name the copies of a repeated task as the simulator does. */
+START_TEST(test_repeat_names)
+{
+	Tmp *t = tmp_new();
+	const char *path = tmp_write(
+		t, "s.yaml",
+		HEAD "tasks:\n  - id: A\n    repeat: 3\n"
+		     "    threads: [{ops: []}, {name: main, ops: []}]\n"
+		     "expect:\n  tasks: {A#2: {retries: 0}}\n"
+		     "  threads: {A#0.0: {final_state: UNKNOWN}, main#2: {threw: []}}\n"
+		     "  at: [{time: 0, thread: A#1.0, state: THREAD_RUNNING}]\n");
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = gs_loader_load(path, NULL, NULL, &error);
+
+	tmp_free(t);
+	ck_assert_msg(w != NULL, "%s", error ? error->message : "");
+	ck_assert_str_eq(expect_value(w, "tasks.A#2.retries")->key, "tasks.A#2.retries");
+	ck_assert_str_eq(((GsExpectThread *) w->expect.threads->pdata[1])->thread, "main#2");
+	ck_assert_str_eq(((GsExpectAt *) w->expect.at->pdata[0])->thread, "A#1.0");
+}
+END_TEST
+
+/* ---- includes, variants, --set ---- */
+
+START_TEST(test_include_order)
+{
+	Tmp *t = tmp_new();
+	const char *path = tmp_write(
+		t, "s.yaml",
+		"gpusim: 1\nname: s\ninclude: [a.yaml, b.yaml]\npolicy: {oom: fail}\n"
+		"tasks:\n  - id: S\n    threads: [{ops: [task_done]}]\n");
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = NULL;
+
+	tmp_write(t, "a.yaml",
+		  "include: sub/c.yaml\nmemory: {gpu: {capacity: 1MiB}}\n"
+		  "policy: {oom: block, retry_cap: 7}\n"
+		  "tasks:\n  - id: A\n    threads: [{ops: [task_done]}]\n");
+	tmp_write(t, "b.yaml",
+		  "memory: {gpu: {capacity: 2MiB}}\npolicy: {spill: {enabled: true}}\n");
+	/* relative to sub/c.yaml: sub/d.yaml */
+	tmp_write(t, "sub/c.yaml", "include: [d.yaml]\nseed: 3\nexecutor: {slots: 1}\n");
+	tmp_write(t, "sub/d.yaml", "seed: 9\nexecutor: {slots: 5}\ndescription: from d\n");
+	w = gs_loader_load(path, NULL, NULL, &error);
+	tmp_free(t);
+	ck_assert_msg(w != NULL, "%s", error ? error->message : "");
+	ck_assert_int_eq(w->gpu.capacity, 2 * MIB);         /* b over a */
+	ck_assert_int_eq(w->policy.oom, GS_OOM_FAIL);       /* the file over its includes */
+	ck_assert_uint_eq(w->policy.retry_cap, 7);          /* a's, merged key by key */
+	ck_assert(w->policy.spill.enabled);                 /* b's */
+	ck_assert_uint_eq(w->seed, 3);                      /* c over d */
+	ck_assert_uint_eq(w->executor_slots, 1);
+	ck_assert_str_eq(w->description, "from d");
+	ck_assert_uint_eq(w->tasks->len, 1);                /* sequences are replaced */
+	ck_assert_str_eq(((GsTaskSpec *) w->tasks->pdata[0])->id, "S");
+}
+END_TEST
+
+START_TEST(test_variants)
+{
+	g_autoptr(GsWorkload) small = load_full("small", NULL);
+	g_autoptr(GsWorkload) fail = load_full("fail-fast", NULL);
+
+	ck_assert_str_eq(small->variant, "small");
+	ck_assert_int_eq(small->gpu.capacity, 4 * MIB);
+	ck_assert_int_eq(small->gpu.allocator, GS_ALLOCATOR_POOL); /* untouched keys stay */
+	ck_assert_int_eq(small->policy.spill.victim, GS_VICTIM_LRU);
+	ck_assert(small->policy.spill.enabled);
+	ck_assert(!small->policy.spill.on_demand);
+	ck_assert_int_eq(small->policy.oom, GS_OOM_RETRY);
+	ck_assert_uint_eq(small->variant_names->len, 2);
+	ck_assert_int_eq(fail->policy.oom, GS_OOM_FAIL);
+	ck_assert_int_eq(fail->gpu.capacity, 10 * MIB);
+}
+END_TEST
+
+START_TEST(test_variant_names)
+{
+	g_autofree char *path = fixture("loader-full.yaml");
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) names = gs_loader_variant_names(path, &error);
+	g_autofree char *missing = fixture("no-such-file.yaml");
+
+	ck_assert_msg(names != NULL, "%s", error ? error->message : "");
+	ck_assert_uint_eq(names->len, 2);
+	ck_assert_str_eq(names->pdata[0], "fail-fast");
+	ck_assert_str_eq(names->pdata[1], "small");
+	ck_assert(gs_loader_variant_names(missing, &error) == NULL);
+	ck_assert(g_str_has_suffix(error->message,
+				   "no-such-file.yaml: cannot read: No such file or directory"));
+}
+END_TEST
+
+START_TEST(test_sets)
+{
+	const char *sets[] = {
+		"memory.gpu.capacity=8GiB",
+		"policy.oom=block",
+		"policy.spill={victim: priority}", /* a map merges: enabled stays */
+		"memory.gpu.capacity=3GiB",        /* later --set wins */
+		"executor.slots=2",                /* a key the file does not have */
+		"generate={tasks: 4}",
+		NULL,
+	};
+	g_autoptr(GsWorkload) w = load_full("small", sets);
+
+	ck_assert_int_eq(w->gpu.capacity, 3 * GIB);
+	ck_assert_int_eq(w->policy.oom, GS_OOM_BLOCK);
+	ck_assert_int_eq(w->policy.spill.victim, GS_VICTIM_PRIORITY);
+	ck_assert(w->policy.spill.enabled);
+	ck_assert_uint_eq(w->executor_slots, 2);
+	ck_assert(w->generate.enabled);
+	ck_assert_uint_eq(w->generate.tasks, 4);
+}
+END_TEST
+
+START_TEST(test_missing_file)
+{
+	g_autoptr(GError) error = NULL;
+
+	ck_assert(gs_loader_load("/nonexistent/s.yaml", NULL, NULL, &error) == NULL);
+	ck_assert_str_eq(error->message,
+			 "/nonexistent/s.yaml: cannot read: No such file or directory");
+	/* a NULL error is allowed */
+	ck_assert(gs_loader_load("/nonexistent/s.yaml", NULL, NULL, NULL) == NULL);
+}
+END_TEST
+
+Suite *gs_test_suite_loader(void);
+
+Suite *
+gs_test_suite_loader(void)
+{
+	Suite *s = suite_create("loader");
+	TCase *tc = tcase_create("bad");
+
+	tcase_add_loop_test(tc, test_bad, 0, G_N_ELEMENTS(bad_rows));
+	tcase_add_test(tc, test_missing_file);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("quantities");
+	tcase_add_loop_test(tc, test_quantity, 0, G_N_ELEMENTS(good_rows));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("structure");
+	tcase_add_test(tc, test_full_top);
+	tcase_add_test(tc, test_full_policy);
+	tcase_add_test(tc, test_full_tasks);
+	tcase_add_test(tc, test_full_ops);
+	tcase_add_test(tc, test_full_helper_ops);
+	tcase_add_test(tc, test_full_pool);
+	tcase_add_test(tc, test_full_expect);
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_generate);
+	tcase_add_test(tc, test_repeat_names);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("merge");
+	tcase_add_test(tc, test_include_order);
+	tcase_add_test(tc, test_variants);
+	tcase_add_test(tc, test_variant_names);
+	tcase_add_test(tc, test_sets);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tl_run_suite(gs_test_suite_loader());
+}

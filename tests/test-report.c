@@ -1,0 +1,1427 @@
+/*
+ * gpusim tests: the result writers (src/report.h) on results, workloads and
+ * event logs made by hand. Every JSON output is parsed back by a small
+ * validating parser (below: RFC 8259 grammar, duplicate keys rejected) and
+ * searched for exact members; event lines and the timeline are compared with
+ * golden strings; the trace's slices, instants and counters are checked
+ * value by value; the summary line by line; writing files for atomicity.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include "testlib.h"
+#include "report.h"
+
+#define KIB ((gint64) 1024)
+#define MIB (KIB * 1024)
+#define GIB (MIB * 1024)
+#define TIB (GIB * 1024)
+#define US ((GsTime) 1000)
+#define MS (US * 1000)
+
+/* ---- a validating JSON parser ---- */
+
+static gboolean json_value(const char **p, guint depth);
+
+static void
+json_ws(const char **p)
+{
+	while (**p == ' ' || **p == '\t' || **p == '\n' || **p == '\r')
+		(*p)++;
+}
+
+/* A string; its contents (escapes kept) are appended to @out when not NULL. */
+static gboolean
+json_string(const char **p, GString *out)
+{
+	if (**p != '"')
+		return FALSE;
+	(*p)++;
+	for (;;) {
+		unsigned char c = (unsigned char) **p;
+
+		if (c == '"') {
+			(*p)++;
+			return TRUE;
+		}
+		if (c < 0x20)
+			return FALSE; /* also the end of the text */
+		if (c == '\\') {
+			if (out != NULL)
+				g_string_append_c(out, '\\');
+			(*p)++;
+			c = (unsigned char) **p;
+			if (c == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!g_ascii_isxdigit((*p)[i]))
+						return FALSE;
+			} else if (strchr("\"\\/bfnrt", c) == NULL || c == '\0') {
+				return FALSE;
+			}
+		}
+		if (out != NULL)
+			g_string_append_c(out, (char) c);
+		(*p)++;
+	}
+}
+
+static gboolean
+json_digits(const char **p)
+{
+	if (!g_ascii_isdigit(**p))
+		return FALSE;
+	while (g_ascii_isdigit(**p))
+		(*p)++;
+	return TRUE;
+}
+
+static gboolean
+json_number(const char **p)
+{
+	if (**p == '-')
+		(*p)++;
+	if (**p == '0')
+		(*p)++;
+	else if (!json_digits(p))
+		return FALSE;
+	if (**p == '.') {
+		(*p)++;
+		if (!json_digits(p))
+			return FALSE;
+	}
+	if (**p == 'e' || **p == 'E') {
+		(*p)++;
+		if (**p == '+' || **p == '-')
+			(*p)++;
+		if (!json_digits(p))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean
+json_word(const char **p, const char *word)
+{
+	size_t n = strlen(word);
+
+	if (strncmp(*p, word, n) != 0)
+		return FALSE;
+	*p += n;
+	return TRUE;
+}
+
+static gboolean
+json_object(const char **p, guint depth)
+{
+	g_autoptr(GHashTable) keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+
+	(*p)++;
+	json_ws(p);
+	if (**p == '}') {
+		(*p)++;
+		return TRUE;
+	}
+	for (;;) {
+		GString *key = g_string_new(NULL);
+
+		json_ws(p);
+		if (!json_string(p, key)) {
+			g_string_free(key, TRUE);
+			return FALSE;
+		}
+		if (g_hash_table_contains(keys, key->str)) {
+			g_string_free(key, TRUE);
+			return FALSE; /* a duplicate key */
+		}
+		g_hash_table_add(keys, g_string_free(key, FALSE));
+		json_ws(p);
+		if (**p != ':')
+			return FALSE;
+		(*p)++;
+		if (!json_value(p, depth + 1))
+			return FALSE;
+		json_ws(p);
+		if (**p == '}') {
+			(*p)++;
+			return TRUE;
+		}
+		if (**p != ',')
+			return FALSE;
+		(*p)++;
+	}
+}
+
+static gboolean
+json_array(const char **p, guint depth)
+{
+	(*p)++;
+	json_ws(p);
+	if (**p == ']') {
+		(*p)++;
+		return TRUE;
+	}
+	for (;;) {
+		if (!json_value(p, depth + 1))
+			return FALSE;
+		json_ws(p);
+		if (**p == ']') {
+			(*p)++;
+			return TRUE;
+		}
+		if (**p != ',')
+			return FALSE;
+		(*p)++;
+	}
+}
+
+static gboolean
+json_value(const char **p, guint depth)
+{
+	if (depth > 64)
+		return FALSE;
+	json_ws(p);
+	switch (**p) {
+	case '{':
+		return json_object(p, depth);
+	case '[':
+		return json_array(p, depth);
+	case '"':
+		return json_string(p, NULL);
+	case 't':
+		return json_word(p, "true");
+	case 'f':
+		return json_word(p, "false");
+	case 'n':
+		return json_word(p, "null");
+	default:
+		return json_number(p);
+	}
+}
+
+/* TRUE if @text is one valid JSON value (and UTF-8), surrounded by white space only. */
+static gboolean
+json_valid(const char *text)
+{
+	const char *p = text;
+
+	if (!g_utf8_validate(text, -1, NULL))
+		return FALSE;
+	if (!json_value(&p, 0))
+		return FALSE;
+	json_ws(&p);
+	return *p == '\0';
+}
+
+static void
+ck_json(const char *text)
+{
+	ck_assert_msg(json_valid(text), "not valid JSON:\n%s", text);
+}
+
+static void
+ck_contains(const char *text, const char *needle)
+{
+	ck_assert_msg(strstr(text, needle) != NULL, "missing <%s> in:\n%s", needle, text);
+}
+
+static guint
+count_of(const char *text, const char *needle)
+{
+	guint n = 0;
+
+	for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+/* ---- the self-test of the parser ---- */
+
+static const struct {
+	const char *text;
+	gboolean valid;
+} parser_rows[] = {
+	{"{}", TRUE},
+	{" [1, -2.5e+3, 0, true, false, null, \"a\\n\\u00e9\"] ", TRUE},
+	{"{\"a\": {\"b\": []}}", TRUE},
+	{"{\"a\": 1,}", FALSE},
+	{"{\"a\": 1, \"a\": 2}", FALSE},
+	{"[01]", FALSE},
+	{"[1.]", FALSE},
+	{"\"tab\there\"", FALSE},
+	{"\"\\x\"", FALSE},
+	{"{\"a\" 1}", FALSE},
+	{"[1] [2]", FALSE},
+	{"", FALSE},
+};
+
+START_TEST(test_parser)
+{
+	ck_assert_int_eq(json_valid(parser_rows[_i].text), parser_rows[_i].valid);
+}
+END_TEST
+
+/* ---- results made by hand ---- */
+
+static void
+free_task(gpointer data)
+{
+	GsTaskResult *t = data;
+
+	g_free(t->id);
+	g_free(t);
+}
+
+static void
+free_thread(gpointer data)
+{
+	GsThreadResult *t = data;
+
+	g_free(t->name);
+	g_free(t->task);
+	if (t->exceptions != NULL)
+		g_array_unref(t->exceptions);
+	g_free(t);
+}
+
+static void
+result_free(GsResult *r)
+{
+	g_ptr_array_unref(r->tasks);
+	g_ptr_array_unref(r->threads);
+	g_array_unref(r->timeline);
+	g_free(r);
+}
+
+/* sim.h's autoptr for GsResult calls the simulator's gs_result_free(); these
+ * results are freed here, through their own alias. */
+typedef GsResult HandResult;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HandResult, result_free)
+
+static GsResult *
+result_new(void)
+{
+	GsResult *r = g_new0(GsResult, 1);
+
+	r->tasks = g_ptr_array_new_with_free_func(free_task);
+	r->threads = g_ptr_array_new_with_free_func(free_thread);
+	r->timeline = g_array_new(FALSE, TRUE, sizeof(GsSample));
+	return r;
+}
+
+static GsTaskResult *
+add_task(GsResult *r, const char *id, GsOutcome outcome)
+{
+	GsTaskResult *t = g_new0(GsTaskResult, 1);
+
+	t->id = g_strdup(id);
+	t->outcome = outcome;
+	t->attempts = 1;
+	g_ptr_array_add(r->tasks, t);
+	return t;
+}
+
+static GsThreadResult *
+add_thread(GsResult *r, const char *name, const char *task, guint32 reached)
+{
+	GsThreadResult *t = g_new0(GsThreadResult, 1);
+
+	t->name = g_strdup(name);
+	t->task = g_strdup(task);
+	t->pool = task == NULL;
+	t->reached = reached;
+	t->exceptions = g_array_new(FALSE, TRUE, sizeof(GsSeenException));
+	g_ptr_array_add(r->threads, t);
+	return t;
+}
+
+static void
+add_exception(GsThreadResult *t, GsTime time, GsException exc, gboolean handled, const char *op)
+{
+	GsSeenException seen = {.time = time, .exception = exc, .handled = handled};
+
+	g_strlcpy(seen.op, op, sizeof seen.op);
+	g_array_append_val(t->exceptions, seen);
+}
+
+static void
+add_sample(GsResult *r, GsTime time, gint64 gpu_used, gint64 gpu_charged, gint64 host_used,
+	   guint running, guint blocked, guint bufn)
+{
+	GsSample s = {.time = time, .running = running, .blocked = blocked, .bufn = bufn};
+
+	s.used[GS_TIER_GPU] = gpu_used;
+	s.charged[GS_TIER_GPU] = gpu_charged;
+	s.used[GS_TIER_HOST] = host_used;
+	s.charged[GS_TIER_HOST] = host_used;
+	g_array_append_val(r->timeline, s);
+}
+
+#define BIT(state) (1u << GS_THREAD_##state)
+
+/* Two tasks; B retried once after a deadlock bust. */
+static GsResult *
+sample_result(void)
+{
+	GsResult *r = result_new();
+	GsTaskResult *a, *b;
+	GsThreadResult *t;
+
+	r->outcome = GS_OUTCOME_COMPLETED;
+	r->makespan_ns = 3500 * US;
+	r->events_processed = 42;
+	r->seed = 7;
+	r->totals.tasks = 2;
+	r->totals.tasks_completed = 2;
+	r->totals.task_attempts = 2;
+	r->totals.retries = 1;
+	r->totals.blocked_ns = 1500 * US;
+	r->totals.lost_ns = 500 * US;
+	r->totals.spill_block_ns = 3;
+	r->totals.semaphore_wait_ns = 4;
+	r->totals.deadlocks_busted = 1;
+	r->totals.spilled_gpu_to_host = 5;
+	r->totals.spilled_host_to_disk = 6;
+	r->totals.unspilled_host_to_gpu = 7;
+	r->totals.unspilled_disk_to_host = 8;
+	r->tiers[GS_TIER_GPU] = (GsTierResult){10 * MIB, 11 * MIB, 4 * MIB, 12 * MIB};
+	r->tiers[GS_TIER_HOST] = (GsTierResult){4 * GIB, 0, 0, 0};
+	r->tiers[GS_TIER_DISK] = (GsTierResult){TIB, 0, 0, 0};
+
+	a = add_task(r, "A", GS_OUTCOME_COMPLETED);
+	a->end_ns = 3000 * US;
+	a->max_footprint = 6 * MIB;
+	b = add_task(r, "B", GS_OUTCOME_COMPLETED);
+	b->start_ns = 1000 * US;
+	b->end_ns = 3500 * US;
+	b->retries = 1;
+	b->blocked_ns = 1500 * US;
+	b->lost_ns = 500 * US;
+	b->max_footprint = 5 * MIB;
+
+	add_thread(r, "A.0", "A", BIT(RUNNING) | BIT(ALLOC));
+	t = add_thread(r, "B.0", "B",
+		       BIT(UNKNOWN) | BIT(RUNNING) | BIT(ALLOC) | BIT(BLOCKED) | BIT(BUFN_THROW));
+	add_exception(t, 2500 * US, GS_EXC_GPU_RETRY_OOM, TRUE, "1.0");
+
+	add_sample(r, 0, 0, 0, 0, 0, 0, 0);
+	add_sample(r, 1000 * US, 6 * MIB, 6 * MIB, 0, 2, 0, 0);
+	add_sample(r, 1500 * US, 11 * MIB, 12 * MIB, 1 * MIB, 1, 1, 0);
+	return r;
+}
+
+static GsWorkload *
+sample_workload(void)
+{
+	GsWorkload *w = gs_workload_new();
+
+	w->name = g_strdup("basic-bufn");
+	return w;
+}
+
+/* ---- human units ---- */
+
+static const struct {
+	gint64 bytes;
+	const char *text;
+} bytes_rows[] = {
+	{0, "0 B"},
+	{512, "512 B"},
+	{1023, "1023 B"},
+	{1024, "1.0 KiB"},
+	{1536, "1.5 KiB"},
+	{6 * MIB, "6.0 MiB"},
+	{3 * GIB / 2, "1.5 GiB"},
+	{TIB, "1.0 TiB"},
+	{-2048, "-2.0 KiB"},
+	{-5, "-5 B"},
+};
+
+START_TEST(test_format_bytes)
+{
+	g_autofree char *text = gs_format_bytes(bytes_rows[_i].bytes);
+
+	ck_assert_str_eq(text, bytes_rows[_i].text);
+}
+END_TEST
+
+static const struct {
+	GsTime ns;
+	const char *text;
+} duration_rows[] = {
+	{0, "0 ns"},
+	{999, "999 ns"},
+	{1000, "1.00 us"},
+	{12345, "12.3 us"},
+	{500 * US, "500 us"},
+	{1500 * US, "1.50 ms"},
+	{250 * MS, "250 ms"},
+	{3000 * MS, "3.00 s"},
+	{100000 * MS, "100 s"},
+	{-1500, "-1.50 us"},
+};
+
+START_TEST(test_format_duration)
+{
+	g_autofree char *text = gs_format_duration(duration_rows[_i].ns);
+
+	ck_assert_str_eq(text, duration_rows[_i].text);
+}
+END_TEST
+
+START_TEST(test_names)
+{
+	ck_assert_str_eq(gs_report_outcome_word(GS_OUTCOME_COMPLETED), "completed");
+	ck_assert_str_eq(gs_report_outcome_word(GS_OUTCOME_FAILED), "failed");
+	ck_assert_str_eq(gs_report_outcome_word(GS_OUTCOME_DEADLOCK), "deadlock");
+	ck_assert_str_eq(gs_report_outcome_word(GS_OUTCOME_TIMEOUT), "timeout");
+	ck_assert_str_eq(gs_report_tier_name(GS_TIER_GPU), "gpu");
+	ck_assert_str_eq(gs_report_tier_name(GS_TIER_HOST), "host");
+	ck_assert_str_eq(gs_report_tier_name(GS_TIER_DISK), "disk");
+}
+END_TEST
+
+/* ---- the event log and event lines ---- */
+
+START_TEST(test_event_log_copies)
+{
+	g_autoptr(GsEventLog) log = gs_event_log_new();
+	char thread[] = "A.0";
+	char buf[] = "x";
+	GsLogEntry e = {.kind = GS_LOG_ALLOC, .time = 5, .thread = thread, .buf = buf,
+			.bytes = 256, .tier = GS_TIER_GPU, .ok = TRUE};
+	const GArray *entries;
+	const GsLogEntry *got;
+
+	gs_event_log_add(&e, log);
+	thread[0] = 'Z';
+	buf[0] = 'y';
+	e.time = 6;
+	e.thread = NULL;
+	gs_event_log_add(&e, log);
+	entries = gs_event_log_entries(log);
+	ck_assert_uint_eq(entries->len, 2);
+	got = &g_array_index(entries, GsLogEntry, 0);
+	ck_assert_int_eq(got->time, 5);
+	ck_assert_str_eq(got->thread, "A.0");
+	ck_assert_str_eq(got->buf, "x");
+	ck_assert_ptr_null(got->task);
+	ck_assert_ptr_null(got->what);
+	ck_assert_int_eq(got->bytes, 256);
+	got = &g_array_index(entries, GsLogEntry, 1);
+	ck_assert_ptr_null(got->thread);
+	ck_assert_str_eq(got->buf, "y");
+}
+END_TEST
+
+static const struct {
+	GsLogEntry entry;
+	const char *line;
+} event_rows[] = {
+	{{.kind = GS_LOG_STATE, .time = 1500000, .thread = "B.0", .from = GS_THREAD_ALLOC,
+	  .to = GS_THREAD_BLOCKED},
+	 "{\"t_ns\":1500000,\"ev\":\"state\",\"thread\":\"B.0\",\"from\":\"THREAD_ALLOC\","
+	 "\"to\":\"THREAD_BLOCKED\"}"},
+	{{.kind = GS_LOG_STATE, .time = 0, .thread = "A.0", .from = GS_THREAD_UNKNOWN,
+	  .to = GS_THREAD_RUNNING},
+	 "{\"t_ns\":0,\"ev\":\"state\",\"thread\":\"A.0\",\"from\":\"UNKNOWN\","
+	 "\"to\":\"THREAD_RUNNING\"}"},
+	{{.kind = GS_LOG_THROW, .time = 7, .thread = "B.0", .exception = GS_EXC_GPU_RETRY_OOM,
+	  .handled = TRUE},
+	 "{\"t_ns\":7,\"ev\":\"throw\",\"thread\":\"B.0\",\"type\":\"GpuRetryOOM\",\"handled\":true}"},
+	{{.kind = GS_LOG_THROW, .time = 8, .thread = "B.0", .exception = GS_EXC_CPU_OOM},
+	 "{\"t_ns\":8,\"ev\":\"throw\",\"thread\":\"B.0\",\"type\":\"CpuOOM\",\"handled\":false}"},
+	{{.kind = GS_LOG_ALLOC, .time = 9, .thread = "A.0", .buf = "x", .bytes = 6291456,
+	  .tier = GS_TIER_GPU, .ok = TRUE},
+	 "{\"t_ns\":9,\"ev\":\"alloc\",\"thread\":\"A.0\",\"buf\":\"x\",\"bytes\":6291456,"
+	 "\"tier\":\"gpu\",\"ok\":true}"},
+	{{.kind = GS_LOG_ALLOC, .time = 9, .thread = "A.0", .buf = "h", .bytes = 1,
+	  .tier = GS_TIER_HOST, .ok = FALSE},
+	 "{\"t_ns\":9,\"ev\":\"alloc\",\"thread\":\"A.0\",\"buf\":\"h\",\"bytes\":1,"
+	 "\"tier\":\"host\",\"ok\":false}"},
+	{{.kind = GS_LOG_FREE, .time = 10, .thread = "A.0", .buf = "x", .bytes = 256,
+	  .tier = GS_TIER_DISK},
+	 "{\"t_ns\":10,\"ev\":\"free\",\"thread\":\"A.0\",\"buf\":\"x\",\"bytes\":256,"
+	 "\"tier\":\"disk\"}"},
+	{{.kind = GS_LOG_DEADLOCK, .time = 11, .thread = "B.0", .action = GS_BUST_ROLLBACK},
+	 "{\"t_ns\":11,\"ev\":\"deadlock\",\"victim\":\"B.0\",\"action\":\"rollback\"}"},
+	{{.kind = GS_LOG_DEADLOCK, .time = 12, .thread = "C.0", .action = GS_BUST_RETRY_ONCE},
+	 "{\"t_ns\":12,\"ev\":\"deadlock\",\"victim\":\"C.0\",\"action\":\"retry_once\"}"},
+	{{.kind = GS_LOG_DEADLOCK, .time = 13, .thread = "D.0", .action = GS_BUST_SPLIT},
+	 "{\"t_ns\":13,\"ev\":\"deadlock\",\"victim\":\"D.0\",\"action\":\"split\"}"},
+	{{.kind = GS_LOG_TASK, .time = 14, .task = "A#3", .what = "start"},
+	 "{\"t_ns\":14,\"ev\":\"task\",\"task\":\"A#3\",\"what\":\"start\"}"},
+	{{.kind = GS_LOG_SEMAPHORE, .time = 15, .task = "B", .what = "wait"},
+	 "{\"t_ns\":15,\"ev\":\"semaphore\",\"task\":\"B\",\"what\":\"wait\"}"},
+	{{.kind = GS_LOG_TASK, .time = 16, .task = NULL, .what = NULL},
+	 "{\"t_ns\":16,\"ev\":\"task\",\"task\":null,\"what\":null}"},
+	{{.kind = GS_LOG_ALLOC, .time = 17, .thread = "q\"\\\n\x01", .buf = "b",
+	  .tier = GS_TIER_GPU},
+	 "{\"t_ns\":17,\"ev\":\"alloc\",\"thread\":\"q\\\"\\\\\\n\\u0001\",\"buf\":\"b\","
+	 "\"bytes\":0,\"tier\":\"gpu\",\"ok\":false}"},
+};
+
+START_TEST(test_event_line)
+{
+	g_autofree char *line = gs_report_event_line(&event_rows[_i].entry);
+
+	ck_assert_str_eq(line, event_rows[_i].line);
+	ck_json(line);
+}
+END_TEST
+
+START_TEST(test_events_all_lines)
+{
+	g_autoptr(GsEventLog) log = gs_event_log_new();
+	g_autoptr(GString) want = g_string_new(NULL);
+	g_autofree char *text = NULL;
+	g_auto(GStrv) lines = NULL;
+
+	for (guint i = 0; i < G_N_ELEMENTS(event_rows); i++) {
+		gs_event_log_add(&event_rows[i].entry, log);
+		g_string_append_printf(want, "%s\n", event_rows[i].line);
+	}
+	text = gs_report_events(log);
+	ck_assert_str_eq(text, want->str);
+	lines = g_strsplit(text, "\n", -1);
+	ck_assert_uint_eq(g_strv_length(lines), G_N_ELEMENTS(event_rows) + 1);
+	for (guint i = 0; i < G_N_ELEMENTS(event_rows); i++)
+		ck_json(lines[i]);
+}
+END_TEST
+
+START_TEST(test_events_empty)
+{
+	g_autoptr(GsEventLog) log = gs_event_log_new();
+	g_autofree char *text = gs_report_events(log);
+
+	ck_assert_str_eq(text, "");
+	ck_assert_uint_eq(gs_event_log_entries(log)->len, 0);
+}
+END_TEST
+
+/* ---- the result object ---- */
+
+static char *
+sample_json(const GsExpectReport *report)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(HandResult) r = sample_result();
+
+	return gs_report_json(w, r, "sim", 123, report);
+}
+
+START_TEST(test_json_valid)
+{
+	g_autofree char *json = sample_json(NULL);
+
+	ck_json(json);
+	ck_assert(g_str_has_prefix(json, "{\n  \"schema\": \"gpusim-result/1\",\n"));
+	ck_assert(g_str_has_suffix(json, "\n}\n"));
+}
+END_TEST
+
+START_TEST(test_json_header)
+{
+	g_autofree char *json = sample_json(NULL);
+	g_autofree char *version = g_strdup_printf("\"gpusim_version\": \"%s\",", gs_version());
+
+	ck_contains(json, version);
+	ck_contains(json, "\n  \"scenario\": \"basic-bufn\",\n");
+	ck_contains(json, "\n  \"variant\": null,\n");
+	ck_contains(json, "\n  \"backend\": \"sim\",\n");
+	ck_contains(json, "\n  \"seed\": 7,\n");
+	ck_contains(json, "\n  \"outcome\": \"completed\",\n");
+	ck_contains(json, "\n  \"makespan_ns\": 3500000,\n");
+	ck_contains(json, "\n  \"events_processed\": 42,\n");
+	ck_contains(json, "\n  \"wall_ns\": 123,\n");
+}
+END_TEST
+
+/* The top-level keys come in the order of SPEC §4, each once. */
+START_TEST(test_json_key_order)
+{
+	static const char *const keys[] = {
+		"schema",  "gpusim_version", "scenario", "variant",          "backend",
+		"seed",    "policy",         "outcome",  "makespan_ns",      "events_processed",
+		"wall_ns", "totals",         "tiers",    "tasks",            "threads",
+		"expectations"};
+	g_autofree char *json = sample_json(NULL);
+	const char *last = json;
+
+	for (guint i = 0; i < G_N_ELEMENTS(keys); i++) {
+		g_autofree char *needle = g_strdup_printf("\n  \"%s\": ", keys[i]);
+		const char *at = strstr(json, needle);
+
+		ck_assert_msg(at != NULL && at > last, "key %s out of order", keys[i]);
+		ck_assert_uint_eq(count_of(json, needle), 1);
+		last = at;
+	}
+}
+END_TEST
+
+START_TEST(test_json_variant)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(HandResult) r = sample_result();
+	g_autofree char *json = NULL;
+
+	w->variant = g_strdup("retry+spill");
+	json = gs_report_json(w, r, "cuda", 0, NULL);
+	ck_json(json);
+	ck_contains(json, "\n  \"variant\": \"retry+spill\",\n");
+	ck_contains(json, "\n  \"backend\": \"cuda\",\n");
+}
+END_TEST
+
+START_TEST(test_json_policy_defaults)
+{
+	g_autofree char *json = sample_json(NULL);
+
+	ck_contains(json, "  \"policy\": {\n"
+			  "    \"oom\": \"retry\",\n"
+			  "    \"priority\": \"fifo\",\n"
+			  "    \"split_victim\": \"highest\",\n"
+			  "    \"retry_before_bufn\": true,\n"
+			  "    \"retry_cap\": 500,\n"
+			  "    \"watchdog_ns\": 100000000,\n"
+			  "    \"sleep_is_blocked\": true,\n"
+			  "    \"concurrent_gpu_tasks\": 0,\n"
+			  "    \"task_attempts\": 1,\n"
+			  "    \"spill\": {\"enabled\": false, \"victim\": \"lru\", \"on_demand\": true, "
+			  "\"proactive\": false, \"host_full\": \"disk\"},\n"
+			  "    \"reservations\": {\"over\": \"ignore\", \"increase_factor\": 1.25, "
+			  "\"attribution\": \"origin\"},\n"
+			  "    \"admission\": \"none\",\n"
+			  "    \"evac_gate\": true\n"
+			  "  },\n");
+}
+END_TEST
+
+START_TEST(test_json_policy_changed)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(HandResult) r = sample_result();
+	g_autofree char *json = NULL;
+	GsPolicy *p = &w->policy;
+
+	p->oom = GS_OOM_BLOCK;
+	p->priority = GS_PRIORITY_TASK_ID;
+	p->split_victim = GS_SPLIT_LOWEST;
+	p->retry_before_bufn = FALSE;
+	p->retry_cap = 3;
+	p->watchdog = 0;
+	p->sleep_is_blocked = FALSE;
+	p->concurrent_gpu_tasks = 2;
+	p->task_attempts = 4;
+	p->spill.enabled = TRUE;
+	p->spill.victim = GS_VICTIM_SMALLEST_FIT;
+	p->spill.on_demand = FALSE;
+	p->spill.proactive = TRUE;
+	p->spill.host_full = GS_HOST_FULL_FAIL;
+	p->reservations.over = GS_OVER_INCREASE;
+	p->reservations.increase_factor = 0.1;
+	p->reservations.attribution = GS_ATTRIBUTION_STREAM;
+	p->admission = GS_ADMISSION_FAIR_SHARE;
+	p->evac_gate = FALSE;
+	json = gs_report_json(w, r, "sim", 0, NULL);
+	ck_json(json);
+	ck_contains(json, "    \"oom\": \"block\",\n"
+			  "    \"priority\": \"task_id\",\n"
+			  "    \"split_victim\": \"lowest\",\n"
+			  "    \"retry_before_bufn\": false,\n"
+			  "    \"retry_cap\": 3,\n"
+			  "    \"watchdog_ns\": 0,\n"
+			  "    \"sleep_is_blocked\": false,\n"
+			  "    \"concurrent_gpu_tasks\": 2,\n"
+			  "    \"task_attempts\": 4,\n"
+			  "    \"spill\": {\"enabled\": true, \"victim\": \"smallest_fit\", "
+			  "\"on_demand\": false, \"proactive\": true, \"host_full\": \"fail\"},\n"
+			  "    \"reservations\": {\"over\": \"increase\", \"increase_factor\": 0.1, "
+			  "\"attribution\": \"stream\"},\n"
+			  "    \"admission\": \"fair_share\",\n"
+			  "    \"evac_gate\": false\n");
+	p->oom = GS_OOM_FAIL;
+	p->spill.victim = GS_VICTIM_PRIORITY;
+	p->reservations.over = GS_OVER_FAIL;
+	g_free(json);
+	json = gs_report_json(w, r, "sim", 0, NULL);
+	ck_contains(json, "\"oom\": \"fail\"");
+	ck_contains(json, "\"victim\": \"priority\"");
+	ck_contains(json, "\"over\": \"fail\"");
+	p->spill.victim = GS_VICTIM_LARGEST;
+	g_free(json);
+	json = gs_report_json(w, r, "sim", 0, NULL);
+	ck_contains(json, "\"victim\": \"largest\"");
+}
+END_TEST
+
+START_TEST(test_json_totals_tiers)
+{
+	g_autofree char *json = sample_json(NULL);
+
+	ck_contains(json, "  \"totals\": {\n"
+			  "    \"tasks\": 2,\n"
+			  "    \"tasks_completed\": 2,\n"
+			  "    \"tasks_failed\": 0,\n"
+			  "    \"task_attempts\": 2,\n"
+			  "    \"retries\": 1,\n"
+			  "    \"splits\": 0,\n"
+			  "    \"blocked_ns\": 1500000,\n"
+			  "    \"lost_ns\": 500000,\n"
+			  "    \"spill_block_ns\": 3,\n"
+			  "    \"semaphore_wait_ns\": 4,\n"
+			  "    \"deadlocks_busted\": 1,\n"
+			  "    \"deadlocks_unresolved\": 0,\n"
+			  "    \"spilled_bytes\": {\"gpu_to_host\": 5, \"host_to_disk\": 6},\n"
+			  "    \"unspilled_bytes\": {\"host_to_gpu\": 7, \"disk_to_host\": 8}\n"
+			  "  },\n");
+	ck_contains(json, "  \"tiers\": {\n"
+			  "    \"gpu\": {\"capacity\": 10485760, \"peak_used\": 11534336, "
+			  "\"mean_used\": 4194304, \"peak_charged\": 12582912},\n"
+			  "    \"host\": {\"capacity\": 4294967296, \"peak_used\": 0, "
+			  "\"mean_used\": 0, \"peak_charged\": 0},\n"
+			  "    \"disk\": {\"capacity\": 1099511627776, \"peak_used\": 0, "
+			  "\"mean_used\": 0, \"peak_charged\": 0}\n"
+			  "  },\n");
+}
+END_TEST
+
+START_TEST(test_json_tasks_threads)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(HandResult) r = sample_result();
+	g_autofree char *json = NULL;
+	GsThreadResult *pool = add_thread(r, "S", NULL, 0);
+	GsTaskResult *failed = add_task(r, "C", GS_OUTCOME_FAILED);
+
+	failed->attempts = 4;
+	failed->failure = GS_EXC_GPU_OOM;
+	pool->final_state = GS_THREAD_BLOCKED;
+	pool->waiting_at_end = TRUE;
+	json = gs_report_json(w, r, "sim", 0, NULL);
+	ck_json(json);
+	ck_contains(json, "  \"tasks\": [\n"
+			  "    {\"id\": \"A\", \"outcome\": \"completed\", \"attempts\": 1, "
+			  "\"start_ns\": 0, \"end_ns\": 3000000, \"retries\": 0, \"splits\": 0, "
+			  "\"blocked_ns\": 0, \"lost_ns\": 0, \"max_footprint\": 6291456, "
+			  "\"failure\": null},\n"
+			  "    {\"id\": \"B\", \"outcome\": \"completed\", \"attempts\": 1, "
+			  "\"start_ns\": 1000000, \"end_ns\": 3500000, \"retries\": 1, \"splits\": 0, "
+			  "\"blocked_ns\": 1500000, \"lost_ns\": 500000, \"max_footprint\": 5242880, "
+			  "\"failure\": null},\n"
+			  "    {\"id\": \"C\", \"outcome\": \"failed\", \"attempts\": 4, "
+			  "\"start_ns\": 0, \"end_ns\": 0, \"retries\": 0, \"splits\": 0, "
+			  "\"blocked_ns\": 0, \"lost_ns\": 0, \"max_footprint\": 0, "
+			  "\"failure\": \"GpuOOM\"}\n"
+			  "  ],\n");
+	ck_contains(json, "  \"threads\": [\n"
+			  "    {\"name\": \"A.0\", \"task\": \"A\", \"kind\": \"dedicated\", "
+			  "\"final_state\": \"UNKNOWN\", "
+			  "\"states_reached\": [\"THREAD_RUNNING\", \"THREAD_ALLOC\"], "
+			  "\"exceptions\": [], \"waiting_at_end\": false},\n"
+			  "    {\"name\": \"B.0\", \"task\": \"B\", \"kind\": \"dedicated\", "
+			  "\"final_state\": \"UNKNOWN\", "
+			  "\"states_reached\": [\"UNKNOWN\", \"THREAD_RUNNING\", \"THREAD_ALLOC\", "
+			  "\"THREAD_BLOCKED\", \"THREAD_BUFN_THROW\"], "
+			  "\"exceptions\": [{\"time_ns\": 2500000, \"type\": \"GpuRetryOOM\", "
+			  "\"op\": \"1.0\", \"handled\": true}], \"waiting_at_end\": false},\n"
+			  "    {\"name\": \"S\", \"task\": null, \"kind\": \"pool\", "
+			  "\"final_state\": \"THREAD_BLOCKED\", \"states_reached\": [], "
+			  "\"exceptions\": [], \"waiting_at_end\": true}\n"
+			  "  ],\n");
+}
+END_TEST
+
+START_TEST(test_json_empty_result)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(HandResult) r = result_new();
+	g_autofree char *json = gs_report_json(w, r, NULL, 0, NULL);
+
+	ck_json(json);
+	ck_contains(json, "\"scenario\": null,");
+	ck_contains(json, "\"backend\": null,");
+	ck_contains(json, "  \"tasks\": [],\n  \"threads\": [],\n");
+}
+END_TEST
+
+START_TEST(test_json_expectations)
+{
+	g_autofree char *none = sample_json(NULL);
+	GsExpectReport report = {.checked = 3, .failed = g_ptr_array_new_with_free_func(g_free)};
+	g_autofree char *json = NULL;
+
+	ck_contains(none, "  \"expectations\": {\n"
+			  "    \"checked\": 0,\n"
+			  "    \"failed\": []\n"
+			  "  }\n}\n");
+	g_ptr_array_add(report.failed, g_strdup("tasks.B.retries: expected == 1, observed 2"));
+	g_ptr_array_add(report.failed, g_strdup("say \"hi\"\tnow"));
+	json = sample_json(&report);
+	ck_json(json);
+	ck_contains(json, "  \"expectations\": {\n"
+			  "    \"checked\": 3,\n"
+			  "    \"failed\": [\n"
+			  "      \"tasks.B.retries: expected == 1, observed 2\",\n"
+			  "      \"say \\\"hi\\\"\\tnow\"\n"
+			  "    ]\n"
+			  "  }\n}\n");
+	g_ptr_array_unref(report.failed);
+}
+END_TEST
+
+/* Same input, same bytes; wall_ns is the only difference between two runs. */
+START_TEST(test_json_deterministic)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(HandResult) r1 = sample_result();
+	g_autoptr(HandResult) r2 = sample_result();
+	g_autofree char *a = gs_report_json(w, r1, "sim", 5, NULL);
+	g_autofree char *b = gs_report_json(w, r2, "sim", 5, NULL);
+	g_autofree char *c = gs_report_json(w, r1, "sim", 999999, NULL);
+	char *wall;
+
+	ck_assert_str_eq(a, b);
+	ck_assert_str_ne(a, c);
+	wall = strstr(c, "\"wall_ns\": 999999");
+	ck_assert_ptr_nonnull(wall);
+	memcpy(wall, "\"wall_ns\": 5,", strlen("\"wall_ns\": 5,"));
+	memmove(wall + strlen("\"wall_ns\": 5,"), wall + strlen("\"wall_ns\": 999999,"),
+		strlen(wall + strlen("\"wall_ns\": 999999,")) + 1);
+	ck_assert_str_eq(a, c);
+}
+END_TEST
+
+/* Names that need escaping, and invalid UTF-8, still give valid JSON. */
+START_TEST(test_json_escaping)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(HandResult) r = sample_result();
+	g_autofree char *json = NULL;
+	g_autofree char *trace = NULL;
+
+	w->name = g_strdup("a \"quoted\"\\name\n\x7f\x1f\xff\xfe é");
+	add_task(r, "t\r\b\f", GS_OUTCOME_TIMEOUT);
+	add_thread(r, "\xc3", "t\r\b\f", 0);
+	json = gs_report_json(w, r, "sim", 0, NULL);
+	ck_json(json);
+	ck_contains(json, "\"scenario\": \"a \\\"quoted\\\"\\\\name\\n\x7f\\u001f");
+	ck_contains(json, "\"id\": \"t\\r\\b\\f\", \"outcome\": \"timeout\"");
+	trace = gs_report_trace(w, r, NULL);
+	ck_json(trace);
+}
+END_TEST
+
+/* ---- the trace ---- */
+
+static void
+log_state(GsEventLog *log, GsTime time, const char *thread, GsThreadState from, GsThreadState to)
+{
+	GsLogEntry e = {.kind = GS_LOG_STATE, .time = time, .thread = thread, .from = from,
+			.to = to};
+
+	gs_event_log_add(&e, log);
+}
+
+/* A.0 runs, allocates, runs and ends; B.0 starts, throws, is a deadlock victim. */
+static GsEventLog *
+sample_log(void)
+{
+	GsEventLog *log = gs_event_log_new();
+	GsLogEntry e = {0};
+
+	log_state(log, 0, "A.0", GS_THREAD_UNKNOWN, GS_THREAD_RUNNING);
+	log_state(log, 1000, "A.0", GS_THREAD_RUNNING, GS_THREAD_ALLOC);
+	log_state(log, 1000, "A.0", GS_THREAD_ALLOC, GS_THREAD_RUNNING);
+	log_state(log, 1500, "B.0", GS_THREAD_UNKNOWN, GS_THREAD_RUNNING);
+	e = (GsLogEntry){.kind = GS_LOG_ALLOC, .time = 1600, .thread = "B.0", .buf = "x",
+			 .bytes = 10, .tier = GS_TIER_GPU};
+	gs_event_log_add(&e, log);
+	e = (GsLogEntry){.kind = GS_LOG_THROW, .time = 2500, .thread = "B.0",
+			 .exception = GS_EXC_GPU_RETRY_OOM, .handled = TRUE};
+	gs_event_log_add(&e, log);
+	e = (GsLogEntry){.kind = GS_LOG_DEADLOCK, .time = 2500, .thread = "B.0",
+			 .action = GS_BUST_ROLLBACK};
+	gs_event_log_add(&e, log);
+	e = (GsLogEntry){.kind = GS_LOG_TASK, .time = 2600, .task = "A", .what = "done"};
+	gs_event_log_add(&e, log);
+	log_state(log, 3000, "A.0", GS_THREAD_RUNNING, GS_THREAD_UNKNOWN);
+	log_state(log, 3100, "P", GS_THREAD_UNKNOWN, GS_THREAD_BLOCKED);
+	return log;
+}
+
+static GsResult *
+trace_result(void)
+{
+	GsResult *r = result_new();
+
+	r->makespan_ns = 4000;
+	add_thread(r, "A.0", "A", 0);
+	add_thread(r, "B.0", "B", 0);
+	add_thread(r, "A.0", "A", 0); /* a second attempt: the same track */
+	add_sample(r, 0, 0, 0, 0, 1, 0, 0);
+	add_sample(r, 1234567, 6 * MIB, 7 * MIB, 2, 1, 1, 0);
+	return r;
+}
+
+START_TEST(test_trace_tracks)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(HandResult) r = trace_result();
+	g_autoptr(GsEventLog) log = sample_log();
+	g_autofree char *trace = gs_report_trace(w, r, log);
+
+	ck_json(trace);
+	ck_assert(g_str_has_prefix(trace, "{\n  \"traceEvents\": [\n    {"));
+	ck_assert(g_str_has_suffix(trace, "}\n  ],\n  \"displayTimeUnit\": \"ns\"\n}\n"));
+	ck_contains(trace, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+			   "\"args\":{\"name\":\"gpusim: basic-bufn\"}}");
+	ck_contains(trace, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,"
+			   "\"args\":{\"name\":\"A.0\"}}");
+	ck_contains(trace, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,"
+			   "\"args\":{\"name\":\"B.0\"}}");
+	/* P is known only from the log: it comes after the result's threads. */
+	ck_contains(trace, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":3,"
+			   "\"args\":{\"name\":\"P\"}}");
+	ck_contains(trace, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":3,"
+			   "\"args\":{\"sort_index\":3}}");
+	ck_assert_uint_eq(count_of(trace, "\"thread_name\""), 3);
+}
+END_TEST
+
+START_TEST(test_trace_slices)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(HandResult) r = trace_result();
+	g_autoptr(GsEventLog) log = sample_log();
+	g_autofree char *trace = gs_report_trace(w, r, log);
+	static const char *const slices[] = {
+		"{\"name\":\"THREAD_RUNNING\",\"cat\":\"state\",\"ph\":\"X\",\"pid\":1,\"tid\":1,"
+		"\"ts\":0.000,\"dur\":1.000}",
+		"{\"name\":\"THREAD_ALLOC\",\"cat\":\"state\",\"ph\":\"X\",\"pid\":1,\"tid\":1,"
+		"\"ts\":1.000,\"dur\":0.000}",
+		"{\"name\":\"THREAD_RUNNING\",\"cat\":\"state\",\"ph\":\"X\",\"pid\":1,\"tid\":1,"
+		"\"ts\":1.000,\"dur\":2.000}",
+		/* still running at the end: closed at the makespan */
+		"{\"name\":\"THREAD_RUNNING\",\"cat\":\"state\",\"ph\":\"X\",\"pid\":1,\"tid\":2,"
+		"\"ts\":1.500,\"dur\":2.500}",
+		"{\"name\":\"THREAD_BLOCKED\",\"cat\":\"state\",\"ph\":\"X\",\"pid\":1,\"tid\":3,"
+		"\"ts\":3.100,\"dur\":0.900}",
+	};
+	const char *last = trace;
+
+	for (guint i = 0; i < G_N_ELEMENTS(slices); i++) {
+		const char *at = strstr(trace, slices[i]);
+
+		ck_assert_msg(at != NULL, "missing slice %s in\n%s", slices[i], trace);
+		ck_assert_msg(at > last, "slice %u out of order", i);
+		last = at;
+	}
+	/* UNKNOWN draws nothing; every slice is listed above. */
+	ck_assert_uint_eq(count_of(trace, "\"ph\":\"X\""), G_N_ELEMENTS(slices));
+	ck_assert_uint_eq(count_of(trace, "\"UNKNOWN\""), 0);
+}
+END_TEST
+
+START_TEST(test_trace_instants)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(HandResult) r = trace_result();
+	g_autoptr(GsEventLog) log = sample_log();
+	g_autofree char *trace = gs_report_trace(w, r, log);
+
+	ck_contains(trace, "{\"name\":\"GpuRetryOOM\",\"cat\":\"throw\",\"ph\":\"i\",\"s\":\"t\","
+			   "\"pid\":1,\"tid\":2,\"ts\":2.500,\"args\":{\"handled\":true}}");
+	ck_contains(trace, "{\"name\":\"deadlock: rollback\",\"cat\":\"deadlock\",\"ph\":\"i\","
+			   "\"s\":\"t\",\"pid\":1,\"tid\":2,\"ts\":2.500,"
+			   "\"args\":{\"victim\":\"B.0\",\"action\":\"rollback\"}}");
+	ck_assert_uint_eq(count_of(trace, "\"ph\":\"i\""), 2);
+}
+END_TEST
+
+START_TEST(test_trace_counters)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(HandResult) r = trace_result();
+	g_autoptr(GsEventLog) log = sample_log();
+	g_autofree char *trace = gs_report_trace(w, r, log);
+
+	ck_contains(trace, "{\"name\":\"gpu memory\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":1,"
+			   "\"tid\":0,\"ts\":1234.567,\"args\":{\"used\":6291456,"
+			   "\"charged\":7340032}}");
+	ck_contains(trace, "{\"name\":\"host memory\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":1,"
+			   "\"tid\":0,\"ts\":1234.567,\"args\":{\"used\":2,\"charged\":2}}");
+	ck_contains(trace, "{\"name\":\"disk memory\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":1,"
+			   "\"tid\":0,\"ts\":0.000,\"args\":{\"used\":0,\"charged\":0}}");
+	ck_contains(trace, "{\"name\":\"threads\",\"cat\":\"threads\",\"ph\":\"C\",\"pid\":1,"
+			   "\"tid\":0,\"ts\":1234.567,\"args\":{\"running\":1,\"blocked\":1,"
+			   "\"bufn\":0}}");
+	ck_assert_uint_eq(count_of(trace, "\"ph\":\"C\""), 2 * (GS_N_TIERS + 1));
+}
+END_TEST
+
+START_TEST(test_trace_without_log)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(HandResult) r = trace_result();
+	g_autofree char *trace = gs_report_trace(w, r, NULL);
+
+	ck_json(trace);
+	ck_assert_uint_eq(count_of(trace, "\"thread_name\""), 2);
+	ck_assert_uint_eq(count_of(trace, "\"ph\":\"X\""), 0);
+	ck_assert_uint_eq(count_of(trace, "\"ph\":\"C\""), 2 * (GS_N_TIERS + 1));
+}
+END_TEST
+
+/* ---- the timeline ---- */
+
+START_TEST(test_timeline_csv)
+{
+	g_autoptr(HandResult) r = sample_result();
+	g_autofree char *csv = gs_report_timeline_csv(r);
+	GsSample s = {.time = 2000000, .used = {1, 2, 3}, .charged = {4, 5, 6}, .running = 7,
+		      .blocked = 8, .bufn = 9};
+	g_autofree char *more = NULL;
+
+	ck_assert_str_eq(csv, "time_ns,gpu_used,host_used,disk_used,gpu_charged,host_charged,"
+			      "disk_charged,running,blocked,bufn\n"
+			      "0,0,0,0,0,0,0,0,0,0\n"
+			      "1000000,6291456,0,0,6291456,0,0,2,0,0\n"
+			      "1500000,11534336,1048576,0,12582912,1048576,0,1,1,0\n");
+	g_array_append_val(r->timeline, s);
+	more = gs_report_timeline_csv(r);
+	ck_assert(g_str_has_suffix(more, "\n2000000,1,2,3,4,5,6,7,8,9\n"));
+}
+END_TEST
+
+START_TEST(test_timeline_empty)
+{
+	g_autoptr(HandResult) r = result_new();
+	g_autofree char *csv = gs_report_timeline_csv(r);
+
+	ck_assert_str_eq(csv, "time_ns,gpu_used,host_used,disk_used,gpu_charged,host_charged,"
+			      "disk_charged,running,blocked,bufn\n");
+}
+END_TEST
+
+/* ---- the summary ---- */
+
+static gboolean
+has_line(const char *text, const char *line)
+{
+	g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+
+	for (guint i = 0; lines[i] != NULL; i++)
+		if (strcmp(lines[i], line) == 0)
+			return TRUE;
+	return FALSE;
+}
+
+static void
+ck_line(const char *text, const char *line)
+{
+	ck_assert_msg(has_line(text, line), "missing line <%s> in:\n%s", line, text);
+}
+
+START_TEST(test_summary_lines)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(HandResult) r = sample_result();
+	g_autofree char *text = gs_report_summary(w, r, NULL);
+
+	ck_line(text, "scenario      basic-bufn");
+	ck_line(text, "outcome       completed");
+	ck_line(text, "makespan      3.50 ms (3500000 ns, 42 events)");
+	ck_line(text, "task  outcome    attempts  retries  splits    blocked       lost"
+		      "  max footprint");
+	ck_line(text, "A     completed         1        0       0       0 ns       0 ns"
+		      "        6.0 MiB");
+	ck_line(text, "B     completed         1        1       0    1.50 ms     500 us"
+		      "        5.0 MiB");
+	ck_line(text, "tasks         2: 2 completed, 0 failed; 2 attempts");
+	ck_line(text, "retries       1, splits 0");
+	ck_line(text, "time          blocked 1.50 ms, lost 500 us, spill-blocked 3 ns, "
+		      "semaphore wait 4 ns");
+	ck_line(text, "spilled       gpu->host 5 B, host->disk 6 B");
+	ck_line(text, "unspilled     host->gpu 7 B, disk->host 8 B");
+	ck_line(text, "peak memory   gpu     11.0 MiB of 10.0 MiB    mean    4.0 MiB"
+		      "  peak charged 12.0 MiB");
+	ck_line(text, "              host         0 B of 4.0 GiB     mean        0 B"
+		      "  peak charged 0 B");
+	ck_line(text, "              disk         0 B of 1.0 TiB     mean        0 B"
+		      "  peak charged 0 B");
+	ck_line(text, "deadlocks     1 busted, 0 unresolved");
+	ck_assert_ptr_null(strstr(text, "expectation"));
+	ck_assert_ptr_null(strstr(text, "still waiting"));
+	ck_assert(g_str_has_suffix(text, "\n"));
+}
+END_TEST
+
+/* The id column widens to the longest id; the variant is named. */
+START_TEST(test_summary_layout)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(HandResult) r = sample_result();
+	g_autofree char *text = NULL;
+	GsTaskResult *t = add_task(r, "long-task#12", GS_OUTCOME_DEADLOCK);
+
+	t->attempts = 3;
+	t->splits = 2;
+	t->max_footprint = 300;
+	w->variant = g_strdup("retry");
+	text = gs_report_summary(w, r, NULL);
+	ck_line(text, "scenario      basic-bufn (variant retry)");
+	ck_line(text, "task          outcome    attempts  retries  splits    blocked       lost"
+		      "  max footprint");
+	ck_line(text, "A             completed         1        0       0       0 ns       0 ns"
+		      "        6.0 MiB");
+	ck_line(text, "long-task#12  deadlock          3        0       2       0 ns       0 ns"
+		      "          300 B");
+}
+END_TEST
+
+START_TEST(test_summary_no_tasks)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(HandResult) r = result_new();
+	g_autofree char *text = gs_report_summary(w, r, NULL);
+
+	ck_line(text, "scenario      (unnamed)");
+	ck_line(text, "no tasks");
+}
+END_TEST
+
+START_TEST(test_summary_expectations)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(HandResult) r = sample_result();
+	GsExpectReport report = {.checked = 4, .failed = g_ptr_array_new_with_free_func(g_free)};
+	g_autofree char *held = NULL;
+	g_autofree char *text = NULL;
+
+	held = gs_report_summary(w, r, &report);
+	ck_line(held, "expectations  4 checked, all held");
+	g_ptr_array_add(report.failed, g_strdup("tasks.B.retries: expected == 1, observed 2"));
+	g_ptr_array_add(report.failed, g_strdup("outcome: expected failed, observed completed"));
+	text = gs_report_summary(w, r, &report);
+	ck_line(text, "expectations  4 checked, 2 failed");
+	ck_line(text, "expectation failed: tasks.B.retries: expected == 1, observed 2");
+	ck_line(text, "expectation failed: outcome: expected failed, observed completed");
+	ck_assert(strstr(text, "observed 2") < strstr(text, "observed completed"));
+	g_ptr_array_unref(report.failed);
+}
+END_TEST
+
+START_TEST(test_summary_waiting)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(HandResult) r = sample_result();
+	g_autofree char *text = NULL;
+	GsThreadResult *a = g_ptr_array_index(r->threads, 0);
+	GsThreadResult *b = g_ptr_array_index(r->threads, 1);
+
+	r->outcome = GS_OUTCOME_DEADLOCK;
+	a->waiting_at_end = b->waiting_at_end = TRUE;
+	a->final_state = GS_THREAD_BLOCKED;
+	b->final_state = GS_THREAD_BUFN;
+	text = gs_report_summary(w, r, NULL);
+	ck_line(text, "outcome       deadlock");
+	ck_line(text, "still waiting A.0 (THREAD_BLOCKED), B.0 (THREAD_BUFN)");
+}
+END_TEST
+
+/* ---- writing files ---- */
+
+static char *
+temp_dir(void)
+{
+	GError *error = NULL;
+	char *dir = g_dir_make_tmp("gpusim-report-XXXXXX", &error);
+
+	ck_assert_msg(dir != NULL, "%s", error != NULL ? error->message : "?");
+	return dir;
+}
+
+static guint
+entries_in(const char *dir)
+{
+	GDir *d = g_dir_open(dir, 0, NULL);
+	guint n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while (g_dir_read_name(d) != NULL)
+		n++;
+	g_dir_close(d);
+	return n;
+}
+
+START_TEST(test_write_file)
+{
+	g_autofree char *dir = temp_dir();
+	g_autofree char *path = g_build_filename(dir, "out.json", NULL);
+	g_autofree char *got = NULL;
+	g_autofree char *again = NULL;
+	GError *error = NULL;
+
+	ck_assert(gs_report_write_file(path, "{\"a\": 1}\n", &error));
+	ck_assert_ptr_null(error);
+	ck_assert(g_file_get_contents(path, &got, NULL, NULL));
+	ck_assert_str_eq(got, "{\"a\": 1}\n");
+	/* Overwriting replaces the whole file and leaves no temporary beside it. */
+	ck_assert(gs_report_write_file(path, "x", &error));
+	ck_assert(g_file_get_contents(path, &again, NULL, NULL));
+	ck_assert_str_eq(again, "x");
+	ck_assert_uint_eq(entries_in(dir), 1);
+	g_unlink(path);
+	g_rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_write_file_missing_dir)
+{
+	g_autofree char *dir = temp_dir();
+	g_autofree char *path = g_build_filename(dir, "no", "such", "out.json", NULL);
+	GError *error = NULL;
+
+	ck_assert(!gs_report_write_file(path, "contents", &error));
+	ck_assert_ptr_nonnull(error);
+	ck_assert(error->domain == G_FILE_ERROR);
+	ck_assert_msg(strstr(error->message, path) != NULL, "message: %s", error->message);
+	ck_assert(!g_file_test(path, G_FILE_TEST_EXISTS));
+	ck_assert_uint_eq(entries_in(dir), 0);
+	g_error_free(error);
+	g_rmdir(dir);
+}
+END_TEST
+
+/* A directory in the way: the write fails and the directory stays as it was. */
+START_TEST(test_write_file_onto_dir)
+{
+	g_autofree char *dir = temp_dir();
+	g_autofree char *path = g_build_filename(dir, "taken", NULL);
+	GError *error = NULL;
+
+	ck_assert_int_eq(g_mkdir(path, 0755), 0);
+	ck_assert(!gs_report_write_file(path, "contents", &error));
+	ck_assert_ptr_nonnull(error);
+	ck_assert(g_file_test(path, G_FILE_TEST_IS_DIR));
+	ck_assert_uint_eq(entries_in(dir), 1);
+	ck_assert_uint_eq(entries_in(path), 0);
+	g_error_free(error);
+	g_rmdir(path);
+	g_rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_write_stdout)
+{
+	g_autofree char *dir = temp_dir();
+	g_autofree char *path = g_build_filename(dir, "stdout", NULL);
+	g_autofree char *got = NULL;
+	GError *error = NULL;
+	int fd, saved;
+	gboolean ok;
+
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(dup2(fd, STDOUT_FILENO), 0);
+	ok = gs_report_write_file("-", "line 1\nline 2\n", &error);
+	fflush(stdout);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(fd);
+	ck_assert(ok);
+	ck_assert_ptr_null(error);
+	ck_assert(g_file_get_contents(path, &got, NULL, NULL));
+	ck_assert_str_eq(got, "line 1\nline 2\n");
+	/* "-" is standard output, never a file named "-". */
+	ck_assert(!g_file_test("-", G_FILE_TEST_EXISTS));
+	g_unlink(path);
+	g_rmdir(dir);
+}
+END_TEST
+
+/* ---- the suite ---- */
+
+Suite *gs_test_suite_report(void);
+
+Suite *
+gs_test_suite_report(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc;
+
+	tc = tcase_create("helpers");
+	tcase_add_loop_test(tc, test_parser, 0, G_N_ELEMENTS(parser_rows));
+	tcase_add_loop_test(tc, test_format_bytes, 0, G_N_ELEMENTS(bytes_rows));
+	tcase_add_loop_test(tc, test_format_duration, 0, G_N_ELEMENTS(duration_rows));
+	tcase_add_test(tc, test_names);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("events");
+	tcase_add_test(tc, test_event_log_copies);
+	tcase_add_loop_test(tc, test_event_line, 0, G_N_ELEMENTS(event_rows));
+	tcase_add_test(tc, test_events_all_lines);
+	tcase_add_test(tc, test_events_empty);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("json");
+	tcase_add_test(tc, test_json_valid);
+	tcase_add_test(tc, test_json_header);
+	tcase_add_test(tc, test_json_key_order);
+	tcase_add_test(tc, test_json_variant);
+	tcase_add_test(tc, test_json_policy_defaults);
+	tcase_add_test(tc, test_json_policy_changed);
+	tcase_add_test(tc, test_json_totals_tiers);
+	tcase_add_test(tc, test_json_tasks_threads);
+	tcase_add_test(tc, test_json_empty_result);
+	tcase_add_test(tc, test_json_expectations);
+	tcase_add_test(tc, test_json_deterministic);
+	tcase_add_test(tc, test_json_escaping);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("trace");
+	tcase_add_test(tc, test_trace_tracks);
+	tcase_add_test(tc, test_trace_slices);
+	tcase_add_test(tc, test_trace_instants);
+	tcase_add_test(tc, test_trace_counters);
+	tcase_add_test(tc, test_trace_without_log);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("timeline");
+	tcase_add_test(tc, test_timeline_csv);
+	tcase_add_test(tc, test_timeline_empty);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("summary");
+	tcase_add_test(tc, test_summary_lines);
+	tcase_add_test(tc, test_summary_layout);
+	tcase_add_test(tc, test_summary_no_tasks);
+	tcase_add_test(tc, test_summary_expectations);
+	tcase_add_test(tc, test_summary_waiting);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("files");
+	tcase_add_test(tc, test_write_file);
+	tcase_add_test(tc, test_write_file_missing_dir);
+	tcase_add_test(tc, test_write_file_onto_dir);
+	tcase_add_test(tc, test_write_stdout);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tl_run_suite(gs_test_suite_report());
+}
