@@ -42,9 +42,10 @@ typedef struct {
 	SimTask *task;          /* NULL for pool threads */
 	Status status;
 	guint64 generation;
-	gboolean alloc_pending; /* an ALLOC effect waits for a GPU permit */
+	gboolean try_due;       /* the allocation in .alloc is tried when it resumes */
 	GsEffect alloc;
 	GsTime semaphore_since;
+	GsTime parked_since;
 } SimThread;
 
 struct SimTask {
@@ -58,6 +59,7 @@ struct SimTask {
 	guint live_threads;
 	gboolean has_permit;
 	gboolean waits_for_permit;
+	guint id_rank;          /* its place when tasks rank by id (policy.priority task_id) */
 };
 
 struct Sim {
@@ -70,7 +72,6 @@ struct Sim {
 	GsDevice *host;
 	GPtrArray *tasks;       /* SimTask*, every attempt */
 	GPtrArray *threads;     /* SimThread*, every thread */
-	GHashTable *by_id;      /* GsThreadId -> SimThread*, looked up only */
 	GQueue queue;           /* SimTask* waiting for an executor slot */
 	guint running;
 	guint permits;          /* free GPU permits */
@@ -79,6 +80,7 @@ struct Sim {
 	gboolean failed_any;
 	GsThreadId next_thread;
 	GsTaskId next_task;
+	guint started;          /* tasks started so far: the FIFO rank of the next */
 	GsTime now;
 	gboolean watchdog_armed;
 	guint pending_events;   /* non-watchdog events in the heap */
@@ -147,8 +149,8 @@ gs_result_free(GsResult *r)
 	g_free(r);
 }
 
-static GsResult *
-result_new(void)
+GsResult *
+gs_result_new(void)
 {
 	GsResult *r = g_new0(GsResult, 1);
 
@@ -179,7 +181,8 @@ log_task(Sim *s, SimTask *task, const char *what)
 static SimThread *
 thread_of(Sim *s, GsThreadId id)
 {
-	return g_hash_table_lookup(s->by_id, &id);
+	/* Thread ids are handed out 1, 2, 3... in the order of s->threads. */
+	return id >= 1 && id <= s->threads->len ? s->threads->pdata[id - 1] : NULL;
 }
 
 static gboolean
@@ -361,14 +364,14 @@ grant_permits(Sim *s)
 	}
 }
 
-/* TRUE if @t may allocate GPU memory now; else it waits for its task's permit. */
+/* TRUE if @t's task holds the GPU permit or takes it now; else the thread waits for it. */
 static gboolean
 take_permit(Sim *s, SimThread *t)
 {
 	SimTask *task = t->task;
 	GsLogEntry e = {.kind = GS_LOG_SEMAPHORE, .what = "acquire"};
 
-	if (!semaphore_on(s) || task == NULL || task->has_permit)
+	if (task == NULL || task->has_permit)
 		return TRUE;
 	e.task = task->result->id;
 	if (s->permits > 0 && !task->waits_for_permit) {
@@ -390,6 +393,19 @@ take_permit(Sim *s, SimThread *t)
 
 /* ---- effects ---- */
 
+/*
+ * Peaks are taken at every allocation, not only at the end of an instant: a
+ * buffer allocated and freed within one instant still held its bytes.
+ */
+static void
+note_peak(Sim *s, GsTier tier)
+{
+	gint64 used = tier_used(s, tier);
+
+	s->r->tiers[tier].peak_used = MAX(s->r->tiers[tier].peak_used, used);
+	s->r->tiers[tier].peak_charged = MAX(s->r->tiers[tier].peak_charged, used);
+}
+
 static void
 do_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 {
@@ -401,6 +417,8 @@ do_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 	e.ok = gs_device_alloc(device, effect->size, &handle);
 	e.buf = t->spec->buffers->pdata[effect->buf];
 	emit(s, &e);
+	if (e.ok)
+		note_peak(s, e.tier);
 	s->changed = TRUE;
 	gs_interp_alloc_done(t->interp, e.ok, handle, s->now);
 }
@@ -417,9 +435,11 @@ do_free(Sim *s, SimThread *t, const GsEffect *effect)
 	s->changed = TRUE;
 }
 
-static SimTask *current_attempt(Sim *s, guint spec_index);
-
-/* The pool op: (un)register a pool thread for the current attempts of tasks. */
+/*
+ * The pool op: (un)register a pool thread for the tasks named, that is for the
+ * current attempt of each copy of each (copies of a repeated task are
+ * separate tasks, and the pool thread serves all of them).
+ */
 static void
 do_pool(Sim *s, SimThread *t, const GsOp *op)
 {
@@ -431,8 +451,7 @@ do_pool(Sim *s, SimThread *t, const GsOp *op)
 		for (guint k = 0; k < s->tasks->len; k++) {
 			SimTask *task = s->tasks->pdata[k];
 
-			if (task->spec_index == spec_index && task->status != TASK_ENDED &&
-			    task == current_attempt(s, spec_index))
+			if (task->spec_index == spec_index && task->status != TASK_ENDED)
 				g_array_append_val(ids, task->engine_id);
 		}
 	}
@@ -445,35 +464,51 @@ do_pool(Sim *s, SimThread *t, const GsOp *op)
 
 static void end_task(Sim *s, SimTask *task, gboolean failed, GsException failure);
 
+/* The thread has run its course; its task ends with it if it was the last one. */
 static void
-thread_ended(Sim *s, SimThread *t)
+thread_ended(Sim *s, SimThread *t, gboolean ends_task, gboolean failed, GsException failure)
 {
 	set_status(s, t, T_DONE);
 	t->generation++;
-	if (t->task != NULL && --t->task->live_threads == 0 && t->task->status == TASK_RUNNING)
-		end_task(s, t->task, FALSE, GS_EXC_NONE);
+	if (t->task == NULL || t->task->status != TASK_RUNNING)
+		return;
+	t->task->live_threads--;
+	if (ends_task || t->task->live_threads == 0)
+		end_task(s, t->task, failed, failure);
 }
 
-/* Steps a thread until it has to wait for time, memory, a permit or a wake-up. */
+/*
+ * Steps a thread until it has to wait for time, memory, a permit or a wake-up.
+ * An allocation attempt lasts links.alloc_latency: the thread is in
+ * THREAD_ALLOC meanwhile (a free by another thread makes it ALLOC_FREE), and
+ * the memory is tried at the end of it.
+ */
 static void
 run_thread(Sim *s, SimThread *t)
 {
-	for (guint steps = 0;; steps++) {
-		GsEffect e = t->alloc_pending ? t->alloc : gs_interp_step(t->interp, s->now);
+	for (;;) {
+		GsEffect e;
 
-		t->alloc_pending = FALSE;
+		if (t->try_due) {
+			t->try_due = FALSE;
+			do_alloc(s, t, &t->alloc);
+			continue;
+		}
+		e = gs_interp_step(t->interp, s->now);
 		switch (e.kind) {
-		case GS_EFFECT_ALLOC:
-			if (e.alloc_kind == GS_KIND_GPU && !take_permit(s, t)) {
-				t->alloc_pending = TRUE;
-				t->alloc = e;
+		case GS_EFFECT_PERMIT:
+			if (!take_permit(s, t))
 				return;
-			}
-			do_alloc(s, t, &e);
+			gs_interp_permit_granted(t->interp);
+			break;
+		case GS_EFFECT_ALLOC:
 			if (s->w->links.alloc_latency > 0) {
+				t->alloc = e;
+				t->try_due = TRUE;
 				resume_at(s, t, s->now + s->w->links.alloc_latency, T_BUSY);
 				return;
 			}
+			do_alloc(s, t, &e);
 			break;
 		case GS_EFFECT_FREE:
 			do_free(s, t, &e);
@@ -496,19 +531,16 @@ run_thread(Sim *s, SimThread *t)
 			break;
 		case GS_EFFECT_WAIT:
 			set_status(s, t, T_PARKED);
+			t->parked_since = s->now;
 			return;
 		case GS_EFFECT_TASK_DONE:
-			thread_ended(s, t);
-			if (t->task != NULL && t->task->status == TASK_RUNNING)
-				end_task(s, t->task, FALSE, GS_EXC_NONE);
+			thread_ended(s, t, TRUE, FALSE, GS_EXC_NONE);
 			return;
 		case GS_EFFECT_DONE:
-			thread_ended(s, t);
+			thread_ended(s, t, FALSE, FALSE, GS_EXC_NONE);
 			return;
 		case GS_EFFECT_FAILED:
-			thread_ended(s, t);
-			if (t->task != NULL && t->task->status == TASK_RUNNING)
-				end_task(s, t->task, TRUE, e.exception);
+			thread_ended(s, t, TRUE, TRUE, e.exception);
 			return;
 		}
 	}
@@ -532,12 +564,12 @@ thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 	t->result->pool = task == NULL;
 	g_ptr_array_add(s->r->threads, t->result);
 	g_ptr_array_add(s->threads, t);
-	g_hash_table_insert(s->by_id, &t->id, t);
 	if (task != NULL)
 		gs_engine_register_dedicated(s->engine, t->id, task->engine_id, s->now);
 	t->sim = s;
 	t->interp = gs_interp_new(s->engine, spec, t->id, s->w->policy.oom);
 	gs_interp_set_exception_func(t->interp, on_exception, t);
+	gs_interp_require_permit(t->interp, task != NULL && semaphore_on(s));
 	return t;
 }
 
@@ -576,19 +608,22 @@ task_free(gpointer data)
 	g_free(task);
 }
 
-/* The newest attempt of a written task, for pool ops. */
-static SimTask *
-current_attempt(Sim *s, guint spec_index)
+/* Explicit ranks sit above every task ranked by the policy. */
+#define POLICY_PRIORITY_TOP (G_MAXINT64 - ((gint64) 1 << 32))
+
+/*
+ * A task's priority, fixed as it starts (as the plugin asks TaskPriority at
+ * task start): an explicit rank r gives G_MAXINT64 - r; otherwise fifo ranks
+ * tasks by start (a re-attempt starts anew, behind), and task_id by their ids.
+ */
+static gint64
+task_priority(Sim *s, SimTask *task)
 {
-	SimTask *found = NULL;
-
-	for (guint i = 0; i < s->tasks->len; i++) {
-		SimTask *task = s->tasks->pdata[i];
-
-		if (task->spec_index == spec_index && task->status != TASK_ENDED)
-			found = task;
-	}
-	return found;
+	if (task->spec->priority > 0)
+		return G_MAXINT64 - (gint64) task->spec->priority;
+	if (s->w->policy.priority == GS_PRIORITY_TASK_ID)
+		return POLICY_PRIORITY_TOP - task->id_rank;
+	return POLICY_PRIORITY_TOP - s->started;
 }
 
 static void
@@ -596,14 +631,12 @@ start_task(Sim *s, SimTask *task)
 {
 	task->status = TASK_RUNNING;
 	s->running++;
+	s->started++;
 	log_task(s, task, "start");
 	if (task->attempt == 1)
 		task->result->start_ns = s->now;
-	/* FIFO priority is fixed as tasks start, as the plugin does at task start. */
-	if (task->spec->priority > 0)
-		gs_task_priorities_set(gs_engine_get_priorities(s->engine), task->engine_id,
-				       G_MAXINT64 - (gint64) task->spec->priority);
-	gs_engine_task_started(s->engine, task->engine_id);
+	gs_task_priorities_set(gs_engine_get_priorities(s->engine), task->engine_id,
+			       task_priority(s, task));
 	for (guint i = 0; i < task->spec->threads->len; i++) {
 		const GsThreadSpec *spec = task->spec->threads->pdata[i];
 		g_autofree char *name = NULL;
@@ -644,9 +677,24 @@ admit(Sim *s, SimTask *task)
 	}
 	task->status = TASK_QUEUED;
 	g_queue_push_tail(&s->queue, task);
+	log_task(s, task, "queued");
 }
 
-/* Stops the task's other threads: what they hold goes back, their waits end. */
+/* Hands back what an ending thread holds, through its interpreter. */
+static void
+drain_frees(Sim *s, SimThread *t)
+{
+	for (GsEffect e = gs_interp_step(t->interp, s->now); e.kind == GS_EFFECT_FREE;
+	     e = gs_interp_step(t->interp, s->now))
+		do_free(s, t, &e);
+}
+
+/*
+ * Stops the task's other threads once the engine has removed them. A thread
+ * parked in the engine wakes to its removal (it throws ThreadRemoved, as the
+ * reference's REMOVE_THROW does); every other one is cut short. What they
+ * hold goes back.
+ */
 static void
 stop_threads(Sim *s, SimTask *task)
 {
@@ -657,11 +705,11 @@ stop_threads(Sim *s, SimTask *task)
 			continue;
 		if (t->status == T_SEMAPHORE)
 			s->r->totals.semaphore_wait_ns += s->now - t->semaphore_since;
-		t->alloc_pending = FALSE;
+		if (t->status == T_PARKED)
+			drain_frees(s, t);
+		t->try_due = FALSE;
 		gs_interp_abort(t->interp, s->now);
-		for (GsEffect e = gs_interp_step(t->interp, s->now); e.kind == GS_EFFECT_FREE;
-		     e = gs_interp_step(t->interp, s->now))
-			do_free(s, t, &e);
+		drain_frees(s, t);
 		set_status(s, t, T_DONE);
 		t->generation++;
 	}
@@ -710,8 +758,8 @@ static void
 end_task(Sim *s, SimTask *task, gboolean failed, GsException failure)
 {
 	task->status = TASK_ENDED;
-	stop_threads(s, task);
 	gs_engine_task_done(s->engine, task->engine_id, s->now);
+	stop_threads(s, task);
 	collect_metrics(s, task);
 	log_task(s, task, failed ? "failed" : "done");
 	task->result->end_ns = s->now;
@@ -820,6 +868,11 @@ run_loop(Sim *s)
 	while (s->open_tasks > 0) {
 		gboolean last_hope = hopeless(s);
 
+		/* Only the retry policy's watchdog can break a deadlock: others end it now. */
+		if (last_hope && s->w->policy.oom != GS_OOM_RETRY) {
+			mark_deadlock(s);
+			return;
+		}
 		if (!gs_heap_peek(s->heap, &next)) {
 			mark_deadlock(s);
 			return;
@@ -853,6 +906,61 @@ run_loop(Sim *s)
 
 /* ---- set-up ---- */
 
+/* Whether every task id is written as an integer (then task_id ranks by value). */
+static gboolean
+ids_are_integers(const GsWorkload *w)
+{
+	for (guint i = 0; i < w->tasks->len; i++) {
+		const char *id = ((GsTaskSpec *) w->tasks->pdata[i])->id;
+
+		if (!g_ascii_string_to_signed(id, 10, G_MININT64, G_MAXINT64, NULL, NULL))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+typedef struct {
+	gint64 id;   /* the written id, or the task's place in the file */
+	guint copy;  /* which copy of a repeated task */
+	SimTask *task;
+} IdKey;
+
+static int
+compare_id_keys(gconstpointer a, gconstpointer b)
+{
+	const IdKey *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->copy < y->copy ? -1 : x->copy > y->copy;
+}
+
+/*
+ * policy.priority task_id: a smaller task id ranks higher. Ids written as
+ * integers compare as numbers; when any id is not an integer, tasks rank by
+ * their place in the file. Copies of a repeated task rank in copy order.
+ */
+static void
+rank_by_id(Sim *s)
+{
+	g_autoptr(GArray) keys = g_array_new(FALSE, FALSE, sizeof(IdKey));
+	gboolean integers = ids_are_integers(s->w);
+
+	for (guint i = 0; i < s->tasks->len; i++) {
+		SimTask *task = s->tasks->pdata[i];
+		IdKey key = {.task = task, .copy = i};
+
+		key.id = task->spec_index;
+		if (integers)
+			g_ascii_string_to_signed(task->spec->id, 10, G_MININT64, G_MAXINT64, &key.id,
+						 NULL);
+		g_array_append_val(keys, key);
+	}
+	g_array_sort(keys, compare_id_keys);
+	for (guint i = 0; i < keys->len; i++)
+		g_array_index(keys, IdKey, i).task->id_rank = i;
+}
+
 static void
 add_tasks(Sim *s)
 {
@@ -872,6 +980,7 @@ add_tasks(Sim *s)
 		}
 	}
 	s->r->totals.tasks = s->open_tasks;
+	rank_by_id(s);
 }
 
 static void
@@ -894,7 +1003,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsSimOptions *opts)
 	s->w = w;
 	if (opts != NULL)
 		s->opts = *opts;
-	s->r = result_new();
+	s->r = gs_result_new();
 	s->r->seed = w->seed;
 	s->engine = gs_engine_new(&engine_opts);
 	gs_engine_set_observer(s->engine, &observer, s);
@@ -906,7 +1015,6 @@ sim_init(Sim *s, const GsWorkload *w, const GsSimOptions *opts)
 	s->host = gs_device_new(w->host.capacity, 1, GS_ALLOCATOR_EXACT);
 	s->tasks = g_ptr_array_new_with_free_func(task_free);
 	s->threads = g_ptr_array_new_with_free_func(thread_free);
-	s->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
 	g_queue_init(&s->queue);
 	g_queue_init(&s->permit_queue);
 	s->permits = w->policy.concurrent_gpu_tasks;
@@ -914,6 +1022,28 @@ sim_init(Sim *s, const GsWorkload *w, const GsSimOptions *opts)
 	s->r->tiers[GS_TIER_GPU].capacity = w->gpu.capacity * MAX(w->gpu.devices, 1);
 	s->r->tiers[GS_TIER_HOST].capacity = w->host.capacity;
 	s->r->tiers[GS_TIER_DISK].capacity = w->disk.capacity;
+}
+
+/*
+ * A task attempt a deadlock or --max-time stopped: it reports what it did so
+ * far, waits in progress included, and the run's outcome as its own.
+ */
+static void
+cut_short(Sim *s, SimTask *task)
+{
+	if (task->status == TASK_ENDED)
+		return;
+	if (task->status == TASK_RUNNING) {
+		collect_metrics(s, task);
+		for (guint i = 0; i < task->threads->len; i++) {
+			SimThread *t = task->threads->pdata[i];
+
+			if (t->status == T_PARKED)
+				task->result->blocked_ns += s->now - t->parked_since;
+		}
+	}
+	task->result->outcome = s->r->outcome;
+	task->result->end_ns = s->now;
 }
 
 static void
@@ -936,11 +1066,11 @@ sim_finish(Sim *s)
 			t->result->exceptions = g_array_copy((GArray *) gs_interp_exceptions(t->interp));
 		}
 	}
+	for (guint i = 0; i < s->tasks->len; i++)
+		cut_short(s, s->tasks->pdata[i]);
 	for (guint i = 0; i < r->tasks->len; i++) {
 		GsTaskResult *task = r->tasks->pdata[i];
 
-		if (task->end_ns == 0 && r->outcome >= GS_OUTCOME_DEADLOCK)
-			task->outcome = r->outcome;
 		r->totals.tasks_completed += task->outcome == GS_OUTCOME_COMPLETED;
 		r->totals.tasks_failed += task->outcome == GS_OUTCOME_FAILED;
 		r->totals.retries += task->retries;
@@ -955,7 +1085,6 @@ sim_clear(Sim *s)
 {
 	g_ptr_array_unref(s->threads);
 	g_ptr_array_unref(s->tasks);
-	g_hash_table_destroy(s->by_id);
 	g_queue_clear(&s->queue);
 	g_queue_clear(&s->permit_queue);
 	g_ptr_array_unref(s->gpus);
@@ -980,4 +1109,84 @@ gs_sim_run(const GsWorkload *w, const GsSimOptions *opts)
 	r = s.r;
 	sim_clear(&s);
 	return r;
+}
+
+/* ---- what is not modelled yet ---- */
+
+typedef struct {
+	gboolean reserve, sync, spillable, uses;
+} OpsUsed;
+
+static void
+note_ops(const GArray *ops, OpsUsed *used)
+{
+	for (guint i = 0; ops != NULL && i < ops->len; i++) {
+		const GsOp *op = &g_array_index(ops, GsOp, i);
+
+		switch (op->kind) {
+		case GS_OP_RESERVE:
+		case GS_OP_RELEASE:
+			used->reserve = TRUE;
+			break;
+		case GS_OP_ALLOC:
+			used->reserve |= op->alloc.reservation >= 0;
+			used->spillable |= op->alloc.spillable;
+			break;
+		case GS_OP_SYNC:
+			used->sync = TRUE;
+			break;
+		case GS_OP_SPILLABLE:
+		case GS_OP_UNSPILLABLE:
+			used->spillable = TRUE;
+			break;
+		case GS_OP_COMPUTE:
+			used->uses |= op->compute.uses != NULL && op->compute.uses->len > 0;
+			used->sync |= op->compute.stream >= 0;
+			break;
+		case GS_OP_RETRY:
+			used->spillable |= op->retry.input != NULL && op->retry.input->len > 0;
+			note_ops(op->retry.ops, used);
+			break;
+		case GS_OP_REPEAT:
+			note_ops(op->repeat.ops, used);
+			break;
+		case GS_OP_FREE:
+		case GS_OP_SLEEP:
+		case GS_OP_UNTIL:
+		case GS_OP_BLOCK_UNTIL_READY:
+		case GS_OP_POOL:
+		case GS_OP_WAIT_ON_POOL:
+		case GS_OP_INJECT:
+		case GS_OP_TASK_DONE:
+		case GS_N_OP_KINDS:
+			break;
+		}
+	}
+}
+
+GPtrArray *
+gs_sim_unmodelled(const GsWorkload *w)
+{
+	GPtrArray *found = g_ptr_array_new();
+	OpsUsed used = {0};
+
+	for (guint i = 0; i < w->tasks->len; i++) {
+		const GsTaskSpec *task = w->tasks->pdata[i];
+
+		for (guint k = 0; k < task->threads->len; k++)
+			note_ops(((GsThreadSpec *) task->threads->pdata[k])->ops, &used);
+	}
+	for (guint i = 0; i < w->pool_threads->len; i++)
+		note_ops(((GsThreadSpec *) w->pool_threads->pdata[i])->ops, &used);
+	if (w->policy.spill.enabled || used.spillable)
+		g_ptr_array_add(found, "spilling (policy.spill, spillable buffers)");
+	if (w->policy.spill.proactive)
+		g_ptr_array_add(found, "proactive downgrade (policy.spill.proactive)");
+	if (used.reserve)
+		g_ptr_array_add(found, "reservations (reserve, release, alloc reservation)");
+	if (used.uses || used.sync)
+		g_ptr_array_add(found, "buffer locks of compute uses and streams (sync)");
+	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
+		g_ptr_array_add(found, "fair-share admission (policy.admission)");
+	return found;
 }

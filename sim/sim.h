@@ -99,6 +99,8 @@ typedef struct {
 	GArray *timeline;    /* GsSample */
 } GsResult;
 
+/** An empty result: no tasks, threads or samples yet. */
+GS_API GsResult *gs_result_new(void);
 GS_API void gs_result_free(GsResult *result);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsResult, gs_result_free)
 
@@ -135,6 +137,14 @@ typedef struct {
 	GsLogFunc log;    /* NULL: no event log */
 	gpointer log_data;
 } GsSimOptions;
+
+/**
+ * What @workload asks for that this simulator does not model yet (memory
+ * tiers, reservations and spilling): one short phrase per feature, in a fixed
+ * order; empty when everything it uses is simulated. Such parts run without
+ * effect, and `run` says so.
+ */
+GS_API GPtrArray *gs_sim_unmodelled(const GsWorkload *workload);
 
 /** Runs @workload to its end; never fails (a bad workload is the loader's to reject). */
 GS_API GsResult *gs_sim_run(const GsWorkload *workload, const GsSimOptions *options);

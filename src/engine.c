@@ -35,6 +35,7 @@ typedef struct {
 typedef struct {
 	GsThreadView view; /* first: the deadlock check reads records as views */
 	guint index;       /* position in GsEngine.records */
+	guint pool_index;  /* position in GsEngine.pool_records (pool threads) */
 	gboolean waiting;  /* a WAIT was returned and the thread has not resumed */
 	PendingCall pending;
 	GsTime block_start;
@@ -56,11 +57,14 @@ struct GsEngine {
 	GsTaskPriorities *priorities;
 	GHashTable *by_id;        /* &record->view.id -> Record* */
 	GPtrArray *records;       /* Record*, owned */
+	GHashTable *dedicated;    /* GsTaskId* -> GPtrArray* of the task's dedicated Record* */
+	GPtrArray *pool_records;  /* the pool threads' Record*, in no meaningful order */
 	GArray *wakes;            /* GsThreadId, a FIFO from wake_head */
 	guint wake_head;
 	GHashTable *task_metrics; /* GsTaskId* -> GsMetrics* (checkpoints) */
 	GsDeadlockScratch *scratch;
 	guint counts[GS_N_THREAD_STATES][GS_N_KINDS];
+	guint n_pool_blocked;     /* dedicated threads marked pool_blocked */
 	gint64 gpu_allocated;
 	gboolean shut_down;
 	guint64 n_checks;
@@ -139,6 +143,9 @@ gs_engine_new(const GsEngineOpts *opts)
 	e->priorities = gs_task_priorities_new(e->opts.priority);
 	e->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
 	e->records = g_ptr_array_new_with_free_func(record_free);
+	e->dedicated = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
+					     (GDestroyNotify) g_ptr_array_unref);
+	e->pool_records = g_ptr_array_new();
 	e->wakes = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
 	e->task_metrics = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 	e->scratch = gs_deadlock_scratch_new();
@@ -151,6 +158,8 @@ gs_engine_free(GsEngine *e)
 	if (e == NULL)
 		return;
 	g_hash_table_destroy(e->by_id);
+	g_hash_table_destroy(e->dedicated);
+	g_ptr_array_unref(e->pool_records);
 	g_ptr_array_unref(e->records);
 	g_array_unref(e->wakes);
 	g_hash_table_destroy(e->task_metrics);
@@ -246,6 +255,48 @@ apply(GsEngine *e, Record *rec, GsThreadEvent event, GsTime now)
 	return t;
 }
 
+/* The dedicated records of a task, so that task-wide calls need not scan. */
+static GPtrArray *
+dedicated_of(const GsEngine *e, GsTaskId task)
+{
+	return g_hash_table_lookup(e->dedicated, &task);
+}
+
+static void
+index_record(GsEngine *e, Record *rec)
+{
+	GPtrArray *list;
+
+	if (rec->view.is_pool) {
+		rec->pool_index = e->pool_records->len;
+		g_ptr_array_add(e->pool_records, rec);
+		return;
+	}
+	list = dedicated_of(e, rec->view.task);
+	if (list == NULL) {
+		list = g_ptr_array_new();
+		g_hash_table_insert(e->dedicated, g_memdup2(&rec->view.task, sizeof(GsTaskId)), list);
+	}
+	g_ptr_array_add(list, rec);
+}
+
+static void
+unindex_record(GsEngine *e, Record *rec)
+{
+	GPtrArray *list;
+
+	if (rec->view.is_pool) {
+		g_ptr_array_remove_index_fast(e->pool_records, rec->pool_index);
+		if (rec->pool_index < e->pool_records->len)
+			((Record *) e->pool_records->pdata[rec->pool_index])->pool_index = rec->pool_index;
+		return;
+	}
+	list = dedicated_of(e, rec->view.task);
+	g_ptr_array_remove(list, rec);
+	if (list->len == 0)
+		g_hash_table_remove(e->dedicated, &rec->view.task);
+}
+
 static Record *
 record_new(GsEngine *e, GsThreadId id, GsTaskId task, gboolean is_pool, gboolean shuffle, GsTime now)
 {
@@ -262,6 +313,7 @@ record_new(GsEngine *e, GsThreadId id, GsTaskId task, gboolean is_pool, gboolean
 	rec->index = e->records->len;
 	g_ptr_array_add(e->records, rec);
 	g_hash_table_insert(e->by_id, &rec->view.id, rec);
+	index_record(e, rec);
 	e->counts[GS_THREAD_RUNNING][GS_KIND_GPU]++;
 	tell_state(e, id, GS_THREAD_UNKNOWN, GS_THREAD_RUNNING, GS_EVENT_REGISTER, now);
 	return rec;
@@ -312,6 +364,8 @@ erase(GsEngine *e, Record *rec, GsThreadEvent cause, GsTime now)
 
 	checkpoint(e, rec);
 	e->counts[from][rec->view.alloc_kind]--;
+	e->n_pool_blocked -= rec->view.pool_blocked;
+	unindex_record(e, rec);
 	g_hash_table_remove(e->by_id, &id);
 	g_ptr_array_remove_index_fast(e->records, index);
 	if (index < e->records->len)
@@ -389,6 +443,11 @@ task_finished_wake(GsEngine *e, GsTime now)
 	g_autoptr(GPtrArray) found = NULL;
 	GsThreadEvent event = GS_EVENT_WAKE_BLOCKED;
 
+	if (gs_engine_n_in_state(e, GS_THREAD_BLOCKED) + gs_engine_n_in_state(e, GS_THREAD_BUFN) +
+		    gs_engine_n_in_state(e, GS_THREAD_BUFN_THROW) +
+		    gs_engine_n_in_state(e, GS_THREAD_BUFN_WAIT) ==
+	    0)
+		return;
 	if (e->counts[GS_THREAD_BLOCKED][GS_KIND_GPU] + e->counts[GS_THREAD_BLOCKED][GS_KIND_HOST] > 0) {
 		found = records_in_states(e, GS_THREAD_BLOCKED, GS_THREAD_BLOCKED, GS_THREAD_BLOCKED);
 	} else {
@@ -428,12 +487,29 @@ tell_bust(GsEngine *e, const Record *rec, GsBustAction action, GsCheckReason rea
 		e->observer->busted(e->observer_data, rec->view.id, action, reason, now);
 }
 
+/*
+ * A blocked task needs a thread of its own that is BLOCKED or counts as
+ * BUFN-or-above: with fewer such threads than tasks, no deadlock is possible,
+ * and the full check (which builds task sets) can be skipped. This keeps the
+ * check after every failed allocation cheap while most tasks run.
+ */
+static gboolean
+deadlock_impossible(const GsEngine *e, guint n_outside)
+{
+	guint candidates = gs_engine_n_in_state(e, GS_THREAD_BLOCKED) +
+			   gs_engine_n_in_state(e, GS_THREAD_BUFN) + e->n_pool_blocked + n_outside;
+
+	return candidates < g_hash_table_size(e->dedicated);
+}
+
 static gboolean
 run_check(GsEngine *e, GsCheckReason reason, const GsThreadId *outside, guint n_outside, GsTime now)
 {
 	GsDeadlockVerdict v;
 
 	e->n_checks++;
+	if (deadlock_impossible(e, n_outside))
+		return FALSE;
 	v = gs_deadlock_check((const GsThreadView *const *) e->records->pdata, e->records->len,
 			      e->priorities, &e->deadlock_opts, outside, n_outside, e->scratch);
 	if (!v.deadlocked)
@@ -1034,17 +1110,17 @@ gs_engine_pool_done(GsEngine *e, GsThreadId thread, const GsTaskId *tasks, guint
 	return GS_ENGINE_ERROR_NONE;
 }
 
-/* The ids of the records a task touches: its dedicated threads, then its pool threads. */
+/* The ids of a task's dedicated threads, or of the pool threads working for it. */
 static GArray *
 threads_of_task(GsEngine *e, GsTaskId task, gboolean pool)
 {
 	GArray *ids = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
+	GPtrArray *list = pool ? e->pool_records : dedicated_of(e, task);
 
-	for (guint i = 0; i < e->records->len; i++) {
-		Record *rec = e->records->pdata[i];
+	for (guint i = 0; list != NULL && i < list->len; i++) {
+		Record *rec = list->pdata[i];
 
-		if (pool ? gs_thread_view_works_for(&rec->view, task)
-			 : (!rec->view.is_pool && rec->view.task == task))
+		if (!pool || gs_thread_view_works_for(&rec->view, task))
 			g_array_append_val(ids, rec->view.id);
 	}
 	g_array_sort(ids, compare_thread_id);
@@ -1085,7 +1161,8 @@ gs_engine_set_pool_blocked(GsEngine *e, GsThreadId thread, gboolean blocked)
 		return GS_ENGINE_ERROR_NOT_REGISTERED;
 	if (rec->view.is_pool)
 		return GS_ENGINE_ERROR_NOT_DEDICATED;
-	rec->view.pool_blocked = blocked;
+	e->n_pool_blocked += (blocked != FALSE) - rec->view.pool_blocked;
+	rec->view.pool_blocked = blocked != FALSE;
 	return GS_ENGINE_ERROR_NONE;
 }
 
@@ -1191,15 +1268,15 @@ gs_engine_task_metrics(const GsEngine *e, GsTaskId task, GsTime now, GsMetrics *
 {
 	const GsMetrics *saved = g_hash_table_lookup(e->task_metrics, &task);
 
+	const GPtrArray *list = dedicated_of(e, task);
+
 	if (saved != NULL)
 		*out = *saved;
 	else
 		gs_metrics_clear(out);
-	for (guint i = 0; i < e->records->len; i++) {
-		const Record *rec = e->records->pdata[i];
+	for (guint i = 0; list != NULL && i < list->len; i++) {
+		const Record *rec = list->pdata[i];
 
-		if (rec->view.is_pool || rec->view.task != task)
-			continue;
 		gs_metrics_rollup(out, &rec->metrics, e->opts.max_allocated_rollup);
 		if (rec->waiting)
 			out->lost_or_blocked_ns += now - rec->block_start;
@@ -1269,6 +1346,10 @@ check_record(const GsEngine *e, const Record *rec, guint i)
 		return broken;
 	if (rec->index != i || lookup(e, rec->view.id) != rec)
 		return "every record is found by its id at its own index";
+	if (rec->view.is_pool ? rec->pool_index >= e->pool_records->len ||
+					e->pool_records->pdata[rec->pool_index] != rec
+			      : !g_ptr_array_find(dedicated_of(e, rec->view.task), rec, NULL))
+		return "every record is in its task's index or the pool index";
 	if (rec->waiting && !gs_thread_state_waits(s) && !wake_queued(e, rec->view.id))
 		return "a parked thread in a state that no longer parks it has a wake-up queued";
 	if (rec->retry_alloc_before_bufn && s != GS_THREAD_RUNNING && s != GS_THREAD_ALLOC &&
@@ -1285,17 +1366,23 @@ const char *
 gs_engine_check_invariants(const GsEngine *e)
 {
 	guint counts[GS_N_THREAD_STATES][GS_N_KINDS] = {{0}};
+	guint n_pool_blocked = 0;
 	const char *broken = NULL;
 
 	if (g_hash_table_size(e->by_id) != e->records->len)
 		broken = "the id index and the record array hold the same records";
+	else if (e->pool_records->len > e->records->len)
+		broken = "the pool index holds only records";
 	for (guint i = 0; broken == NULL && i < e->records->len; i++) {
 		const Record *rec = e->records->pdata[i];
 
 		broken = check_record(e, rec, i);
 		counts[rec->view.state][rec->view.alloc_kind]++;
+		n_pool_blocked += rec->view.pool_blocked;
 	}
 	if (broken == NULL && memcmp(counts, e->counts, sizeof counts) != 0)
 		broken = "the per-state counts match the records";
+	if (broken == NULL && n_pool_blocked != e->n_pool_blocked)
+		broken = "the count of threads waiting on a pool matches the records";
 	return broken;
 }

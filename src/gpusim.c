@@ -61,8 +61,12 @@ validate_file(const char *path)
 			return FALSE;
 		}
 	}
-	printf("%s: ok (%u tasks, %u pool threads, %u variants)\n", path, w->tasks->len,
-	       w->pool_threads->len, w->variant_names->len);
+	if (w->generate.enabled)
+		printf("%s: ok (%u tasks and %u generated, %u pool threads, %u variants)\n", path,
+		       w->tasks->len, w->generate.tasks, w->pool_threads->len, w->variant_names->len);
+	else
+		printf("%s: ok (%u tasks, %u pool threads, %u variants)\n", path, w->tasks->len,
+		       w->pool_threads->len, w->variant_names->len);
 	return TRUE;
 }
 

@@ -7,10 +7,11 @@
  * interpreter remembers where it stopped in `mode`, so that the same call can
  * resume an allocation loop or a block-until-ready after a wait.
  *
- * Buffers are instances: a name can be allocated again (in a repeat loop, or
- * by both halves of a split piece), and a free of the name releases every live
- * instance. Each records the retry depth it was allocated at, which is how an
- * attempt's buffers are found when it throws. FREE effects for those are
+ * The buffer list holds the live buffers only, oldest first. A name can be
+ * allocated again (in a repeat loop, or by both halves of a split piece), and a
+ * free of the name releases every live buffer of that name. Each records the
+ * retry depth it was allocated at, which is how an attempt's buffers are found
+ * when it throws. FREE effects for those are
  * queued and handed out one per step before anything else.
  */
 #include "config.h"
@@ -41,6 +42,7 @@ typedef struct {
 
 typedef enum {
 	MODE_RUN,          /* at the cursor */
+	MODE_PERMIT,       /* PERMIT effect out, waiting for gs_interp_permit_granted() */
 	MODE_ALLOC_BEGIN,  /* (re-)entering the allocation protocol */
 	MODE_ALLOC_TRY,    /* ALLOC effect out, waiting for gs_interp_alloc_done() */
 	MODE_RETRY_BLOCK,  /* after a RetryOOM: block-until-ready, then rerun the piece */
@@ -51,7 +53,6 @@ typedef enum {
 
 typedef struct {
 	guint name;
-	gboolean live;
 	gint64 size;
 	GsAllocKind kind;
 	guint64 handle;
@@ -63,6 +64,7 @@ struct GsInterp {
 	const GsThreadSpec *spec;
 	GsThreadId thread;
 	GsOomPolicy policy;
+	gboolean require_permit;
 	GArray *frames;    /* Frame */
 	Mode mode;
 	GsEffect alloc;    /* the allocation in progress */
@@ -204,34 +206,36 @@ gs_interp_free(GsInterp *it)
 
 /* ---- buffers ---- */
 
+/* Hands the live buffer at @index back: a FREE effect is queued and it leaves the list. */
 static void
-queue_free(GsInterp *it, Buffer *b)
+queue_free(GsInterp *it, guint index)
 {
+	const Buffer *b = &g_array_index(it->buffers, Buffer, index);
 	GsEffect free_effect = {.kind = GS_EFFECT_FREE, .buf = b->name, .size = b->size,
 				.alloc_kind = b->kind, .handle = b->handle};
 
-	b->live = FALSE;
 	g_array_append_val(it->frees, free_effect);
+	g_array_remove_index(it->buffers, index);
 }
 
 static void
 add_buffer(GsInterp *it, guint name, gint64 size, GsAllocKind kind, guint64 handle)
 {
-	Buffer b = {.name = name, .live = TRUE, .size = size, .kind = kind, .handle = handle,
+	Buffer b = {.name = name, .size = size, .kind = kind, .handle = handle,
 		    .depth = retry_depth(it)};
 
 	g_array_append_val(it->buffers, b);
 }
 
-/* Frees every live buffer at retry depth >= @depth (0: all of them). */
+/* Frees every live buffer at retry depth >= @depth (0: all of them), oldest first. */
 static void
 free_from_depth(GsInterp *it, guint depth, GsTime now)
 {
-	for (guint i = 0; i < it->buffers->len; i++) {
-		Buffer *b = &g_array_index(it->buffers, Buffer, i);
-
-		if (b->live && b->depth >= depth)
-			queue_free(it, b);
+	for (guint i = 0; i < it->buffers->len;) {
+		if (g_array_index(it->buffers, Buffer, i).depth >= depth)
+			queue_free(it, i);
+		else
+			i++;
 	}
 }
 
@@ -242,7 +246,7 @@ hand_up(GsInterp *it, guint depth)
 	for (guint i = 0; i < it->buffers->len; i++) {
 		Buffer *b = &g_array_index(it->buffers, Buffer, i);
 
-		if (b->live && b->depth >= depth)
+		if (b->depth >= depth)
 			b->depth = depth - 1;
 	}
 }
@@ -300,16 +304,21 @@ start_attempt(GsInterp *it, GsTime now)
 	restart_attempt(it, now);
 }
 
-/* Replaces the current piece by its halves; FALSE if it may not split. */
+/* Splitting is allowed and fewer than max_splits splits lie on the piece's path. */
 static gboolean
+can_split(const Frame *f)
+{
+	return f->op->retry.split != GS_SPLIT_NONE && f->path->len < f->op->retry.max_splits;
+}
+
+/* Replaces the current piece by its halves and starts the first. */
+static void
 split_piece(GsInterp *it, GsTime now)
 {
 	Frame *f = top(it);
 	GByteArray *first, *second;
 	const guint8 one = 1, zero = 0;
 
-	if (f->op->retry.split == GS_SPLIT_NONE || f->path->len >= f->op->retry.max_splits)
-		return FALSE;
 	second = g_byte_array_new();
 	g_byte_array_append(second, f->path->data, f->path->len);
 	g_byte_array_append(second, &one, 1);
@@ -319,7 +328,6 @@ split_piece(GsInterp *it, GsTime now)
 	g_ptr_array_add(f->pieces, second);
 	g_ptr_array_add(f->pieces, first);
 	start_attempt(it, now);
-	return TRUE;
 }
 
 /* Leaves the innermost frame on the way out of an exception. */
@@ -376,7 +384,8 @@ handle_exception(GsInterp *it, GsException exc, GsTime now)
 			unwind(it, now);
 			continue;
 		}
-		seen->handled = TRUE;
+		/* A split request this block cannot honour escapes it as CouldNotSplit. */
+		seen->handled = !split_request || can_split(f);
 		tell_exceptions(it); /* before the frees it causes */
 		gs_engine_retry_block_end(it->engine, it->thread, now);
 		free_from_depth(it, f->depth, now);
@@ -384,7 +393,8 @@ handle_exception(GsInterp *it, GsException exc, GsTime now)
 			it->mode = MODE_RETRY_BLOCK;
 			return;
 		}
-		if (split_piece(it, now)) {
+		if (seen->handled) {
+			split_piece(it, now);
 			it->mode = MODE_RUN;
 			return;
 		}
@@ -494,8 +504,26 @@ start_alloc(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 		.blocking = op->alloc.kind == GS_KIND_GPU || op->alloc.blocking,
 		.op = op,
 	};
+	if (op->alloc.kind == GS_KIND_GPU && it->require_permit) {
+		it->mode = MODE_PERMIT;
+		*out = effect(GS_EFFECT_PERMIT, op);
+		return TRUE;
+	}
 	it->mode = MODE_ALLOC_BEGIN;
 	return alloc_begin(it, out, now);
+}
+
+void
+gs_interp_require_permit(GsInterp *it, gboolean require)
+{
+	it->require_permit = require;
+}
+
+void
+gs_interp_permit_granted(GsInterp *it)
+{
+	g_return_if_fail(it->mode == MODE_PERMIT);
+	it->mode = MODE_ALLOC_BEGIN;
 }
 
 /*
@@ -509,11 +537,11 @@ free_op(GsInterp *it, const GsOp *op, GsTime now)
 	for (guint i = 0; i < op->free.bufs->len; i++) {
 		guint name = g_array_index(op->free.bufs, guint, i);
 
-		for (guint k = 0; k < it->buffers->len; k++) {
-			Buffer *b = &g_array_index(it->buffers, Buffer, k);
-
-			if (b->live && b->name == name)
-				queue_free(it, b);
+		for (guint k = 0; k < it->buffers->len;) {
+			if (g_array_index(it->buffers, Buffer, k).name == name)
+				queue_free(it, k);
+			else
+				k++;
 		}
 	}
 }
@@ -652,6 +680,10 @@ advance(GsInterp *it, GsEffect *out, GsTime now)
 	Frame *f;
 
 	switch (it->mode) {
+	case MODE_PERMIT:
+		/* The driver owes gs_interp_permit_granted(): ask again. */
+		*out = effect(GS_EFFECT_PERMIT, it->alloc.op);
+		return TRUE;
 	case MODE_ALLOC_BEGIN:
 		return alloc_begin(it, out, now);
 	case MODE_ALLOC_TRY:
@@ -737,11 +769,7 @@ gs_interp_exceptions(const GsInterp *it)
 guint
 gs_interp_live_buffers(const GsInterp *it)
 {
-	guint n = 0;
-
-	for (guint i = 0; i < it->buffers->len; i++)
-		n += g_array_index(it->buffers, Buffer, i).live;
-	return n;
+	return it->buffers->len;
 }
 
 gint64
@@ -752,7 +780,7 @@ gs_interp_live_bytes(const GsInterp *it, GsAllocKind kind)
 	for (guint i = 0; i < it->buffers->len; i++) {
 		const Buffer *b = &g_array_index(it->buffers, Buffer, i);
 
-		if (b->live && b->kind == kind)
+		if (b->kind == kind)
 			bytes += b->size;
 	}
 	return bytes;

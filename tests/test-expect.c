@@ -21,41 +21,6 @@
 
 /* ---- the run under test ---- */
 
-static void
-free_task(gpointer data)
-{
-	GsTaskResult *t = data;
-
-	g_free(t->id);
-	g_free(t);
-}
-
-static void
-free_thread(gpointer data)
-{
-	GsThreadResult *t = data;
-
-	g_free(t->name);
-	g_free(t->task);
-	if (t->exceptions != NULL)
-		g_array_unref(t->exceptions);
-	g_free(t);
-}
-
-static void
-result_free(GsResult *r)
-{
-	g_ptr_array_unref(r->tasks);
-	g_ptr_array_unref(r->threads);
-	g_array_unref(r->timeline);
-	g_free(r);
-}
-
-/* sim.h's autoptr for GsResult calls the simulator's gs_result_free(); these
- * results are freed here, through their own alias. */
-typedef GsResult HandResult;
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(HandResult, result_free)
-
 static GsTaskResult *
 add_task(GsResult *r, const char *id, GsOutcome outcome, guint attempts)
 {
@@ -115,12 +80,9 @@ add_sample(GsResult *r, GsTime time, gint64 gpu_used, gint64 gpu_charged, gint64
 static GsResult *
 make_result(void)
 {
-	GsResult *r = g_new0(GsResult, 1);
+	GsResult *r = gs_result_new();
 	GsTaskResult *t;
 
-	r->tasks = g_ptr_array_new_with_free_func(free_task);
-	r->threads = g_ptr_array_new_with_free_func(free_thread);
-	r->timeline = g_array_new(FALSE, TRUE, sizeof(GsSample));
 	r->outcome = GS_OUTCOME_COMPLETED;
 	r->makespan_ns = 3500 * US;
 	r->totals.tasks = 3;
@@ -469,7 +431,7 @@ START_TEST(test_row)
 {
 	const Row *row = &rows[_i];
 	g_autoptr(GsWorkload) w = gs_workload_new();
-	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsResult) r = make_result();
 	g_autoptr(GsEventLog) log = make_log();
 	g_autoptr(GsExpectReport) report = NULL;
 
@@ -510,7 +472,7 @@ row_group(RowKind kind)
 START_TEST(test_all_rows)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
-	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsResult) r = make_result();
 	g_autoptr(GsEventLog) log = make_log();
 	g_autoptr(GsExpectReport) report = NULL;
 	g_autoptr(GPtrArray) want = g_ptr_array_new_with_free_func(g_free);
@@ -545,7 +507,7 @@ END_TEST
 START_TEST(test_nothing_expected)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
-	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsResult) r = make_result();
 	g_autoptr(GsExpectReport) report = gs_expect_check(w, r, NULL);
 
 	ck_assert_uint_eq(report->checked, 0);
@@ -560,7 +522,7 @@ END_TEST
 START_TEST(test_thread_entry_counts)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
-	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsResult) r = make_result();
 	g_autoptr(GsExpectReport) report = NULL;
 	GsExpectThread *t = expect_thread(w, "B.0");
 	GsThreadState blocked = GS_THREAD_BLOCKED;
@@ -586,7 +548,7 @@ END_TEST
 START_TEST(test_thread_last_row)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
-	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsResult) r = make_result();
 	g_autoptr(GsExpectReport) report = NULL;
 	GsExpectThread *t = expect_thread(w, "B.0");
 	GsThreadState bufn = GS_THREAD_BUFN;
@@ -612,7 +574,7 @@ END_TEST
 START_TEST(test_at_without_log)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
-	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsResult) r = make_result();
 	g_autoptr(GsExpectReport) report = NULL;
 
 	expect_at_state(w, 1500 * US, "B.0", GS_THREAD_BLOCKED);
@@ -629,7 +591,7 @@ END_TEST
 START_TEST(test_at_ignores_other_entries)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
-	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsResult) r = make_result();
 	g_autoptr(GsEventLog) log = gs_event_log_new();
 	g_autoptr(GsExpectReport) report = NULL;
 	GsLogEntry alloc = {.kind = GS_LOG_ALLOC, .time = 5, .thread = "T", .buf = "x",
@@ -655,7 +617,7 @@ static const GsOutcome outcomes[] = {GS_OUTCOME_COMPLETED, GS_OUTCOME_FAILED,
 START_TEST(test_outcome_words)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
-	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsResult) r = make_result();
 	g_autoptr(GsExpectReport) report = NULL;
 
 	r->outcome = outcomes[_i];
@@ -674,7 +636,7 @@ END_TEST
 START_TEST(test_report_in_writers)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
-	g_autoptr(HandResult) r = make_result();
+	g_autoptr(GsResult) r = make_result();
 	g_autoptr(GsExpectReport) report = NULL;
 	g_autofree char *json = NULL;
 	g_autofree char *summary = NULL;

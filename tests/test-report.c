@@ -270,52 +270,6 @@ END_TEST
 
 /* ---- results made by hand ---- */
 
-static void
-free_task(gpointer data)
-{
-	GsTaskResult *t = data;
-
-	g_free(t->id);
-	g_free(t);
-}
-
-static void
-free_thread(gpointer data)
-{
-	GsThreadResult *t = data;
-
-	g_free(t->name);
-	g_free(t->task);
-	if (t->exceptions != NULL)
-		g_array_unref(t->exceptions);
-	g_free(t);
-}
-
-static void
-result_free(GsResult *r)
-{
-	g_ptr_array_unref(r->tasks);
-	g_ptr_array_unref(r->threads);
-	g_array_unref(r->timeline);
-	g_free(r);
-}
-
-/* sim.h's autoptr for GsResult calls the simulator's gs_result_free(); these
- * results are freed here, through their own alias. */
-typedef GsResult HandResult;
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(HandResult, result_free)
-
-static GsResult *
-result_new(void)
-{
-	GsResult *r = g_new0(GsResult, 1);
-
-	r->tasks = g_ptr_array_new_with_free_func(free_task);
-	r->threads = g_ptr_array_new_with_free_func(free_thread);
-	r->timeline = g_array_new(FALSE, TRUE, sizeof(GsSample));
-	return r;
-}
-
 static GsTaskResult *
 add_task(GsResult *r, const char *id, GsOutcome outcome)
 {
@@ -370,7 +324,7 @@ add_sample(GsResult *r, GsTime time, gint64 gpu_used, gint64 gpu_charged, gint64
 static GsResult *
 sample_result(void)
 {
-	GsResult *r = result_new();
+	GsResult *r = gs_result_new();
 	GsTaskResult *a, *b;
 	GsThreadResult *t;
 
@@ -613,7 +567,7 @@ static char *
 sample_json(const GsExpectReport *report)
 {
 	g_autoptr(GsWorkload) w = sample_workload();
-	g_autoptr(HandResult) r = sample_result();
+	g_autoptr(GsResult) r = sample_result();
 
 	return gs_report_json(w, r, "sim", 123, report);
 }
@@ -670,7 +624,7 @@ END_TEST
 START_TEST(test_json_variant)
 {
 	g_autoptr(GsWorkload) w = sample_workload();
-	g_autoptr(HandResult) r = sample_result();
+	g_autoptr(GsResult) r = sample_result();
 	g_autofree char *json = NULL;
 
 	w->variant = g_strdup("retry+spill");
@@ -708,7 +662,7 @@ END_TEST
 START_TEST(test_json_policy_changed)
 {
 	g_autoptr(GsWorkload) w = sample_workload();
-	g_autoptr(HandResult) r = sample_result();
+	g_autoptr(GsResult) r = sample_result();
 	g_autofree char *json = NULL;
 	GsPolicy *p = &w->policy;
 
@@ -797,7 +751,7 @@ END_TEST
 START_TEST(test_json_tasks_threads)
 {
 	g_autoptr(GsWorkload) w = sample_workload();
-	g_autoptr(HandResult) r = sample_result();
+	g_autoptr(GsResult) r = sample_result();
 	g_autofree char *json = NULL;
 	GsThreadResult *pool = add_thread(r, "S", NULL, 0);
 	GsTaskResult *failed = add_task(r, "C", GS_OUTCOME_FAILED);
@@ -843,7 +797,7 @@ END_TEST
 START_TEST(test_json_empty_result)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
-	g_autoptr(HandResult) r = result_new();
+	g_autoptr(GsResult) r = gs_result_new();
 	g_autofree char *json = gs_report_json(w, r, NULL, 0, NULL);
 
 	ck_json(json);
@@ -882,8 +836,8 @@ END_TEST
 START_TEST(test_json_deterministic)
 {
 	g_autoptr(GsWorkload) w = sample_workload();
-	g_autoptr(HandResult) r1 = sample_result();
-	g_autoptr(HandResult) r2 = sample_result();
+	g_autoptr(GsResult) r1 = sample_result();
+	g_autoptr(GsResult) r2 = sample_result();
 	g_autofree char *a = gs_report_json(w, r1, "sim", 5, NULL);
 	g_autofree char *b = gs_report_json(w, r2, "sim", 5, NULL);
 	g_autofree char *c = gs_report_json(w, r1, "sim", 999999, NULL);
@@ -904,7 +858,7 @@ END_TEST
 START_TEST(test_json_escaping)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
-	g_autoptr(HandResult) r = sample_result();
+	g_autoptr(GsResult) r = sample_result();
 	g_autofree char *json = NULL;
 	g_autofree char *trace = NULL;
 
@@ -961,7 +915,7 @@ sample_log(void)
 static GsResult *
 trace_result(void)
 {
-	GsResult *r = result_new();
+	GsResult *r = gs_result_new();
 
 	r->makespan_ns = 4000;
 	add_thread(r, "A.0", "A", 0);
@@ -975,7 +929,7 @@ trace_result(void)
 START_TEST(test_trace_tracks)
 {
 	g_autoptr(GsWorkload) w = sample_workload();
-	g_autoptr(HandResult) r = trace_result();
+	g_autoptr(GsResult) r = trace_result();
 	g_autoptr(GsEventLog) log = sample_log();
 	g_autofree char *trace = gs_report_trace(w, r, log);
 
@@ -1000,7 +954,7 @@ END_TEST
 START_TEST(test_trace_slices)
 {
 	g_autoptr(GsWorkload) w = sample_workload();
-	g_autoptr(HandResult) r = trace_result();
+	g_autoptr(GsResult) r = trace_result();
 	g_autoptr(GsEventLog) log = sample_log();
 	g_autofree char *trace = gs_report_trace(w, r, log);
 	static const char *const slices[] = {
@@ -1034,7 +988,7 @@ END_TEST
 START_TEST(test_trace_instants)
 {
 	g_autoptr(GsWorkload) w = sample_workload();
-	g_autoptr(HandResult) r = trace_result();
+	g_autoptr(GsResult) r = trace_result();
 	g_autoptr(GsEventLog) log = sample_log();
 	g_autofree char *trace = gs_report_trace(w, r, log);
 
@@ -1050,7 +1004,7 @@ END_TEST
 START_TEST(test_trace_counters)
 {
 	g_autoptr(GsWorkload) w = sample_workload();
-	g_autoptr(HandResult) r = trace_result();
+	g_autoptr(GsResult) r = trace_result();
 	g_autoptr(GsEventLog) log = sample_log();
 	g_autofree char *trace = gs_report_trace(w, r, log);
 
@@ -1071,7 +1025,7 @@ END_TEST
 START_TEST(test_trace_without_log)
 {
 	g_autoptr(GsWorkload) w = sample_workload();
-	g_autoptr(HandResult) r = trace_result();
+	g_autoptr(GsResult) r = trace_result();
 	g_autofree char *trace = gs_report_trace(w, r, NULL);
 
 	ck_json(trace);
@@ -1085,7 +1039,7 @@ END_TEST
 
 START_TEST(test_timeline_csv)
 {
-	g_autoptr(HandResult) r = sample_result();
+	g_autoptr(GsResult) r = sample_result();
 	g_autofree char *csv = gs_report_timeline_csv(r);
 	GsSample s = {.time = 2000000, .used = {1, 2, 3}, .charged = {4, 5, 6}, .running = 7,
 		      .blocked = 8, .bufn = 9};
@@ -1104,7 +1058,7 @@ END_TEST
 
 START_TEST(test_timeline_empty)
 {
-	g_autoptr(HandResult) r = result_new();
+	g_autoptr(GsResult) r = gs_result_new();
 	g_autofree char *csv = gs_report_timeline_csv(r);
 
 	ck_assert_str_eq(csv, "time_ns,gpu_used,host_used,disk_used,gpu_charged,host_charged,"
@@ -1134,7 +1088,7 @@ ck_line(const char *text, const char *line)
 START_TEST(test_summary_lines)
 {
 	g_autoptr(GsWorkload) w = sample_workload();
-	g_autoptr(HandResult) r = sample_result();
+	g_autoptr(GsResult) r = sample_result();
 	g_autofree char *text = gs_report_summary(w, r, NULL);
 
 	ck_line(text, "scenario      basic-bufn");
@@ -1169,7 +1123,7 @@ END_TEST
 START_TEST(test_summary_layout)
 {
 	g_autoptr(GsWorkload) w = sample_workload();
-	g_autoptr(HandResult) r = sample_result();
+	g_autoptr(GsResult) r = sample_result();
 	g_autofree char *text = NULL;
 	GsTaskResult *t = add_task(r, "long-task#12", GS_OUTCOME_DEADLOCK);
 
@@ -1191,7 +1145,7 @@ END_TEST
 START_TEST(test_summary_no_tasks)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
-	g_autoptr(HandResult) r = result_new();
+	g_autoptr(GsResult) r = gs_result_new();
 	g_autofree char *text = gs_report_summary(w, r, NULL);
 
 	ck_line(text, "scenario      (unnamed)");
@@ -1202,7 +1156,7 @@ END_TEST
 START_TEST(test_summary_expectations)
 {
 	g_autoptr(GsWorkload) w = sample_workload();
-	g_autoptr(HandResult) r = sample_result();
+	g_autoptr(GsResult) r = sample_result();
 	GsExpectReport report = {.checked = 4, .failed = g_ptr_array_new_with_free_func(g_free)};
 	g_autofree char *held = NULL;
 	g_autofree char *text = NULL;
@@ -1223,7 +1177,7 @@ END_TEST
 START_TEST(test_summary_waiting)
 {
 	g_autoptr(GsWorkload) w = sample_workload();
-	g_autoptr(HandResult) r = sample_result();
+	g_autoptr(GsResult) r = sample_result();
 	g_autofree char *text = NULL;
 	GsThreadResult *a = g_ptr_array_index(r->threads, 0);
 	GsThreadResult *b = g_ptr_array_index(r->threads, 1);

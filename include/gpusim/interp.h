@@ -40,6 +40,8 @@
 G_BEGIN_DECLS
 
 typedef enum {
+	GS_EFFECT_PERMIT,    /* a GPU allocation needs the task's GPU semaphore permit
+				first: call gs_interp_permit_granted() once it has it */
 	GS_EFFECT_ALLOC,     /* try .size bytes of .kind for buffer .buf; then gs_interp_alloc_done() */
 	GS_EFFECT_FREE,      /* release buffer .buf (.handle, .size bytes of .kind) */
 	GS_EFFECT_COMPUTE,   /* busy for .time (the op's buffers in .op) */
@@ -92,6 +94,17 @@ GS_API void gs_interp_set_exception_func(GsInterp *it, GsExceptionFunc func, gpo
 
 /** Runs the thread at @now until it needs the world; returns what it needs. */
 GS_API GsEffect gs_interp_step(GsInterp *it, GsTime now);
+
+/**
+ * Whether GPU allocations must first ask for a permit (GS_EFFECT_PERMIT), as
+ * the Spark GPU semaphore requires before a task touches the GPU. Off by
+ * default. The permit is asked for before the allocation protocol begins, so a
+ * thread waiting for it is not inside an allocation.
+ */
+GS_API void gs_interp_require_permit(GsInterp *it, gboolean require);
+
+/** After GS_EFFECT_PERMIT: the thread may go on into its allocation. */
+GS_API void gs_interp_permit_granted(GsInterp *it);
 
 /** After GS_EFFECT_ALLOC: whether the memory was there, and its handle. */
 GS_API void gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now);

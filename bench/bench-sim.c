@@ -1,0 +1,184 @@
+/*
+ * bench-sim: how fast the simulator replays, and how much state it keeps.
+ *
+ * Two generated loads, each built in code and replayed by gs_sim_run() with no
+ * event log:
+ *  - timed wait: N threads (one per task) that only compute, a repeat of
+ *    OPS computes of a few microseconds each (deterministic lengths), so every
+ *    event is a thread resumption popped from the heap; in events per second;
+ *  - contention: 64 threads on a 16 GiB GPU under the retry policy, each
+ *    looping allocate (1..1024 MiB) / compute / free, so that allocations
+ *    block, roll back and retry; reported in allocate+free operations per
+ *    second.
+ * Memory: the growth of the peak resident set of the process (getrusage)
+ * during a run, divided by the simulated threads; the workload (op lists) is
+ * built before. It is an upper bound on the simulator's state per thread, as
+ * it also counts allocator slack, the heap and the results. Figures vary by machine; compare
+ * them as ratios within one run. Nothing here is asserted.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "sim.h"
+
+#define OPS_PER_THREAD 100
+#define MIB ((gint64) 1 << 20)
+#define GIB (MIB * 1024)
+
+static gint64
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (gint64) ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static long
+peak_rss_kib(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+static GsOp
+compute_op(GsTime time)
+{
+	GsOp op = {.kind = GS_OP_COMPUTE};
+
+	op.compute.time = time;
+	op.compute.stream = -1;
+	return op;
+}
+
+static GsTaskSpec *
+task_with_thread(guint index)
+{
+	g_autofree char *id = g_strdup_printf("t%u", index);
+	g_autofree char *name = g_strdup_printf("t%u.0", index);
+	GsTaskSpec *task = gs_task_spec_new(id);
+
+	g_ptr_array_add(task->threads, gs_thread_spec_new(name));
+	return task;
+}
+
+static GsWorkload *
+timed_wait_load(guint threads)
+{
+	GsWorkload *w = gs_workload_new();
+
+	w->name = g_strdup("timed-wait");
+	w->gpu.capacity = GIB;
+	w->policy.watchdog = 0;
+	for (guint i = 0; i < threads; i++) {
+		GsTaskSpec *task = task_with_thread(i);
+		GsThreadSpec *t = task->threads->pdata[0];
+		GsOp loop = {.kind = GS_OP_REPEAT};
+		GsOp compute = compute_op(1000 + (GsTime) ((i * 7919u) % 5000));
+
+		/* repeat: {times: OPS, ops: [compute: T]}: a small op list per thread. */
+		loop.repeat.times = OPS_PER_THREAD;
+		loop.repeat.ops = g_array_new(FALSE, TRUE, sizeof(GsOp));
+		g_array_append_val(loop.repeat.ops, compute);
+		g_array_append_val(t->ops, loop);
+		g_ptr_array_add(w->tasks, task);
+	}
+	return w;
+}
+
+static GsWorkload *
+contention_load(guint threads, guint loops)
+{
+	GsWorkload *w = gs_workload_new();
+	GRand *rand = g_rand_new_with_seed(7);
+
+	w->name = g_strdup("contention");
+	w->gpu.capacity = 16 * GIB;
+	w->links.alloc_latency = 0;
+	for (guint i = 0; i < threads; i++) {
+		GsTaskSpec *task = task_with_thread(i);
+		GsThreadSpec *t = task->threads->pdata[0];
+		GsOp retry = {.kind = GS_OP_RETRY};
+		GsOp alloc = {.kind = GS_OP_ALLOC}, release = {.kind = GS_OP_FREE};
+		guint buf = gs_name_index(t->buffers, "b");
+
+		retry.retry.split = GS_SPLIT_HALVES;
+		retry.retry.max_splits = 16;
+		retry.retry.input = g_array_new(FALSE, FALSE, sizeof(guint));
+		retry.retry.ops = g_array_new(FALSE, TRUE, sizeof(GsOp));
+		alloc.alloc.buf = buf;
+		alloc.alloc.kind = GS_KIND_GPU;
+		alloc.alloc.blocking = TRUE;
+		alloc.alloc.reservation = -1;
+		for (guint k = 0; k < loops; k++) {
+			GsOp compute = compute_op(g_rand_int_range(rand, 1000, 20000));
+
+			alloc.alloc.size = g_rand_int_range(rand, 1, 1024) * MIB;
+			release.free.bufs = g_array_new(FALSE, FALSE, sizeof(guint));
+			g_array_append_val(release.free.bufs, buf);
+			g_array_append_val(retry.retry.ops, alloc);
+			g_array_append_val(retry.retry.ops, compute);
+			g_array_append_val(retry.retry.ops, release);
+		}
+		g_array_append_val(t->ops, retry);
+		g_ptr_array_add(w->tasks, task);
+	}
+	g_rand_free(rand);
+	return w;
+}
+
+static void
+bench_timed_wait(guint threads)
+{
+	GsWorkload *w = timed_wait_load(threads);
+	long before = peak_rss_kib();
+	gint64 start = now_ns();
+	GsResult *r = gs_sim_run(w, NULL);
+	gint64 wall = now_ns() - start;
+	long after = peak_rss_kib();
+	double per_thread = (double) (after - before) * 1024.0 / threads;
+
+	/* The workload was built before `before`: the growth is the simulator's. */
+	printf("timed wait  %7u threads  %10" G_GUINT64_FORMAT " events  %8.2f M events/s  "
+	       "peak RSS +%6ld MiB  ~%5.0f B/thread (%s)\n",
+	       threads, r->events_processed, r->events_processed / (wall / 1e3), (after - before) / 1024,
+	       per_thread, gs_outcome_name(r->outcome));
+	gs_result_free(r);
+	gs_workload_free(w);
+}
+
+static void
+bench_contention(guint threads, guint loops)
+{
+	GsWorkload *w = contention_load(threads, loops);
+	gint64 start = now_ns();
+	GsResult *r = gs_sim_run(w, NULL);
+	gint64 wall = now_ns() - start;
+	double ops = 2.0 * threads * loops;
+
+	printf("contention  %7u threads  %10.0f alloc+free  %8.2f M ops/s  "
+	       "(%" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT " retries, %" G_GUINT64_FORMAT
+	       " splits, %s)\n",
+	       threads, ops, ops / (wall / 1e3), r->events_processed, r->totals.retries,
+	       r->totals.splits, gs_outcome_name(r->outcome));
+	gs_result_free(r);
+	gs_workload_free(w);
+}
+
+int
+main(void)
+{
+	printf("gpusim %s simulator benchmark (wall clock; compare as ratios within one run)\n",
+	       gs_version());
+	bench_timed_wait(1000);
+	bench_timed_wait(10000);
+	bench_timed_wait(100000);
+	bench_contention(64, 5000);
+	return EXIT_SUCCESS;
+}
