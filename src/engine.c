@@ -49,6 +49,8 @@ typedef struct {
 	GsTime retry_running_ns;
 	gboolean in_spill_range;
 	GsMetrics metrics;
+	GsPriority priority;       /* cached rank ... */
+	guint64 priority_valid;    /* ... valid while this is the priorities' generation + 1 */
 } Record;
 
 struct GsEngine {
@@ -375,10 +377,22 @@ erase(GsEngine *e, Record *rec, GsThreadEvent cause, GsTime now)
 
 /* ---- priority ---- */
 
+/*
+ * A thread's rank, cached in its record: the choices on frees, successes and
+ * deadlocks look at many records, and a rank changes only when a task's
+ * priority is set or forgotten, or a pool thread's task set changes.
+ */
 static GsPriority
 priority_of(GsEngine *e, const Record *rec)
 {
-	return gs_thread_priority(e->priorities, &rec->view, e->opts.pool_priority);
+	Record *cached = (Record *) rec;
+	guint64 generation = gs_task_priorities_generation(e->priorities) + 1;
+
+	if (rec->priority_valid != generation) {
+		cached->priority = gs_thread_priority(e->priorities, &rec->view, e->opts.pool_priority);
+		cached->priority_valid = generation;
+	}
+	return rec->priority;
 }
 
 static int
@@ -1031,6 +1045,7 @@ drop_pool_task(Record *rec, GsTaskId task)
 	for (guint i = 0; i < set->len; i++) {
 		if (g_array_index(set, GsTaskId, i) == task) {
 			g_array_remove_index(set, i);
+			rec->priority_valid = 0; /* a pool thread ranks by its tasks */
 			return TRUE;
 		}
 	}
@@ -1063,6 +1078,7 @@ gs_engine_register_pool(GsEngine *e, GsThreadId thread, const GsTaskId *tasks, g
 		rec = record_new(e, thread, GS_NO_TASK, TRUE, shuffle, now);
 	}
 	add_pool_tasks(rec->view.pool_tasks, tasks, n_tasks);
+	rec->priority_valid = 0; /* a pool thread ranks by its tasks */
 	for (guint i = 0; i < rec->view.pool_tasks->len; i++)
 		touch_task(e, g_array_index(rec->view.pool_tasks, GsTaskId, i));
 	return GS_ENGINE_ERROR_NONE;

@@ -77,7 +77,7 @@ check_number(GsExpectReport *report, const char *key, GsCmp cmp, gint64 observed
 static void
 check_outcome(GsExpectReport *report, const GsExpectValue *v, GsOutcome observed)
 {
-	const char *word = gs_report_outcome_word(observed);
+	const char *word = gs_outcome_name(observed);
 	gboolean equal = v->text != NULL && strcmp(v->text, word) == 0;
 	gboolean negate = v->cmp.op == GS_CMP_NE;
 

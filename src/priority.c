@@ -12,6 +12,7 @@ struct GsTaskPriorities {
 	GsPriorityMode mode;
 	GHashTable *slots; /* GsTaskId* -> gint64* */
 	gint64 next_fifo;  /* the slot the next new task gets */
+	guint64 generation;
 };
 
 GsTaskPriorities *
@@ -72,12 +73,23 @@ gs_task_priorities_set(GsTaskPriorities *prio, GsTaskId task, gint64 value)
 {
 	g_return_if_fail(task >= 0);
 	store(prio, task, value);
+	prio->generation++;
 }
 
 gboolean
 gs_task_priorities_forget(GsTaskPriorities *prio, GsTaskId task)
 {
-	return g_hash_table_remove(prio->slots, &task);
+	if (!g_hash_table_remove(prio->slots, &task))
+		return FALSE;
+	prio->generation++;
+	return TRUE;
+}
+
+guint64
+gs_task_priorities_generation(const GsTaskPriorities *prio)
+{
+	/* A FIFO slot given to a new task changes no priority already handed out. */
+	return prio->generation;
 }
 
 gboolean

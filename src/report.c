@@ -22,22 +22,6 @@
 /* ---- names ---- */
 
 const char *
-gs_report_outcome_word(GsOutcome outcome)
-{
-	switch (outcome) {
-	case GS_OUTCOME_COMPLETED:
-		return "completed";
-	case GS_OUTCOME_FAILED:
-		return "failed";
-	case GS_OUTCOME_DEADLOCK:
-		return "deadlock";
-	case GS_OUTCOME_TIMEOUT:
-		return "timeout";
-	}
-	return "invalid";
-}
-
-const char *
 gs_report_tier_name(GsTier tier)
 {
 	switch (tier) {
@@ -595,7 +579,7 @@ write_tasks(Json *j, const GsResult *r)
 
 		obj_begin(j, NULL, STYLE_INLINE);
 		put_str(j, "id", t->id);
-		put_str(j, "outcome", gs_report_outcome_word(t->outcome));
+		put_str(j, "outcome", gs_outcome_name(t->outcome));
 		put_uint(j, "attempts", t->attempts);
 		put_int(j, "start_ns", t->start_ns);
 		put_int(j, "end_ns", t->end_ns);
@@ -676,7 +660,7 @@ gs_report_json(const GsWorkload *w, const GsResult *r, const char *backend, gint
 	put_str(&j, "backend", backend);
 	put_uint(&j, "seed", r->seed);
 	write_policy(&j, &w->policy);
-	put_str(&j, "outcome", gs_report_outcome_word(r->outcome));
+	put_str(&j, "outcome", gs_outcome_name(r->outcome));
 	put_int(&j, "makespan_ns", r->makespan_ns);
 	put_uint(&j, "events_processed", r->events_processed);
 	put_int(&j, "wall_ns", wall_ns);
@@ -1080,7 +1064,7 @@ summary_tasks(GString *s, const GsResult *r)
 
 		cell(s, t->id != NULL ? t->id : "", id_width, FALSE);
 		g_string_append(s, "  ");
-		cell(s, gs_report_outcome_word(t->outcome), 9, FALSE);
+		cell(s, gs_outcome_name(t->outcome), 9, FALSE);
 		cell_uint(s, t->attempts, 10);
 		cell_uint(s, t->retries, 9);
 		cell_uint(s, t->splits, 8);
@@ -1157,7 +1141,7 @@ gs_report_summary(const GsWorkload *w, const GsResult *r, const GsExpectReport *
 		g_string_append_printf(s, " (variant %s)", w->variant);
 	g_string_append_c(s, '\n');
 	label(s, "outcome");
-	g_string_append_printf(s, "%s\n", gs_report_outcome_word(r->outcome));
+	g_string_append_printf(s, "%s\n", gs_outcome_name(r->outcome));
 	label(s, "makespan");
 	g_string_append_printf(s, "%s (%" G_GINT64_FORMAT " ns, %" G_GUINT64_FORMAT " events)\n",
 			       makespan, r->makespan_ns, r->events_processed);

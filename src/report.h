@@ -106,9 +106,6 @@ char *gs_format_bytes(gint64 bytes);
 /** "0 ns", "750 ns", "1.50 ms", "12.5 us", "250 ms", "3.00 s": three significant digits. */
 char *gs_format_duration(GsTime ns);
 
-/** The word of an outcome as results spell it (SPEC §4): "completed", "failed", ... */
-const char *gs_report_outcome_word(GsOutcome outcome);
-
 /** "gpu", "host" or "disk". */
 const char *gs_report_tier_name(GsTier tier);
 

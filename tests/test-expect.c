@@ -622,13 +622,13 @@ START_TEST(test_outcome_words)
 
 	r->outcome = outcomes[_i];
 	for (guint i = 0; i < G_N_ELEMENTS(outcomes); i++)
-		expect_value(w, "outcome", gs_report_outcome_word(outcomes[i]), GS_CMP_EQ, 0);
+		expect_value(w, "outcome", gs_outcome_name(outcomes[i]), GS_CMP_EQ, 0);
 	report = gs_expect_check(w, r, NULL);
 	ck_assert_uint_eq(report->checked, G_N_ELEMENTS(outcomes));
 	ck_assert_uint_eq(report->failed->len, G_N_ELEMENTS(outcomes) - 1);
 	for (guint i = 0; i < report->failed->len; i++)
 		ck_assert(g_str_has_suffix(g_ptr_array_index(report->failed, i),
-					   gs_report_outcome_word(outcomes[_i])));
+					   gs_outcome_name(outcomes[_i])));
 }
 END_TEST
 

@@ -432,10 +432,10 @@ END_TEST
 
 START_TEST(test_names)
 {
-	ck_assert_str_eq(gs_report_outcome_word(GS_OUTCOME_COMPLETED), "completed");
-	ck_assert_str_eq(gs_report_outcome_word(GS_OUTCOME_FAILED), "failed");
-	ck_assert_str_eq(gs_report_outcome_word(GS_OUTCOME_DEADLOCK), "deadlock");
-	ck_assert_str_eq(gs_report_outcome_word(GS_OUTCOME_TIMEOUT), "timeout");
+	ck_assert_str_eq(gs_outcome_name(GS_OUTCOME_COMPLETED), "completed");
+	ck_assert_str_eq(gs_outcome_name(GS_OUTCOME_FAILED), "failed");
+	ck_assert_str_eq(gs_outcome_name(GS_OUTCOME_DEADLOCK), "deadlock");
+	ck_assert_str_eq(gs_outcome_name(GS_OUTCOME_TIMEOUT), "timeout");
 	ck_assert_str_eq(gs_report_tier_name(GS_TIER_GPU), "gpu");
 	ck_assert_str_eq(gs_report_tier_name(GS_TIER_HOST), "host");
 	ck_assert_str_eq(gs_report_tier_name(GS_TIER_DISK), "disk");

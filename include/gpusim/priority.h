@@ -65,6 +65,12 @@ GS_API void gs_task_priorities_set(GsTaskPriorities *prio, GsTaskId task, gint64
 /** Forgets a task's slot; returns TRUE if it had one. */
 GS_API gboolean gs_task_priorities_forget(GsTaskPriorities *prio, GsTaskId task);
 
+/**
+ * A number that changes whenever a task's priority may have changed (an
+ * explicit set, a forgotten slot), so that callers can cache priorities.
+ */
+GS_API guint64 gs_task_priorities_generation(const GsTaskPriorities *prio);
+
 /** TRUE if the task currently has a slot (FIFO or explicit). */
 GS_API gboolean gs_task_priorities_has(const GsTaskPriorities *prio, GsTaskId task);
 
