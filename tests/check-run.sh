@@ -1,0 +1,62 @@
+#!/bin/sh
+# gpusim run as a user drives it: exit statuses, outputs, overrides, limits.
+set -u
+gpusim="$top_builddir/gpusim"
+scenarios="$top_srcdir/scenarios"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+status() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $?; }
+
+# The quickstart meets its expectations and writes every output.
+[ "$(status "$gpusim" run --quiet --json="$tmp/r.json" --events="$tmp/e.jsonl" \
+	--trace="$tmp/t.json" --timeline="$tmp/t.csv" "$scenarios/quickstart.yaml")" = 0 ] ||
+	fail "quickstart: $(cat "$tmp/err")"
+[ ! -s "$tmp/out" ] || fail "--quiet still printed a summary"
+grep -q '"schema": "gpusim-result/1"' "$tmp/r.json" || fail "result JSON has no schema"
+grep -q '"outcome": "completed"' "$tmp/r.json" || fail "result JSON outcome"
+head -1 "$tmp/t.csv" | grep -q '^time_ns,gpu_used' || fail "timeline CSV header"
+grep -q '"traceEvents"' "$tmp/t.json" || fail "trace has no traceEvents"
+[ "$(head -c 8 "$tmp/e.jsonl")" = '{"t_ns":' ] || fail "event lines start with t_ns"
+
+# A summary names the scenario and the outcome.
+"$gpusim" run "$scenarios/quickstart.yaml" >"$tmp/out" 2>&1 || fail "summary run"
+grep -q '^outcome *completed' "$tmp/out" || fail "summary has no outcome line"
+
+# A failed expectation exits 1 and says which.
+[ "$(status "$gpusim" run --set memory.gpu.capacity=64MiB "$scenarios/quickstart.yaml")" = 1 ] ||
+	fail "a failed expectation must exit 1"
+grep -q 'expectation failed' "$tmp/out" || fail "no 'expectation failed' line"
+
+# --set and --seed reach the run; --json=- writes to stdout.
+"$gpusim" run --quiet --json=- --seed=9 --set policy.oom=block "$scenarios/quickstart.yaml" \
+	>"$tmp/out" 2>/dev/null
+grep -q '"oom": "block"' "$tmp/out" || fail "--set policy.oom did not reach the result"
+grep -q '"seed": 9' "$tmp/out" || fail "--seed did not reach the result"
+
+# --max-time stops the clock: outcome timeout.
+"$gpusim" run --quiet --json=- --max-time=50ms "$scenarios/watchdog-sleep.yaml" >"$tmp/out" 2>/dev/null
+grep -q '"outcome": "timeout"' "$tmp/out" || fail "--max-time did not end in a timeout"
+grep -q '"makespan_ns": 50000000' "$tmp/out" || fail "a timeout ends at --max-time"
+
+# Usage errors exit 2 with one clear message, and write nothing.
+[ "$(status "$gpusim" run)" = 2 ] || fail "no scenario must exit 2"
+[ "$(status "$gpusim" run "$tmp/missing.yaml")" = 2 ] || fail "a missing file must exit 2"
+grep -q 'missing.yaml' "$tmp/err" || fail "the missing file is not named"
+[ "$(status "$gpusim" run --max-time=soon "$scenarios/quickstart.yaml")" = 2 ] ||
+	fail "a bad --max-time must exit 2"
+[ "$(status "$gpusim" run --variant=nope "$scenarios/quickstart.yaml")" = 2 ] ||
+	fail "an unknown variant must exit 2"
+[ "$(status "$gpusim" run --set policy.oom=sometimes "$scenarios/quickstart.yaml")" = 2 ] ||
+	fail "a bad --set value must exit 2"
+[ "$(status "$gpusim" run --json="$tmp/no/such/dir/r.json" "$scenarios/quickstart.yaml")" = 2 ] ||
+	fail "an unwritable output must exit 2"
+[ ! -e "$tmp/no" ] || fail "a failed write left something behind"
+[ "$(status "$gpusim" run --backend=warp "$scenarios/quickstart.yaml")" = 2 ] ||
+	fail "an unknown backend must exit 2"
+
+# The cuda backend is not in this build: exit 3, one sentence.
+[ "$(status "$gpusim" run --backend=cuda "$scenarios/quickstart.yaml")" = 3 ] ||
+	fail "--backend=cuda must exit 3 here"
+[ "$(wc -l <"$tmp/err")" -eq 1 ] || fail "--backend=cuda must say one line"
+echo "gpusim run: outputs, overrides, limits and exit statuses behave"
