@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,13 @@ main(int argc, char **argv)
 	g_autoptr(GOptionContext) context = g_option_context_new("COMMAND [ARGS…]");
 	g_autoptr(GError) error = NULL;
 	g_autofree char *description = description_text();
+
+	/*
+	 * Messages and help follow the user's locale (GOption prints "…" in UTF-8
+	 * ones), but numbers never do: results and JSON use a decimal point.
+	 */
+	setlocale(LC_ALL, "");
+	setlocale(LC_NUMERIC, "C");
 
 	g_option_context_set_summary(context, summary);
 	g_option_context_set_description(context, description);
