@@ -14,5 +14,6 @@
 #include <gpusim/engine.h>
 #include <gpusim/workload.h>
 #include <gpusim/interp.h>
+#include <gpusim/space.h>
 
 #endif /* GPUSIM_GPUSIM_H */
