@@ -15,5 +15,6 @@
 #include <gpusim/workload.h>
 #include <gpusim/interp.h>
 #include <gpusim/space.h>
+#include <gpusim/pages.h>
 
 #endif /* GPUSIM_GPUSIM_H */
