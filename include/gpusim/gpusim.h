@@ -16,5 +16,6 @@
 #include <gpusim/interp.h>
 #include <gpusim/space.h>
 #include <gpusim/pages.h>
+#include <gpusim/spill.h>
 
 #endif /* GPUSIM_GPUSIM_H */
