@@ -17,5 +17,6 @@
 #include <gpusim/space.h>
 #include <gpusim/pages.h>
 #include <gpusim/spill.h>
+#include <gpusim/gate.h>
 
 #endif /* GPUSIM_GPUSIM_H */
