@@ -33,9 +33,10 @@
  * every event already collected, the overall firing order is still exactly
  * ascending (time, seq), as long as nothing is scheduled before now.
  *
- * Storage: events are kept by value in one array that doubles when full; a push
- * allocates only when the array grows, and it never shrinks (gs_heap_clear keeps
- * the storage). Push and pop are O(log n), peek and len O(1).
+ * Storage: the heap orders small nodes (time, seq, slot) in one array; the
+ * rest of each event waits in a slot array beside it. Both double when full, so
+ * a push allocates only when they grow, and they never shrink (gs_heap_clear
+ * keeps the storage). Push and pop are O(log n), peek and len O(1).
  */
 #ifndef GPUSIM_SIM_HEAP_H
 #define GPUSIM_SIM_HEAP_H
