@@ -735,10 +735,7 @@ release_task(Sim *s, SimTask *task)
 	for (guint i = 0; i < task->threads->len; i++) {
 		SimThread *t = task->threads->pdata[i];
 
-		t->result->final_state = gs_engine_thread_state(s->engine, t->id);
-		/* A record left waiting to throw ThreadRemoved goes with its thread. */
-		if (t->result->final_state == GS_THREAD_REMOVE_THROW)
-			gs_engine_remove_association(s->engine, t->id, GS_NO_TASK, s->now);
+		/* stop_threads() has woken every removed waiter: no REMOVE_THROW is left. */
 		t->result->final_state = gs_engine_thread_state(s->engine, t->id);
 		t->result->exceptions = g_array_copy((GArray *) gs_interp_exceptions(t->interp));
 	}
