@@ -12,11 +12,13 @@
 
 #include <string.h>
 
-#include "device.h"
+#include <gpusim/pages.h>
+
 #include "heap.h"
+#include "memory.h"
 #include "sim.h"
 
-typedef enum { EV_TASK_ARRIVE, EV_THREAD_RESUME, EV_WATCHDOG } EventKind;
+typedef enum { EV_TASK_ARRIVE, EV_THREAD_RESUME, EV_WATCHDOG, EV_PROACTIVE } EventKind;
 
 typedef enum {
 	T_READY,
@@ -24,8 +26,37 @@ typedef enum {
 	T_SLEEPING,
 	T_PARKED,
 	T_SEMAPHORE,
+	T_RESERVE, /* a blocking reservation waits for a release or a free */
+	T_GATE,    /* a copy found the gate closed: waits for the copies inside to land */
 	T_DONE,
 } Status;
+
+/* What a thread does once the copies it carries out have landed. */
+typedef enum {
+	AFTER_NOTHING,
+	AFTER_ALLOC,   /* try its allocation again */
+	AFTER_UNSPILL, /* see whether its compute's buffers are all back */
+} After;
+
+/*
+ * A thread's part in the memory tiers, made the first time it needs one:
+ * its live buffers (compute uses name them), its reservations, the copies it
+ * is carrying out, and the locks it holds.
+ */
+typedef struct {
+	GPtrArray *bufs;         /* GsMemBuf*, live, oldest first (only when buffers can move) */
+	GPtrArray *reservations; /* GsMemReservation* by reservation name */
+	GArray *copies;          /* GsSpillBufId: copies in flight */
+	GArray *fallbacks;       /* GsSpillBufId: victims whose copy found no room */
+	GArray *locked;          /* GsSpillBufId: the synchronous locks it holds */
+	GArray *inputs;          /* BlockInput: buffers made spillable by its retry blocks */
+	GsGateThread gate;
+	gboolean in_scope;       /* in a gate scope (gs_gate_enter() until gs_gate_leave()) */
+	gboolean computing;      /* a synchronous compute holds the locks in .locked */
+	gboolean gave_up;        /* its last fallback moved nothing: the next spill is not tried */
+	After after;
+	const GsOp *waiting;     /* the reserve op a T_RESERVE thread waits on */
+} SimMem;
 
 typedef enum { TASK_PENDING, TASK_QUEUED, TASK_RUNNING, TASK_ENDED } TaskStatus;
 
@@ -46,6 +77,8 @@ typedef struct {
 	GsEffect alloc;
 	GsTime semaphore_since;
 	GsTime parked_since;
+	SimMem *mem;            /* NULL until the thread uses the memory tiers */
+	gint64 leaking;         /* bytes handed back as the thread ended (a leak if it completes) */
 } SimThread;
 
 struct SimTask {
@@ -60,6 +93,7 @@ struct SimTask {
 	gboolean has_permit;
 	gboolean waits_for_permit;
 	guint id_rank;          /* its place when tasks rank by id (policy.priority task_id) */
+	GsPageTable *pages;     /* its host pages (Spark's page table), made at its first */
 };
 
 struct Sim {
@@ -68,8 +102,16 @@ struct Sim {
 	GsResult *r;
 	GsEngine *engine;
 	GsHeap *heap;
-	GPtrArray *gpus;        /* GsDevice* per GPU device */
-	GsDevice *host;
+	GsMemory *mem;
+	GsExecutionPool *fair;  /* policy.admission fair_share: the tasks' GPU shares */
+	GQueue reserve_waiters; /* SimThread* in T_RESERVE, FIFO */
+	GQueue gate_waiters;    /* SimThread* in T_GATE, FIFO */
+	guint gate_scopes;      /* threads in a gate scope */
+	gboolean released;      /* memory was freed or released this instant */
+	guint64 reservations_made;
+	GArray *downgrading;    /* gboolean per GPU device: proactive downgrade in progress */
+	GArray *proactive_copy; /* GsSpillBufId per GPU device: its copy in flight, or 0 */
+	GArray *moves;          /* GsSpillMove scratch */
 	GPtrArray *tasks;       /* SimTask*, every attempt */
 	GPtrArray *threads;     /* SimThread*, every thread */
 	GQueue queue;           /* SimTask* waiting for an executor slot */
@@ -185,10 +227,11 @@ thread_of(Sim *s, GsThreadId id)
 	return id >= 1 && id <= s->threads->len ? s->threads->pdata[id - 1] : NULL;
 }
 
+/* Waiting on something only another thread can give (T_GATE ends when copies land). */
 static gboolean
 is_waiting(Status status)
 {
-	return status == T_PARKED || status == T_SEMAPHORE;
+	return status == T_PARKED || status == T_SEMAPHORE || status == T_RESERVE;
 }
 
 /* Every status change goes through here, so that the counts stay O(1) to read. */
@@ -281,30 +324,12 @@ drain_wakes(Sim *s)
 	}
 }
 
-/* ---- devices ---- */
-
-static GsDevice *
-device_for(Sim *s, GsAllocKind kind, const GsOp *op)
-{
-	guint device = op != NULL && op->kind == GS_OP_ALLOC ? op->alloc.device : 0;
-
-	if (kind == GS_KIND_HOST)
-		return s->host;
-	return s->gpus->pdata[MIN(device, s->gpus->len - 1)];
-}
+/* ---- tiers ---- */
 
 static gint64
 tier_used(Sim *s, GsTier tier)
 {
-	gint64 used = 0;
-
-	if (tier == GS_TIER_HOST)
-		return gs_device_used(s->host);
-	if (tier == GS_TIER_DISK)
-		return 0;
-	for (guint i = 0; i < s->gpus->len; i++)
-		used += gs_device_used(s->gpus->pdata[i]);
-	return used;
+	return gs_memory_used(s->mem, tier);
 }
 
 static void
@@ -315,7 +340,7 @@ sample(Sim *s)
 	for (int tier = 0; tier < GS_N_TIERS; tier++) {
 		s->used_integral[tier] += (double) tier_used(s, tier) * (double) (s->now - s->last_sample);
 		x.used[tier] = tier_used(s, tier);
-		x.charged[tier] = x.used[tier];
+		x.charged[tier] = gs_memory_charged(s->mem, tier);
 		s->r->tiers[tier].peak_used = MAX(s->r->tiers[tier].peak_used, x.used[tier]);
 		s->r->tiers[tier].peak_charged = MAX(s->r->tiers[tier].peak_charged, x.charged[tier]);
 	}
@@ -400,40 +425,12 @@ take_permit(Sim *s, SimThread *t)
 static void
 note_peak(Sim *s, GsTier tier)
 {
-	gint64 used = tier_used(s, tier);
+	GsTierResult *r = &s->r->tiers[tier];
 
-	s->r->tiers[tier].peak_used = MAX(s->r->tiers[tier].peak_used, used);
-	s->r->tiers[tier].peak_charged = MAX(s->r->tiers[tier].peak_charged, used);
+	r->peak_used = MAX(r->peak_used, tier_used(s, tier));
+	r->peak_charged = MAX(r->peak_charged, gs_memory_charged(s->mem, tier));
 }
 
-static void
-do_alloc(Sim *s, SimThread *t, const GsEffect *effect)
-{
-	GsDevice *device = device_for(s, effect->alloc_kind, effect->op);
-	GsLogEntry e = {.kind = GS_LOG_ALLOC, .thread = t->result->name, .bytes = effect->size,
-			.tier = effect->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU};
-	guint64 handle = 0;
-
-	e.ok = gs_device_alloc(device, effect->size, &handle);
-	e.buf = t->spec->buffers->pdata[effect->buf];
-	emit(s, &e);
-	if (e.ok)
-		note_peak(s, e.tier);
-	s->changed = TRUE;
-	gs_interp_alloc_done(t->interp, e.ok, handle, s->now);
-}
-
-static void
-do_free(Sim *s, SimThread *t, const GsEffect *effect)
-{
-	GsLogEntry e = {.kind = GS_LOG_FREE, .thread = t->result->name, .bytes = effect->size,
-			.tier = effect->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU};
-
-	gs_device_release(device_for(s, effect->alloc_kind, NULL), effect->handle);
-	e.buf = t->spec->buffers->pdata[effect->buf];
-	emit(s, &e);
-	s->changed = TRUE;
-}
 
 /*
  * The pool op: (un)register a pool thread for the tasks named, that is for the
@@ -462,12 +459,956 @@ do_pool(Sim *s, SimThread *t, const GsOp *op)
 					t->spec->shuffle, s->now);
 }
 
+/* ---- the memory tiers: buffers, copies, the gate, reservations ---- */
+
+/* A retry block's input buffers made spillable while it runs; id 0 marks a block's start. */
+typedef struct {
+	GsSpillBufId id;
+} BlockInput;
+
+static SimMem *
+mem_of(Sim *s, SimThread *t)
+{
+	if (t->mem == NULL) {
+		SimMem *m = g_new0(SimMem, 1);
+
+		m->bufs = g_ptr_array_new();
+		m->reservations = g_ptr_array_new_with_free_func(g_free);
+		m->copies = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+		m->fallbacks = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+		m->locked = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+		m->inputs = g_array_new(FALSE, FALSE, sizeof(BlockInput));
+		gs_gate_thread_init(gs_memory_gate(s->mem), &m->gate, t->id);
+		t->mem = m;
+	}
+	return t->mem;
+}
+
+static void
+sim_mem_free(SimMem *m)
+{
+	if (m == NULL)
+		return;
+	g_ptr_array_unref(m->bufs);
+	g_ptr_array_unref(m->reservations);
+	g_array_unref(m->copies);
+	g_array_unref(m->fallbacks);
+	g_array_unref(m->locked);
+	g_array_unref(m->inputs);
+	g_free(m);
+}
+
+static const char *
+buf_name(const GsMemBuf *b)
+{
+	const SimThread *owner = b->owner;
+
+	return owner->spec->buffers->pdata[b->name];
+}
+
+static GsSpillStreamId
+stream_id(const SimThread *t, gint stream)
+{
+	return stream < 0 ? GS_SPILL_SYNCHRONOUS : ((GsSpillStreamId) t->id << 20) | stream;
+}
+
+/* The reservation the thread holds under name @index (made empty on first use). */
+static GsMemReservation *
+thread_reservation(Sim *s, SimThread *t, guint index)
+{
+	SimMem *m = mem_of(s, t);
+
+	while (m->reservations->len <= index)
+		g_ptr_array_add(m->reservations, g_new0(GsMemReservation, 1));
+	return m->reservations->pdata[index];
+}
+
+/* The thread's newest held reservation in a space: its stream's, for attribution "stream". */
+static GsMemReservation *
+stream_reservation(SimThread *t, GsTier tier, guint device)
+{
+	GsMemReservation *newest = NULL;
+
+	for (guint i = 0; t->mem != NULL && i < t->mem->reservations->len; i++) {
+		GsMemReservation *res = t->mem->reservations->pdata[i];
+
+		if (gs_memory_res_in_space(res, tier, device) &&
+		    (newest == NULL || res->serial > newest->serial))
+			newest = res;
+	}
+	return newest;
+}
+
+/* The ids of every live instance of buffer name @name of the thread. */
+static void
+buffers_named(SimThread *t, guint name, GArray *ids)
+{
+	for (guint i = 0; t->mem != NULL && i < t->mem->bufs->len; i++) {
+		const GsMemBuf *b = t->mem->bufs->pdata[i];
+
+		if (b->name == name)
+			g_array_append_val(ids, b->id);
+	}
+}
+
+static void
+buffers_listed(SimThread *t, const GArray *names, GArray *ids)
+{
+	for (guint i = 0; names != NULL && i < names->len; i++)
+		buffers_named(t, g_array_index(names, guint, i), ids);
+}
+
+static void
+log_copy(Sim *s, const GsMemBuf *b, GsTier from, GsTier to, gboolean ok)
+{
+	GsLogEntry e = {.kind = GS_LOG_SPILL, .thread = ((SimThread *) b->owner)->result->name,
+			.buf = buf_name(b), .bytes = b->size, .tier = from, .to_tier = to, .ok = ok,
+			.what = to > from ? "spill" : "unspill"};
+
+	emit(s, &e);
+}
+
+static void
+log_gate(Sim *s, SimThread *t, const char *what)
+{
+	GsLogEntry e = {.kind = GS_LOG_GATE, .thread = t != NULL ? t->result->name : NULL,
+			.what = what};
+
+	emit(s, &e);
+}
+
+/*
+ * Memory came free outside an allocation (a spill landed, a reservation was
+ * released): threads blocked on that kind may try again, as the reference's
+ * deallocate callback wakes them. The engine's own counters are not touched.
+ */
+static void
+memory_came_free(Sim *s, GsTier tier)
+{
+	s->released = TRUE;
+	s->changed = TRUE;
+	if (tier != GS_TIER_DISK)
+		gs_engine_dealloc(s->engine, GS_NO_THREAD, tier == GS_TIER_GPU ? GS_KIND_GPU
+										: GS_KIND_HOST,
+				  0, s->now);
+}
+
+/* ---- the gate ---- */
+
+static void
+gate_enter(Sim *s, SimThread *t, gboolean *closed)
+{
+	SimMem *m = mem_of(s, t);
+
+	if (!m->in_scope) {
+		m->in_scope = TRUE;
+		s->gate_scopes++;
+		*closed = gs_gate_enter(gs_memory_gate(s->mem), &m->gate) == GS_GATE_CLOSED;
+	} else {
+		*closed = m->gate.fell_back;
+	}
+}
+
+/* Once every copy inside has landed, the threads that fell back go on; once all left, it opens. */
+static void
+gate_settle(Sim *s)
+{
+	GsGate *gate = gs_memory_gate(s->mem);
+
+	if (!gs_gate_is_closed(gate) || !gs_gate_drained(gate))
+		return;
+	while (!g_queue_is_empty(&s->gate_waiters))
+		resume_at(s, g_queue_pop_head(&s->gate_waiters), s->now, T_READY);
+	if (s->gate_scopes == 0 && gs_gate_reset(gate))
+		log_gate(s, NULL, "open");
+}
+
+static void
+gate_leave(Sim *s, SimThread *t)
+{
+	SimMem *m = t->mem;
+
+	if (m == NULL || !m->in_scope)
+		return;
+	gs_gate_leave(gs_memory_gate(s->mem), &m->gate);
+	m->in_scope = FALSE;
+	s->gate_scopes--;
+	gate_settle(s);
+}
+
+/* A copy found no room in its destination: the gate closes (with policy.evac_gate). */
+static void
+gate_close(Sim *s, SimThread *t)
+{
+	if (!s->w->policy.evac_gate)
+		return;
+	if (!gs_gate_is_closed(gs_memory_gate(s->mem)))
+		log_gate(s, t, "close");
+	gs_gate_close(gs_memory_gate(s->mem), &mem_of(s, t)->gate);
+}
+
+/* ---- copies a thread carries out ---- */
+
+/*
+ * Starts copying the victims of a plan down one tier. A victim that finds
+ * the gate closed, or no room below (which closes it), takes the fallback
+ * path once the copies inside have landed. Returns FALSE if nothing started.
+ */
+static gboolean
+start_copies_down(Sim *s, SimThread *t, GsTier tier, GsTime *duration)
+{
+	SimMem *m = mem_of(s, t);
+	gboolean closed;
+
+	gate_enter(s, t, &closed);
+	for (guint i = 0; i < s->moves->len; i++) {
+		const GsSpillMove *mv = &g_array_index(s->moves, GsSpillMove, i);
+		GsMemBuf *b = gs_memory_buffer(s->mem, mv->id);
+		GsTime d;
+
+		if (b == NULL || b->moving)
+			continue;
+		if (!closed && gs_memory_copy_begin(s->mem, b, tier + 1, &d)) {
+			g_array_append_val(m->copies, b->id);
+			*duration += d;
+			continue;
+		}
+		if (!closed) {
+			gate_close(s, t);
+			closed = s->w->policy.evac_gate;
+		}
+		g_array_append_val(m->fallbacks, b->id);
+	}
+	if (m->copies->len == 0 && m->fallbacks->len == 0) {
+		gate_leave(s, t);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* The thread waits @duration for its copies (spill-block time), then goes on with @after. */
+static void
+wait_for_copies(Sim *s, SimThread *t, GsTime duration, After after)
+{
+	t->mem->after = after;
+	s->r->totals.spill_block_ns += duration;
+	resume_at(s, t, s->now + duration, T_BUSY);
+}
+
+/*
+ * On-demand spill inside a failing allocation: victims to free @need bytes
+ * in @tier go down one tier, and the thread tries again once they landed.
+ * Under smallest_fit (Spark's consumer order) the requester's own buffers
+ * go last. FALSE if nothing can move.
+ */
+static gboolean
+spill_for(Sim *s, SimThread *t, GsTier tier, gint64 need)
+{
+	GsTime duration = 0;
+
+	if (!gs_memory_spills(s->mem) || !s->w->policy.spill.on_demand || tier == GS_TIER_DISK)
+		return FALSE;
+	if (mem_of(s, t)->gave_up) {
+		mem_of(s, t)->gave_up = FALSE;
+		return FALSE;
+	}
+	gs_memory_plan_spill(s->mem, tier, need, s->now, s->moves);
+	if (s->moves->len == 0 || !start_copies_down(s, t, tier, &duration))
+		return FALSE;
+	wait_for_copies(s, t, duration, AFTER_ALLOC);
+	return TRUE;
+}
+
+static void
+unlock_all(Sim *s, GArray *ids)
+{
+	for (guint i = 0; i < ids->len; i++)
+		gs_spill_unlock(gs_memory_store(s->mem), g_array_index(ids, GsSpillBufId, i));
+	g_array_set_size(ids, 0);
+}
+
+static void
+commit_copies(Sim *s, SimMem *m)
+{
+	for (guint i = 0; i < m->copies->len; i++) {
+		GsMemBuf *b = gs_memory_buffer(s->mem, g_array_index(m->copies, GsSpillBufId, i));
+		GsTier from;
+		gboolean ok;
+
+		if (b == NULL || !b->moving)
+			continue; /* freed, or its move was given up, meanwhile */
+		from = b->tier;
+		ok = gs_memory_copy_commit(s->mem, b);
+		log_copy(s, b, from, ok ? b->tier : b->dest, ok);
+		if (ok && from < b->tier)
+			memory_came_free(s, from);
+		note_peak(s, b->tier);
+	}
+	g_array_set_size(m->copies, 0);
+}
+
+/*
+ * The fallback path: a victim from the GPU goes straight to disk when
+ * host_full says so and the disk has room; otherwise it stays where it is.
+ */
+static GsTime
+take_fallbacks(Sim *s, SimThread *t)
+{
+	SimMem *m = t->mem;
+	GsTime duration = 0;
+
+	for (guint i = 0; i < m->fallbacks->len; i++) {
+		GsMemBuf *b = gs_memory_buffer(s->mem, g_array_index(m->fallbacks, GsSpillBufId, i));
+		GsTime d;
+
+		if (b == NULL || b->moving)
+			continue;
+		if (b->tier == GS_TIER_GPU && s->w->policy.spill.host_full == GS_HOST_FULL_DISK &&
+		    gs_memory_copy_begin(s->mem, b, GS_TIER_DISK, &d)) {
+			g_array_append_val(m->copies, b->id);
+			duration += d;
+		}
+	}
+	if (m->fallbacks->len > 0)
+		log_gate(s, t, "fallback");
+	g_array_set_size(m->fallbacks, 0);
+	return duration;
+}
+
+/*
+ * The thread's copies have landed. Victims that must fall back wait until
+ * the gate has drained (T_GATE), then go to disk or stay; then the thread
+ * goes on with what it was doing. FALSE while it must wait again.
+ */
+static gboolean
+copies_landed(Sim *s, SimThread *t)
+{
+	SimMem *m = t->mem;
+	GsGate *gate = gs_memory_gate(s->mem);
+	After after = m->after;
+	GsTime duration;
+
+	commit_copies(s, m);
+	if (m->fallbacks->len > 0) {
+		if (gs_gate_is_closed(gate) && !gs_gate_drained(gate)) {
+			set_status(s, t, T_GATE);
+			g_queue_push_tail(&s->gate_waiters, t);
+			return FALSE;
+		}
+		duration = take_fallbacks(s, t);
+		gate_leave(s, t);
+		if (m->copies->len > 0) {
+			wait_for_copies(s, t, duration, after);
+			return FALSE;
+		}
+		m->gave_up = TRUE; /* every victim stayed: spilling again now would change nothing */
+	}
+	gate_leave(s, t);
+	unlock_all(s, m->locked);
+	m->after = AFTER_NOTHING;
+	if (after == AFTER_ALLOC)
+		t->try_due = TRUE;
+	return TRUE;
+}
+
+/* ---- allocations ---- */
+
+/* policy.admission fair_share: whether the task's share admits @bytes more GPU bytes now. */
+static gboolean
+fair_share_admits(Sim *s, SimThread *t, const GsEffect *e)
+{
+	GsFairShareGrant g;
+
+	if (s->fair == NULL || t->task == NULL || e->alloc_kind != GS_KIND_GPU)
+		return TRUE;
+	g = gs_execution_pool_acquire(s->fair, t->task->engine_id, e->size);
+	if (!g.must_wait && g.granted == e->size)
+		return TRUE;
+	if (!g.must_wait)
+		gs_execution_pool_release(s->fair, t->task->engine_id, g.granted);
+	return FALSE;
+}
+
+static void
+fair_share_release(Sim *s, SimThread *t, GsAllocKind kind, gint64 bytes)
+{
+	if (s->fair != NULL && t->task != NULL && kind == GS_KIND_GPU)
+		gs_execution_pool_release(s->fair, t->task->engine_id, bytes);
+}
+
+/* Host memory of a task is handed out in pages of its page table (Spark): 8192 at most. */
+static gboolean
+take_page(Sim *s, SimThread *t, GsMemBuf *b)
+{
+	guint number;
+
+	b->page = -1;
+	if (t->task == NULL || b->kind != GS_KIND_HOST)
+		return TRUE;
+	if (t->task->pages == NULL)
+		t->task->pages = gs_page_table_new();
+	if (gs_page_table_allocate(t->task->pages, b->size, NULL, &number) != GS_PAGE_OK)
+		return FALSE;
+	b->page = (gint) number;
+	return TRUE;
+}
+
+static void
+log_alloc(Sim *s, SimThread *t, const GsEffect *effect, GsTier tier, gboolean ok)
+{
+	GsLogEntry e = {.kind = GS_LOG_ALLOC, .thread = t->result->name, .bytes = effect->size,
+			.tier = tier, .ok = ok, .buf = t->spec->buffers->pdata[effect->buf]};
+
+	emit(s, &e);
+	s->changed = TRUE;
+}
+
+static GsMemRequest
+request_for(Sim *s, SimThread *t, const GsEffect *effect)
+{
+	const GsOp *op = effect->op;
+	GsMemRequest req = {.kind = effect->alloc_kind, .size = effect->size, .now = s->now};
+
+	req.owner = gs_thread_priority(gs_engine_get_priorities(s->engine),
+				       gs_engine_thread_view(s->engine, t->id),
+				       GS_POOL_PRIORITY_SMALLEST_TASK_ID);
+	if (op != NULL && op->kind == GS_OP_ALLOC) {
+		req.device = op->alloc.device;
+		req.spillable = op->alloc.spillable;
+		if (op->alloc.reservation >= 0)
+			req.res = thread_reservation(s, t, (guint) op->alloc.reservation);
+		if (req.res != NULL && req.res->held && req.res->tier == GS_TIER_GPU &&
+		    effect->alloc_kind == GS_KIND_GPU)
+			req.device = req.res->device;
+	}
+	return req;
+}
+
+static void
+keep_buffer(Sim *s, SimThread *t, GsMemBuf *b, const GsEffect *effect)
+{
+	b->owner = t;
+	b->name = effect->buf;
+	if (gs_memory_spills(s->mem))
+		g_ptr_array_add(mem_of(s, t)->bufs, b);
+	note_peak(s, b->tier);
+}
+
+/* Brings a compute's spilled buffers back (the ALLOC effect gs_interp_unspill_first() asked for). */
+static void try_unspill(Sim *s, SimThread *t, const GsEffect *effect);
+
+static void
+try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
+{
+	GsMemRequest req;
+	GsMemAlloc a;
+
+	if (effect->buf == GS_INTERP_UNSPILL_BUF) {
+		try_unspill(s, t, effect);
+		return;
+	}
+	req = request_for(s, t, effect);
+	if (!fair_share_admits(s, t, effect)) {
+		log_alloc(s, t, effect, req.kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, FALSE);
+		gs_interp_alloc_done(t->interp, FALSE, 0, s->now);
+		return;
+	}
+	a = gs_memory_alloc(s->mem, &req);
+	if (a.outcome == GS_MEM_OK && !take_page(s, t, a.buf)) {
+		gs_memory_free_buffer(s->mem, a.buf, NULL);
+		a.outcome = GS_MEM_NO_ROOM;
+		a.short_by = 0; /* the page table is full: no spill helps */
+	}
+	if (a.outcome == GS_MEM_OK) {
+		keep_buffer(s, t, a.buf, effect);
+		log_alloc(s, t, effect, a.tier, TRUE);
+		gs_interp_alloc_done(t->interp, TRUE, (guint64) (guintptr) a.buf, s->now);
+		return;
+	}
+	fair_share_release(s, t, effect->alloc_kind, effect->size);
+	if (a.outcome == GS_MEM_NO_ROOM && a.short_by > 0 && spill_for(s, t, a.tier, a.short_by))
+		return;
+	log_alloc(s, t, effect, a.tier, FALSE);
+	if (a.outcome == GS_MEM_OVER_RESERVATION)
+		gs_interp_alloc_throw(t->interp, GS_EXC_RESERVATION_FAILED, s->now);
+	else
+		gs_interp_alloc_done(t->interp, FALSE, 0, s->now);
+}
+
+/* Whether the buffers in @ids are all on the GPU and staying there. */
+static gint64
+unspill_need(Sim *s, const GArray *ids)
+{
+	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
+
+	gs_spill_unspill_plan(gs_memory_store(s->mem), (const GsSpillBufId *) ids->data, ids->len,
+			      moves, NULL);
+	for (guint i = 0; i < moves->len; i++) {
+		const GsSpillMove *mv = &g_array_index(moves, GsSpillMove, i);
+
+		/* One on the GPU moving out stays: the compute's lock refuses the move's landing. */
+		if (mv->from != GS_TIER_GPU)
+			return MAX(1, gs_spill_unspill_plan(gs_memory_store(s->mem),
+							    (const GsSpillBufId *) ids->data,
+							    ids->len, moves, NULL));
+	}
+	return 0;
+}
+
+/* Starts the copies up; FALSE (and nothing started) if the GPU lacks room for one. */
+static gboolean
+start_copies_up(Sim *s, SimThread *t, const GArray *ids, GsTime *duration, gint64 *short_by)
+{
+	SimMem *m = mem_of(s, t);
+
+	for (guint i = 0; i < ids->len; i++) {
+		GsMemBuf *b = gs_memory_buffer(s->mem, g_array_index(ids, GsSpillBufId, i));
+		GsTime d;
+
+		if (b == NULL || b->tier == GS_TIER_GPU || (b->moving && b->dest == GS_TIER_GPU))
+			continue;
+		if (b->moving)
+			gs_memory_copy_abort(s->mem, b); /* on its way to disk: it comes up instead */
+		if (gs_memory_copy_begin(s->mem, b, GS_TIER_GPU, &d)) {
+			g_array_append_val(m->copies, b->id);
+			*duration += d;
+			continue;
+		}
+		*short_by += b->size;
+	}
+	if (*short_by == 0)
+		return TRUE;
+	for (guint i = 0; i < m->copies->len; i++)
+		gs_memory_copy_abort(s->mem,
+				     gs_memory_buffer(s->mem, g_array_index(m->copies, GsSpillBufId, i)));
+	g_array_set_size(m->copies, 0);
+	return FALSE;
+}
+
+static void
+try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
+{
+	SimMem *m = mem_of(s, t);
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+	GsTime duration = 0;
+	gint64 short_by = 0;
+	gboolean closed;
+
+	buffers_listed(t, effect->op->compute.uses, ids);
+	if (unspill_need(s, ids) == 0) {
+		gs_interp_alloc_done(t->interp, TRUE, 0, s->now);
+		return;
+	}
+	/* Locked first, so that making room never picks the buffers coming back. */
+	gs_spill_use_begin(gs_memory_store(s->mem), (const GsSpillBufId *) ids->data, ids->len,
+			   GS_SPILL_SYNCHRONOUS, s->now);
+	g_array_append_vals(m->locked, ids->data, ids->len);
+	gate_enter(s, t, &closed);
+	if (!closed && start_copies_up(s, t, ids, &duration, &short_by)) {
+		wait_for_copies(s, t, duration, AFTER_ALLOC);
+		return;
+	}
+	if (closed) {
+		/* Copies wait for the gate to open: the thread tries again once it has drained. */
+		m->after = AFTER_ALLOC;
+		set_status(s, t, T_GATE);
+		g_queue_push_tail(&s->gate_waiters, t);
+		return;
+	}
+	gate_leave(s, t);
+	if (spill_for(s, t, GS_TIER_GPU, short_by))
+		return;
+	unlock_all(s, m->locked);
+	log_alloc(s, t, effect, GS_TIER_GPU, FALSE);
+	gs_interp_alloc_done(t->interp, FALSE, 0, s->now);
+}
+
+static void
+do_free(Sim *s, SimThread *t, const GsEffect *effect)
+{
+	GsMemBuf *b = (GsMemBuf *) (guintptr) effect->handle;
+	GsLogEntry e = {.kind = GS_LOG_FREE, .thread = t->result->name, .bytes = effect->size,
+			.tier = b->tier, .buf = t->spec->buffers->pdata[effect->buf]};
+
+	if (effect->at_end)
+		t->leaking += effect->size;
+	fair_share_release(s, t, b->kind, b->size);
+	if (b->page >= 0 && t->task != NULL && t->task->pages != NULL)
+		gs_page_table_free_page(t->task->pages, (guint) b->page, NULL);
+	if (t->mem != NULL)
+		g_ptr_array_remove(t->mem->bufs, b);
+	gs_memory_free_buffer(s->mem, b, stream_reservation(t, b->tier, b->device));
+	s->released = TRUE;
+	emit(s, &e);
+	s->changed = TRUE;
+}
+
+/* ---- computes: locks, and spilled buffers brought back first ---- */
+
+/*
+ * A compute that uses buffers locks them for its duration, or until its
+ * stream is synchronised. If some are spilled, the compute asks for them
+ * first (an allocation, see gs_interp_unspill_first()). FALSE if it must.
+ */
+static gboolean
+begin_compute(Sim *s, SimThread *t, const GsEffect *effect)
+{
+	const GsOp *op = effect->op;
+	g_autoptr(GArray) ids = NULL;
+	gint64 need;
+
+	if (!gs_memory_spills(s->mem) || op->compute.uses == NULL || op->compute.uses->len == 0)
+		return TRUE;
+	ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+	buffers_listed(t, op->compute.uses, ids);
+	need = unspill_need(s, ids);
+	if (need > 0) {
+		gs_interp_unspill_first(t->interp, need, s->now);
+		return FALSE;
+	}
+	gs_spill_use_begin(gs_memory_store(s->mem), (const GsSpillBufId *) ids->data, ids->len,
+			   stream_id(t, op->compute.stream), s->now);
+	if (op->compute.stream < 0) {
+		g_array_append_vals(mem_of(s, t)->locked, ids->data, ids->len);
+		mem_of(s, t)->computing = TRUE;
+	}
+	return TRUE;
+}
+
+/* ---- ops the driver carries out ---- */
+
+static void
+log_reservation(Sim *s, SimThread *t, guint name, GsLogKind kind, const char *what,
+		const GsMemReservation *res, gint64 bytes)
+{
+	GsLogEntry e = {.kind = kind, .thread = t->result->name, .what = what, .bytes = bytes,
+			.buf = t->spec->reservations->pdata[name], .tier = res->tier,
+			.device = res->device};
+
+	emit(s, &e);
+}
+
+static void
+release_reservation(Sim *s, SimThread *t, guint name, GsMemReservation *res)
+{
+	gint64 refund = gs_memory_release(s->mem, res);
+
+	log_reservation(s, t, name, GS_LOG_RELEASE, NULL, res, refund);
+	memory_came_free(s, res->tier);
+}
+
+/* A reserve op; FALSE when the thread waits for it (mode block). */
+static gboolean
+do_reserve(Sim *s, SimThread *t, const GsOp *op)
+{
+	GsMemReservation *res = thread_reservation(s, t, op->reserve.res);
+	GsReservationOutcome outcome;
+
+	if (res->held)
+		release_reservation(s, t, op->reserve.res, res); /* reserved again: the old one goes */
+	outcome = gs_memory_reserve(s->mem, op, res);
+	log_reservation(s, t, op->reserve.res, GS_LOG_RESERVE, gs_reservation_outcome_name(outcome),
+			res,
+			outcome == GS_RESERVATION_GRANTED ? res->acct.size : op->reserve.size);
+	switch (outcome) {
+	case GS_RESERVATION_GRANTED:
+		res->serial = ++s->reservations_made;
+		note_peak(s, res->tier);
+		s->changed = TRUE;
+		break;
+	case GS_RESERVATION_TOO_LARGE:
+		gs_interp_op_failed(t->interp, GS_EXC_RESERVATION_TOO_LARGE, s->now);
+		break;
+	case GS_RESERVATION_WAIT:
+		mem_of(s, t)->waiting = op;
+		set_status(s, t, T_RESERVE);
+		g_queue_push_tail(&s->reserve_waiters, t);
+		return FALSE;
+	case GS_RESERVATION_REFUSED:
+	case GS_N_RESERVATION_OUTCOMES:
+		break;
+	}
+	return TRUE;
+}
+
+/* After a release or a free, blocking reservations are asked again, first come first. */
+static void
+retry_reservations(Sim *s)
+{
+	guint n = g_queue_get_length(&s->reserve_waiters);
+
+	for (guint i = 0; i < n; i++) {
+		SimThread *t = g_queue_pop_head(&s->reserve_waiters);
+		const GsOp *op = t->mem->waiting;
+		GsMemReservation *res = thread_reservation(s, t, op->reserve.res);
+
+		if (gs_memory_reserve(s->mem, op, res) != GS_RESERVATION_GRANTED) {
+			g_queue_push_tail(&s->reserve_waiters, t);
+			continue;
+		}
+		res->serial = ++s->reservations_made;
+		log_reservation(s, t, op->reserve.res, GS_LOG_RESERVE, "granted", res, res->acct.size);
+		note_peak(s, res->tier);
+		t->mem->waiting = NULL;
+		resume_at(s, t, s->now, T_READY);
+	}
+}
+
+static void
+set_spillable(Sim *s, SimThread *t, const GArray *names, gboolean spillable)
+{
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+
+	if (!gs_memory_spills(s->mem))
+		return;
+	buffers_listed(t, names, ids);
+	for (guint i = 0; i < ids->len; i++)
+		gs_spill_set_spillable(gs_memory_store(s->mem), g_array_index(ids, GsSpillBufId, i),
+				       spillable);
+}
+
+/* Carries out an op the interpreter leaves to the driver; FALSE when the thread must wait. */
+static gboolean
+do_op(Sim *s, SimThread *t, const GsOp *op)
+{
+	GsMemReservation *res;
+
+	switch (op->kind) {
+	case GS_OP_POOL:
+		do_pool(s, t, op);
+		break;
+	case GS_OP_RESERVE:
+		return do_reserve(s, t, op);
+	case GS_OP_RELEASE:
+		res = thread_reservation(s, t, op->res);
+		if (res->held)
+			release_reservation(s, t, op->res, res);
+		break;
+	case GS_OP_SYNC:
+		/* Buffers the stream held may be spilled now: a blocked thread may try again. */
+		if (gs_memory_spills(s->mem) &&
+		    gs_spill_sync(gs_memory_store(s->mem), stream_id(t, (gint) op->stream)) > 0)
+			memory_came_free(s, GS_TIER_GPU);
+		break;
+	case GS_OP_SPILLABLE:
+	case GS_OP_UNSPILLABLE:
+		set_spillable(s, t, op->free.bufs, op->kind == GS_OP_SPILLABLE);
+		break;
+	case GS_OP_ALLOC:
+	case GS_OP_FREE:
+	case GS_OP_COMPUTE:
+	case GS_OP_SLEEP:
+	case GS_OP_UNTIL:
+	case GS_OP_RETRY:
+	case GS_OP_BLOCK_UNTIL_READY:
+	case GS_OP_WAIT_ON_POOL:
+	case GS_OP_INJECT:
+	case GS_OP_REPEAT:
+	case GS_OP_TASK_DONE:
+	case GS_N_OP_KINDS:
+		break; /* the interpreter's own */
+	}
+	return TRUE;
+}
+
+/* A retry block's input buffers are spillable while it runs (SPEC §3.5.1, 1). */
+static void
+on_block(const GsOp *retry_op, gboolean entering, gpointer data)
+{
+	SimThread *t = data;
+	Sim *s = t->sim;
+	GsSpillStore *store = gs_memory_store(s->mem);
+	SimMem *m;
+
+	if (store == NULL || retry_op->retry.input == NULL || retry_op->retry.input->len == 0)
+		return;
+	m = mem_of(s, t);
+	if (entering) {
+		g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+		GsSpillBufView view;
+
+		g_array_append_val(m->inputs, ((BlockInput){0}));
+		buffers_listed(t, retry_op->retry.input, ids);
+		for (guint i = 0; i < ids->len; i++) {
+			GsSpillBufId id = g_array_index(ids, GsSpillBufId, i);
+
+			if (gs_spill_lookup(store, id, &view) && !view.spillable) {
+				gs_spill_set_spillable(store, id, TRUE);
+				g_array_append_val(m->inputs, ((BlockInput){id}));
+			}
+		}
+		return;
+	}
+	while (m->inputs->len > 0) {
+		GsSpillBufId id = g_array_index(m->inputs, BlockInput, m->inputs->len - 1).id;
+
+		g_array_set_size(m->inputs, m->inputs->len - 1);
+		if (id == 0)
+			break;
+		gs_spill_set_spillable(store, id, FALSE); /* gone already: refused, harmlessly */
+	}
+}
+
+/*
+ * The thread is done with the tiers: what it has in flight is dropped, its
+ * locks and reservations go back (as cuCascade's RAII reservations do).
+ */
+static void
+mem_thread_ends(Sim *s, SimThread *t)
+{
+	SimMem *m = t->mem;
+
+	if (m == NULL)
+		return;
+	if (t->status == T_RESERVE)
+		g_queue_remove(&s->reserve_waiters, t);
+	if (t->status == T_GATE)
+		g_queue_remove(&s->gate_waiters, t);
+	for (guint i = 0; i < m->copies->len; i++) {
+		GsMemBuf *b = gs_memory_buffer(s->mem, g_array_index(m->copies, GsSpillBufId, i));
+
+		if (b != NULL && b->moving)
+			gs_memory_copy_abort(s->mem, b);
+	}
+	g_array_set_size(m->copies, 0);
+	g_array_set_size(m->fallbacks, 0);
+	if (gs_memory_spills(s->mem)) {
+		unlock_all(s, m->locked);
+		for (guint i = 0; i < t->spec->streams->len; i++)
+			gs_spill_sync(gs_memory_store(s->mem), stream_id(t, (gint) i));
+	}
+	m->computing = FALSE;
+	m->after = AFTER_NOTHING;
+	gate_leave(s, t);
+	for (guint i = 0; i < m->reservations->len; i++) {
+		GsMemReservation *res = m->reservations->pdata[i];
+
+		if (res->held)
+			release_reservation(s, t, i, res);
+	}
+}
+
+/* Picks up where the thread left the tiers when it resumes; FALSE if it waits on. */
+static gboolean
+mem_resume(Sim *s, SimThread *t)
+{
+	SimMem *m = t->mem;
+
+	if (m->computing) {
+		/* The compute is over: its buffers may be spilled again. */
+		m->computing = FALSE;
+		unlock_all(s, m->locked);
+		memory_came_free(s, GS_TIER_GPU);
+	}
+	if (m->after != AFTER_NOTHING)
+		return copies_landed(s, t);
+	return TRUE;
+}
+
+/* ---- proactive downgrade (cuCascade's hysteresis, policy.spill.proactive) ---- */
+
+static void
+log_downgrade(Sim *s, guint device, const char *what)
+{
+	GsLogEntry e = {.kind = GS_LOG_DOWNGRADE, .device = device, .what = what, .tier = GS_TIER_GPU,
+			.bytes = gs_space_account_charged(gs_memory_gpu_account(s->mem, device))};
+
+	emit(s, &e);
+}
+
+/* One victim of @device's, or NULL: the downgrade moves one buffer at a time. */
+static GsMemBuf *
+proactive_victim(Sim *s, guint device, gint64 amount)
+{
+	gs_memory_plan_spill(s->mem, GS_TIER_GPU, G_MAXINT64, s->now, s->moves);
+	for (guint i = 0; i < s->moves->len && amount > 0; i++) {
+		GsMemBuf *b = gs_memory_buffer(s->mem, g_array_index(s->moves, GsSpillMove, i).id);
+
+		if (b != NULL && b->device == device)
+			return b;
+	}
+	return NULL;
+}
+
+static void
+proactive_step(Sim *s, guint device)
+{
+	const GsSpaceAccount *acct = gs_memory_gpu_account(s->mem, device);
+	gboolean *on = &g_array_index(s->downgrading, gboolean, device);
+	GsSpillBufId *copy = &g_array_index(s->proactive_copy, GsSpillBufId, device);
+	GsDowngradeDecision d = gs_space_account_downgrade(acct, *on);
+	GsMemBuf *b;
+	GsTime duration;
+
+	if (d == GS_DOWNGRADE_START)
+		log_downgrade(s, device, "start");
+	if (d == GS_DOWNGRADE_STOP)
+		log_downgrade(s, device, "stop");
+	*on = d == GS_DOWNGRADE_START || d == GS_DOWNGRADE_CONTINUE;
+	if (!*on || *copy != 0 || gs_gate_is_closed(gs_memory_gate(s->mem)))
+		return;
+	b = proactive_victim(s, device,
+			     gs_space_downgrade_amount(gs_space_account_get_thresholds(acct),
+						       gs_space_account_charged(acct)));
+	if (b == NULL || !gs_memory_copy_begin(s->mem, b, GS_TIER_HOST, &duration))
+		return;
+	*copy = b->id;
+	schedule(s, s->now + duration, EV_PROACTIVE, device, 0);
+}
+
+static void
+proactive(Sim *s)
+{
+	if (!s->w->policy.spill.proactive || !gs_memory_spills(s->mem))
+		return;
+	for (guint d = 0; d < gs_memory_n_gpus(s->mem); d++)
+		proactive_step(s, d);
+}
+
+static void
+proactive_landed(Sim *s, guint device)
+{
+	GsSpillBufId *copy = &g_array_index(s->proactive_copy, GsSpillBufId, device);
+	GsMemBuf *b = gs_memory_buffer(s->mem, *copy);
+
+	*copy = 0;
+	if (b != NULL && b->moving) {
+		gboolean ok = gs_memory_copy_commit(s->mem, b);
+
+		log_copy(s, b, GS_TIER_GPU, ok ? b->tier : b->dest, ok);
+		if (ok)
+			memory_came_free(s, GS_TIER_GPU);
+		note_peak(s, GS_TIER_HOST);
+	}
+}
+
 static void end_task(Sim *s, SimTask *task, gboolean failed, GsException failure);
 
 /* The thread has run its course; its task ends with it if it was the last one. */
+/*
+ * Spark's leak report: what a thread that completed left allocated (the
+ * interpreter handed it back as the thread ended) is a leak of its task.
+ * A failed thread's leftovers are not: Spark reports leaks only for tasks
+ * that did not throw.
+ */
+static void
+report_leak(Sim *s, SimThread *t, gboolean failed)
+{
+	GsLogEntry e = {.kind = GS_LOG_LEAK, .thread = t->result->name, .bytes = t->leaking};
+
+	if (!failed && t->leaking > 0 && t->task != NULL) {
+		e.task = t->task->result->id;
+		t->task->result->leaked_bytes += t->leaking;
+		emit(s, &e);
+	}
+	t->leaking = 0;
+}
+
 static void
 thread_ended(Sim *s, SimThread *t, gboolean ends_task, gboolean failed, GsException failure)
 {
+	mem_thread_ends(s, t);
+	report_leak(s, t, failed);
 	set_status(s, t, T_DONE);
 	t->generation++;
 	if (t->task == NULL || t->task->status != TASK_RUNNING)
@@ -486,12 +1427,16 @@ thread_ended(Sim *s, SimThread *t, gboolean ends_task, gboolean failed, GsExcept
 static void
 run_thread(Sim *s, SimThread *t)
 {
+	if (t->mem != NULL && !mem_resume(s, t))
+		return;
 	for (;;) {
 		GsEffect e;
 
 		if (t->try_due) {
 			t->try_due = FALSE;
-			do_alloc(s, t, &t->alloc);
+			try_alloc(s, t, &t->alloc);
+			if (t->status != T_READY)
+				return; /* spilling, or waiting for the gate */
 			continue;
 		}
 		e = gs_interp_step(t->interp, s->now);
@@ -508,12 +1453,18 @@ run_thread(Sim *s, SimThread *t)
 				resume_at(s, t, s->now + s->w->links.alloc_latency, T_BUSY);
 				return;
 			}
-			do_alloc(s, t, &e);
+			try_alloc(s, t, &e);
+			if (t->status != T_READY) {
+				t->alloc = e;
+				return;
+			}
 			break;
 		case GS_EFFECT_FREE:
 			do_free(s, t, &e);
 			break;
 		case GS_EFFECT_COMPUTE:
+			if (!begin_compute(s, t, &e))
+				break; /* its spilled buffers are asked for first */
 			resume_at(s, t, s->now + e.time, T_BUSY);
 			return;
 		case GS_EFFECT_SLEEP:
@@ -526,8 +1477,8 @@ run_thread(Sim *s, SimThread *t)
 			}
 			break;
 		case GS_EFFECT_OP:
-			if (e.op->kind == GS_OP_POOL)
-				do_pool(s, t, e.op);
+			if (!do_op(s, t, e.op))
+				return;
 			break;
 		case GS_EFFECT_WAIT:
 			set_status(s, t, T_PARKED);
@@ -569,6 +1520,7 @@ thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 	t->sim = s;
 	t->interp = gs_interp_new(s->engine, spec, t->id, s->w->policy.oom);
 	gs_interp_set_exception_func(t->interp, on_exception, t);
+	gs_interp_set_block_func(t->interp, on_block, t);
 	gs_interp_require_permit(t->interp, task != NULL && semaphore_on(s));
 	return t;
 }
@@ -579,6 +1531,7 @@ thread_free(gpointer data)
 	SimThread *t = data;
 
 	gs_interp_free(t->interp);
+	sim_mem_free(t->mem);
 	g_free(t);
 }
 
@@ -605,6 +1558,8 @@ task_free(gpointer data)
 	SimTask *task = data;
 
 	g_ptr_array_unref(task->threads);
+	if (task->pages != NULL)
+		gs_page_table_free(task->pages);
 	g_free(task);
 }
 
@@ -707,9 +1662,11 @@ stop_threads(Sim *s, SimTask *task)
 			s->r->totals.semaphore_wait_ns += s->now - t->semaphore_since;
 		if (t->status == T_PARKED)
 			drain_frees(s, t);
+		mem_thread_ends(s, t);
 		t->try_due = FALSE;
 		gs_interp_abort(t->interp, s->now);
 		drain_frees(s, t);
+		t->leaking = 0;
 		set_status(s, t, T_DONE);
 		t->generation++;
 	}
@@ -739,6 +1696,8 @@ release_task(Sim *s, SimTask *task)
 		t->result->final_state = gs_engine_thread_state(s->engine, t->id);
 		t->result->exceptions = g_array_copy((GArray *) gs_interp_exceptions(t->interp));
 	}
+	if (s->fair != NULL)
+		gs_execution_pool_release_all(s->fair, task->engine_id);
 	if (task->has_permit) {
 		task->has_permit = FALSE;
 		s->permits++;
@@ -795,7 +1754,7 @@ watchdog(Sim *s)
 		SimThread *t = s->threads->pdata[i];
 
 		if ((t->status == T_SLEEPING && s->w->policy.sleep_is_blocked) ||
-		    t->status == T_SEMAPHORE)
+		    t->status == T_SEMAPHORE || t->status == T_RESERVE)
 			g_array_append_val(outside, t->id);
 	}
 	gs_engine_check_deadlocks(s->engine, (GsThreadId *) outside->data, outside->len, s->now);
@@ -807,7 +1766,7 @@ mark_deadlock(Sim *s)
 	for (guint i = 0; i < s->threads->len; i++) {
 		SimThread *t = s->threads->pdata[i];
 
-		if (t->status == T_PARKED || t->status == T_SEMAPHORE)
+		if (is_waiting(t->status))
 			t->result->waiting_at_end = TRUE;
 	}
 	s->r->outcome = GS_OUTCOME_DEADLOCK;
@@ -836,8 +1795,14 @@ fire(Sim *s, const GsEvent *ev)
 		s->watchdog_armed = FALSE;
 		watchdog(s);
 		break;
+	case EV_PROACTIVE:
+		proactive_landed(s, (guint) ev->target);
+		break;
 	}
 	drain_wakes(s);
+	if (s->released && !g_queue_is_empty(&s->reserve_waiters))
+		retry_reservations(s);
+	s->released = FALSE;
 }
 
 static void
@@ -890,6 +1855,7 @@ run_loop(Sim *s)
 			fire(s, ev);
 		}
 		g_array_set_size(due, 0);
+		proactive(s);
 		if (s->changed)
 			sample(s);
 		/* The watchdog's tick was the last chance, and it changed nothing. */
@@ -1005,11 +1971,16 @@ sim_init(Sim *s, const GsWorkload *w, const GsSimOptions *opts)
 	s->engine = gs_engine_new(&engine_opts);
 	gs_engine_set_observer(s->engine, &observer, s);
 	s->heap = gs_heap_new();
-	s->gpus = g_ptr_array_new_with_free_func((GDestroyNotify) gs_device_free);
-	for (guint i = 0; i < MAX(w->gpu.devices, 1); i++)
-		g_ptr_array_add(s->gpus, gs_device_new(w->gpu.capacity, w->gpu.alignment,
-						       w->gpu.allocator));
-	s->host = gs_device_new(w->host.capacity, 1, GS_ALLOCATOR_EXACT);
+	s->mem = gs_memory_new(w);
+	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
+		s->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
+	g_queue_init(&s->reserve_waiters);
+	g_queue_init(&s->gate_waiters);
+	s->downgrading = g_array_new(FALSE, TRUE, sizeof(gboolean));
+	g_array_set_size(s->downgrading, gs_memory_n_gpus(s->mem));
+	s->proactive_copy = g_array_new(FALSE, TRUE, sizeof(GsSpillBufId));
+	g_array_set_size(s->proactive_copy, gs_memory_n_gpus(s->mem));
+	s->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
 	s->tasks = g_ptr_array_new_with_free_func(task_free);
 	s->threads = g_ptr_array_new_with_free_func(thread_free);
 	g_queue_init(&s->queue);
@@ -1044,6 +2015,19 @@ cut_short(Sim *s, SimTask *task)
 }
 
 static void
+note_traffic(Sim *s)
+{
+	const GsMemTraffic *traffic = gs_memory_traffic(s->mem);
+
+	s->r->totals.spilled_gpu_to_host = traffic->gpu_to_host;
+	s->r->totals.spilled_host_to_disk = traffic->host_to_disk;
+	s->r->totals.unspilled_host_to_gpu = traffic->host_to_gpu;
+	s->r->totals.unspilled_disk_to_host = traffic->disk_to_host;
+	s->r->totals.copies_checked = traffic->copies;
+	s->r->totals.copies_lost = traffic->tag_mismatches;
+}
+
+static void
 sim_finish(Sim *s)
 {
 	GsResult *r = s->r;
@@ -1074,7 +2058,9 @@ sim_finish(Sim *s)
 		r->totals.splits += task->splits;
 		r->totals.blocked_ns += task->blocked_ns;
 		r->totals.lost_ns += task->lost_ns;
+		r->totals.leaked_bytes += task->leaked_bytes;
 	}
+	note_traffic(s);
 }
 
 static void
@@ -1084,8 +2070,14 @@ sim_clear(Sim *s)
 	g_ptr_array_unref(s->tasks);
 	g_queue_clear(&s->queue);
 	g_queue_clear(&s->permit_queue);
-	g_ptr_array_unref(s->gpus);
-	gs_device_free(s->host);
+	g_queue_clear(&s->reserve_waiters);
+	g_queue_clear(&s->gate_waiters);
+	g_array_unref(s->downgrading);
+	g_array_unref(s->proactive_copy);
+	g_array_unref(s->moves);
+	if (s->fair != NULL)
+		gs_execution_pool_free(s->fair);
+	gs_memory_free(s->mem);
 	gs_heap_free(s->heap);
 	gs_engine_free(s->engine);
 }
@@ -1106,84 +2098,4 @@ gs_sim_run(const GsWorkload *w, const GsSimOptions *opts)
 	r = s.r;
 	sim_clear(&s);
 	return r;
-}
-
-/* ---- what is not modelled yet ---- */
-
-typedef struct {
-	gboolean reserve, sync, spillable, uses;
-} OpsUsed;
-
-static void
-note_ops(const GArray *ops, OpsUsed *used)
-{
-	for (guint i = 0; ops != NULL && i < ops->len; i++) {
-		const GsOp *op = &g_array_index(ops, GsOp, i);
-
-		switch (op->kind) {
-		case GS_OP_RESERVE:
-		case GS_OP_RELEASE:
-			used->reserve = TRUE;
-			break;
-		case GS_OP_ALLOC:
-			used->reserve |= op->alloc.reservation >= 0;
-			used->spillable |= op->alloc.spillable;
-			break;
-		case GS_OP_SYNC:
-			used->sync = TRUE;
-			break;
-		case GS_OP_SPILLABLE:
-		case GS_OP_UNSPILLABLE:
-			used->spillable = TRUE;
-			break;
-		case GS_OP_COMPUTE:
-			used->uses |= op->compute.uses != NULL && op->compute.uses->len > 0;
-			used->sync |= op->compute.stream >= 0;
-			break;
-		case GS_OP_RETRY:
-			used->spillable |= op->retry.input != NULL && op->retry.input->len > 0;
-			note_ops(op->retry.ops, used);
-			break;
-		case GS_OP_REPEAT:
-			note_ops(op->repeat.ops, used);
-			break;
-		case GS_OP_FREE:
-		case GS_OP_SLEEP:
-		case GS_OP_UNTIL:
-		case GS_OP_BLOCK_UNTIL_READY:
-		case GS_OP_POOL:
-		case GS_OP_WAIT_ON_POOL:
-		case GS_OP_INJECT:
-		case GS_OP_TASK_DONE:
-		case GS_N_OP_KINDS:
-			break;
-		}
-	}
-}
-
-GPtrArray *
-gs_sim_unmodelled(const GsWorkload *w)
-{
-	GPtrArray *found = g_ptr_array_new();
-	OpsUsed used = {0};
-
-	for (guint i = 0; i < w->tasks->len; i++) {
-		const GsTaskSpec *task = w->tasks->pdata[i];
-
-		for (guint k = 0; k < task->threads->len; k++)
-			note_ops(((GsThreadSpec *) task->threads->pdata[k])->ops, &used);
-	}
-	for (guint i = 0; i < w->pool_threads->len; i++)
-		note_ops(((GsThreadSpec *) w->pool_threads->pdata[i])->ops, &used);
-	if (w->policy.spill.enabled || used.spillable)
-		g_ptr_array_add(found, "spilling (policy.spill, spillable buffers)");
-	if (w->policy.spill.proactive)
-		g_ptr_array_add(found, "proactive downgrade (policy.spill.proactive)");
-	if (used.reserve)
-		g_ptr_array_add(found, "reservations (reserve, release, alloc reservation)");
-	if (used.uses || used.sync)
-		g_ptr_array_add(found, "buffer locks of compute uses and streams (sync)");
-	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
-		g_ptr_array_add(found, "fair-share admission (policy.admission)");
-	return found;
 }

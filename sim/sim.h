@@ -51,6 +51,7 @@ typedef struct {
 	guint64 retries, splits;
 	GsTime blocked_ns, lost_ns;
 	gint64 max_footprint;  /* most GPU bytes its threads held at once */
+	gint64 leaked_bytes;   /* left allocated by threads that completed (Spark's leak report) */
 	GsException failure;   /* the exception that failed its last attempt */
 } GsTaskResult;
 
@@ -92,6 +93,9 @@ typedef struct {
 		guint64 deadlocks_busted, deadlocks_unresolved;
 		gint64 spilled_gpu_to_host, spilled_host_to_disk;
 		gint64 unspilled_host_to_gpu, unspilled_disk_to_host;
+		guint64 copies_checked;  /* copies between tiers whose content tag was checked */
+		guint64 copies_lost;     /* of which carried the wrong tag: data lost or duplicated */
+		gint64 leaked_bytes;
 	} totals;
 	GsTierResult tiers[GS_N_TIERS];
 	GPtrArray *tasks;    /* GsTaskResult*, in file order (copies after their original) */
@@ -113,6 +117,13 @@ typedef enum {
 	GS_LOG_DEADLOCK,  /* .thread (victim) .action */
 	GS_LOG_TASK,      /* .task .what ("queued", "start", "done", "failed", "retry") */
 	GS_LOG_SEMAPHORE, /* .task .what ("acquire", "wait") */
+	GS_LOG_SPILL,     /* .thread (who copies; NULL: proactive) .buf .bytes .tier -> .to_tier; .what
+			     "spill" or "unspill"; .ok FALSE: the copy was refused at landing */
+	GS_LOG_RESERVE,   /* .thread .buf (reservation) .bytes .tier .device .what (outcome) */
+	GS_LOG_RELEASE,   /* .thread .buf (reservation) .bytes (refunded) .tier .device */
+	GS_LOG_GATE,      /* .thread .what ("close", "fallback", "open") */
+	GS_LOG_DOWNGRADE, /* .device .bytes (charged) .what ("start", "stop") */
+	GS_LOG_LEAK,      /* .task .thread .bytes: what a completing thread left allocated */
 } GsLogKind;
 
 typedef struct {
@@ -126,7 +137,8 @@ typedef struct {
 	GsException exception;
 	gboolean handled, ok;
 	gint64 bytes;
-	GsTier tier;
+	GsTier tier, to_tier;
+	guint device;
 	GsBustAction action;
 } GsLogEntry;
 
@@ -138,13 +150,6 @@ typedef struct {
 	gpointer log_data;
 } GsSimOptions;
 
-/**
- * What @workload asks for that this simulator does not model yet (memory
- * tiers, reservations and spilling): one short phrase per feature, in a fixed
- * order; empty when everything it uses is simulated. Such parts run without
- * effect, and `run` says so.
- */
-GS_API GPtrArray *gs_sim_unmodelled(const GsWorkload *workload);
 
 /** Runs @workload to its end; never fails (a bad workload is the loader's to reject). */
 GS_API GsResult *gs_sim_run(const GsWorkload *workload, const GsSimOptions *options);

@@ -81,17 +81,6 @@ write_output(const char *path, char *contents, int *status)
 	return FALSE;
 }
 
-/* Says plainly which parts of the scenario run without effect. */
-static void
-warn_unmodelled(const GsWorkload *w)
-{
-	g_autoptr(GPtrArray) unmodelled = gs_sim_unmodelled(w);
-
-	for (guint i = 0; i < unmodelled->len; i++)
-		fprintf(stderr, "gpusim: note: %s: not simulated by this version, so without effect\n",
-			(const char *) unmodelled->pdata[i]);
-}
-
 static int
 run_loaded(GsWorkload *w, const RunOptions *o, GsTime max_time)
 {
@@ -104,7 +93,6 @@ run_loaded(GsWorkload *w, const RunOptions *o, GsTime max_time)
 	int status = GS_EXIT_OK;
 
 	gs_generate_tasks(w);
-	warn_unmodelled(w);
 	result = gs_sim_run(w, &sim);
 	wall_ns = (g_get_monotonic_time() - started) * 1000;
 	report = gs_expect_check(w, result, log);

@@ -125,6 +125,9 @@ static const TotalField total_fields[] = {
 	      unspilled_host_to_gpu),
 	TOTAL("unspilled_bytes.disk_to_host", "unspilled_disk_to_host", UNIT_BYTES,
 	      unspilled_disk_to_host),
+	TOTAL("copies_checked", NULL, UNIT_COUNT, copies_checked),
+	TOTAL("copies_lost", NULL, UNIT_COUNT, copies_lost),
+	TOTAL("leaked_bytes", NULL, UNIT_BYTES, leaked_bytes),
 };
 
 #undef TOTAL
@@ -217,6 +220,8 @@ check_task(GsExpectReport *report, const GsExpectValue *v, const GsResult *r, co
 		check_number(report, v->key, v->cmp, t->end_ns, UNIT_NS);
 	else if (strcmp(field, "max_footprint") == 0)
 		check_number(report, v->key, v->cmp, t->max_footprint, UNIT_BYTES);
+	else if (strcmp(field, "leaked_bytes") == 0)
+		check_number(report, v->key, v->cmp, t->leaked_bytes, UNIT_BYTES);
 	else {
 		report->checked++;
 		fail(report, "%s: no such task field", v->key);

@@ -79,6 +79,9 @@ struct GsInterp {
 	guint told;        /* exceptions passed to on_exception so far */
 	GsExceptionFunc on_exception;
 	gpointer on_exception_data;
+	GsBlockFunc on_block;
+	gpointer on_block_data;
+	GsEffectKind last_out; /* the kind of the effect handed out last */
 };
 
 /* ---- split arithmetic ---- */
@@ -137,6 +140,8 @@ push(GsInterp *it, FrameKind kind, const GsOp *op, const GArray *ops)
 		f.depth = retry_depth(it) + 1;
 		f.pieces = g_ptr_array_new_with_free_func((GDestroyNotify) g_byte_array_unref);
 		g_ptr_array_add(f.pieces, g_byte_array_new());
+		if (it->on_block != NULL)
+			it->on_block(op, TRUE, it->on_block_data);
 	}
 	g_array_append_val(it->frames, f);
 }
@@ -144,7 +149,11 @@ push(GsInterp *it, FrameKind kind, const GsOp *op, const GArray *ops)
 static void
 pop(GsInterp *it)
 {
-	frame_clear(top(it));
+	Frame *f = top(it);
+
+	if (f->kind == FRAME_RETRY && it->on_block != NULL)
+		it->on_block(f->op, FALSE, it->on_block_data);
+	frame_clear(f);
 	g_array_set_size(it->frames, it->frames->len - 1);
 }
 
@@ -195,6 +204,7 @@ gs_interp_free(GsInterp *it)
 {
 	if (it == NULL)
 		return;
+	it->on_block = NULL; /* the driver may be gone: nothing is left to tell */
 	while (it->frames->len > 0)
 		pop(it);
 	g_array_unref(it->frames);
@@ -208,11 +218,11 @@ gs_interp_free(GsInterp *it)
 
 /* Hands the live buffer at @index back: a FREE effect is queued and it leaves the list. */
 static void
-queue_free(GsInterp *it, guint index)
+queue_free(GsInterp *it, guint index, gboolean at_end)
 {
 	const Buffer *b = &g_array_index(it->buffers, Buffer, index);
 	GsEffect free_effect = {.kind = GS_EFFECT_FREE, .buf = b->name, .size = b->size,
-				.alloc_kind = b->kind, .handle = b->handle};
+				.alloc_kind = b->kind, .handle = b->handle, .at_end = at_end};
 
 	g_array_append_val(it->frees, free_effect);
 	g_array_remove_index(it->buffers, index);
@@ -227,13 +237,13 @@ add_buffer(GsInterp *it, guint name, gint64 size, GsAllocKind kind, guint64 hand
 	g_array_append_val(it->buffers, b);
 }
 
-/* Frees every live buffer at retry depth >= @depth (0: all of them), oldest first. */
+/* Frees every live buffer at retry depth >= @depth (0: all of them, as the thread ends). */
 static void
 free_from_depth(GsInterp *it, guint depth, GsTime now)
 {
 	for (guint i = 0; i < it->buffers->len;) {
 		if (g_array_index(it->buffers, Buffer, i).depth >= depth)
-			queue_free(it, i);
+			queue_free(it, i, depth == 0);
 		else
 			i++;
 	}
@@ -463,6 +473,13 @@ gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now)
 	GsDecision d;
 
 	g_return_if_fail(it->mode == MODE_ALLOC_TRY);
+	if (ok && it->alloc.buf == GS_INTERP_UNSPILL_BUF) {
+		/* The compute's buffers are back: run the compute op again. */
+		gs_engine_alloc_success(it->engine, it->thread, it->alloc.alloc_kind, 0,
+					it->recursive, now);
+		it->mode = MODE_RUN;
+		return;
+	}
 	if (ok) {
 		gs_engine_alloc_success(it->engine, it->thread, it->alloc.alloc_kind, it->alloc.size,
 					it->recursive, now);
@@ -491,6 +508,52 @@ gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now)
 	} else {
 		misuse(it, d, now);
 	}
+}
+
+void
+gs_interp_alloc_throw(GsInterp *it, GsException exc, GsTime now)
+{
+	g_return_if_fail(it->mode == MODE_ALLOC_TRY);
+	gs_engine_alloc_failed(it->engine, it->thread, it->alloc.alloc_kind, FALSE,
+			       it->alloc.blocking, it->recursive, now);
+	it->mode = MODE_RUN;
+	throw_exception(it, exc, now);
+}
+
+void
+gs_interp_unspill_first(GsInterp *it, gint64 bytes, GsTime now)
+{
+	const GsOp *op;
+
+	g_return_if_fail(it->mode == MODE_RUN && it->last_out == GS_EFFECT_COMPUTE);
+	top(it)->pos--; /* the compute has not begun */
+	op = current_op(it);
+	it->alloc = (GsEffect){
+		.kind = GS_EFFECT_ALLOC,
+		.buf = GS_INTERP_UNSPILL_BUF,
+		.size = bytes,
+		.alloc_kind = GS_KIND_GPU,
+		.blocking = TRUE,
+		.op = op,
+	};
+	it->last_out = GS_EFFECT_WAIT; /* only once per compute effect */
+	it->mode = MODE_ALLOC_BEGIN;
+}
+
+void
+gs_interp_op_failed(GsInterp *it, GsException exc, GsTime now)
+{
+	g_return_if_fail(it->mode == MODE_RUN && it->last_out == GS_EFFECT_OP);
+	top(it)->pos--; /* the exception belongs to the op, not to the next one */
+	it->last_out = GS_EFFECT_WAIT;
+	throw_exception(it, exc, now);
+}
+
+void
+gs_interp_set_block_func(GsInterp *it, GsBlockFunc func, gpointer data)
+{
+	it->on_block = func;
+	it->on_block_data = data;
 }
 
 static gboolean
@@ -539,7 +602,7 @@ free_op(GsInterp *it, const GsOp *op, GsTime now)
 
 		for (guint k = 0; k < it->buffers->len;) {
 			if (g_array_index(it->buffers, Buffer, k).name == name)
-				queue_free(it, k);
+				queue_free(it, k, FALSE);
 			else
 				k++;
 		}
@@ -724,8 +787,8 @@ tell_free(GsInterp *it, GsTime now)
 	gs_engine_dealloc(it->engine, it->thread, it->last_free.alloc_kind, it->last_free.size, now);
 }
 
-GsEffect
-gs_interp_step(GsInterp *it, GsTime now)
+static GsEffect
+next_effect(GsInterp *it, GsTime now)
 {
 	GsEffect out;
 
@@ -744,6 +807,15 @@ gs_interp_step(GsInterp *it, GsTime now)
 		if (advance(it, &out, now))
 			return out;
 	}
+}
+
+GsEffect
+gs_interp_step(GsInterp *it, GsTime now)
+{
+	GsEffect out = next_effect(it, now);
+
+	it->last_out = out.kind;
+	return out;
 }
 
 void

@@ -2080,6 +2080,9 @@ static const ExpectKey totals_keys[] = {
 	{"spilled_host_to_disk", VK_SIZE},
 	{"unspilled_host_to_gpu", VK_SIZE},
 	{"unspilled_disk_to_host", VK_SIZE},
+	{"copies_checked", VK_COUNT},
+	{"copies_lost", VK_COUNT},
+	{"leaked_bytes", VK_SIZE},
 	{NULL, VK_COUNT},
 };
 
@@ -2091,6 +2094,7 @@ static const ExpectKey task_expect_keys[] = {
 	{"blocked_ns", VK_NS},
 	{"lost_ns", VK_NS},
 	{"max_footprint", VK_SIZE},
+	{"leaked_bytes", VK_SIZE},
 	/* the spellings expect.c also accepts */
 	{"blocked", VK_NS},
 	{"lost", VK_NS},

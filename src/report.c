@@ -550,6 +550,9 @@ write_totals(Json *j, const GsResult *r)
 	put_int(j, "host_to_gpu", r->totals.unspilled_host_to_gpu);
 	put_int(j, "disk_to_host", r->totals.unspilled_disk_to_host);
 	obj_end(j);
+	put_uint(j, "copies_checked", r->totals.copies_checked);
+	put_uint(j, "copies_lost", r->totals.copies_lost);
+	put_int(j, "leaked_bytes", r->totals.leaked_bytes);
 	obj_end(j);
 }
 
@@ -588,6 +591,7 @@ write_tasks(Json *j, const GsResult *r)
 		put_int(j, "blocked_ns", t->blocked_ns);
 		put_int(j, "lost_ns", t->lost_ns);
 		put_int(j, "max_footprint", t->max_footprint);
+		put_int(j, "leaked_bytes", t->leaked_bytes);
 		put_str(j, "failure",
 			t->failure == GS_EXC_NONE ? NULL : gs_exception_name(t->failure));
 		obj_end(j);
@@ -723,6 +727,45 @@ write_event(Json *j, const GsLogEntry *e)
 		put_str(j, "ev", "semaphore");
 		put_str(j, "task", e->task);
 		put_str(j, "what", e->what);
+		break;
+	case GS_LOG_SPILL:
+		put_str(j, "ev", e->what);
+		put_str(j, "thread", e->thread);
+		put_str(j, "buf", e->buf);
+		put_str(j, "from", gs_report_tier_name(e->tier));
+		put_str(j, "to", gs_report_tier_name(e->to_tier));
+		put_int(j, "bytes", e->bytes);
+		put_bool(j, "ok", e->ok);
+		break;
+	case GS_LOG_RESERVE:
+	case GS_LOG_RELEASE:
+		put_str(j, "ev", e->kind == GS_LOG_RESERVE ? "reserve" : "release");
+		put_str(j, "thread", e->thread);
+		put_str(j, "res", e->buf);
+		if (e->what != NULL)
+			put_str(j, "outcome", e->what);
+		put_str(j, "tier", gs_report_tier_name(e->tier));
+		put_uint(j, "device", e->device);
+		put_int(j, "bytes", e->bytes);
+		break;
+	case GS_LOG_GATE:
+		put_str(j, "ev", "gate");
+		put_str(j, "what", e->what);
+		if (e->thread != NULL)
+			put_str(j, "thread", e->thread);
+		break;
+	case GS_LOG_DOWNGRADE:
+		put_str(j, "ev", "downgrade");
+		put_str(j, "what", e->what);
+		put_str(j, "tier", gs_report_tier_name(e->tier));
+		put_uint(j, "device", e->device);
+		put_int(j, "charged", e->bytes);
+		break;
+	case GS_LOG_LEAK:
+		put_str(j, "ev", "leak");
+		put_str(j, "task", e->task);
+		put_str(j, "thread", e->thread);
+		put_int(j, "bytes", e->bytes);
 		break;
 	}
 	obj_end(j);
@@ -875,10 +918,42 @@ trace_log(Json *j, Tracks *tracks, const GArray *entries, GsTime makespan)
 			obj_end(j);
 			obj_end(j);
 			break;
+		case GS_LOG_SPILL:
+			if (tid == 0)
+				break;
+			g_snprintf(name, sizeof name, "%s %s", e->what, e->buf);
+			trace_instant(j, tid, name, "spill", e->time);
+			obj_begin(j, "args", STYLE_TIGHT);
+			put_str(j, "from", gs_report_tier_name(e->tier));
+			put_str(j, "to", gs_report_tier_name(e->to_tier));
+			put_int(j, "bytes", e->bytes);
+			obj_end(j);
+			obj_end(j);
+			break;
+		case GS_LOG_RESERVE:
+		case GS_LOG_RELEASE:
+		case GS_LOG_GATE:
+		case GS_LOG_LEAK:
+			if (tid == 0)
+				break;
+			g_snprintf(name, sizeof name, "%s%s%s",
+				   e->kind == GS_LOG_RESERVE ? "reserve "
+				   : e->kind == GS_LOG_RELEASE ? "release "
+				   : e->kind == GS_LOG_GATE   ? "gate "
+							      : "leak",
+				   e->kind == GS_LOG_GATE ? e->what : e->kind == GS_LOG_LEAK ? "" : e->buf,
+				   "");
+			trace_instant(j, tid, name, "memory", e->time);
+			obj_begin(j, "args", STYLE_TIGHT);
+			put_int(j, "bytes", e->bytes);
+			obj_end(j);
+			obj_end(j);
+			break;
 		case GS_LOG_ALLOC:
 		case GS_LOG_FREE:
 		case GS_LOG_TASK:
 		case GS_LOG_SEMAPHORE:
+		case GS_LOG_DOWNGRADE:
 			break;
 		}
 	}
@@ -1101,6 +1176,12 @@ summary_totals(GString *s, const GsResult *r)
 	g_string_append_printf(s, "gpu->host %s, host->disk %s\n", g2h, h2d);
 	label(s, "unspilled");
 	g_string_append_printf(s, "host->gpu %s, disk->host %s\n", h2g, d2h);
+	if (r->totals.copies_checked > 0) {
+		label(s, "copies");
+		g_string_append_printf(s, "%" G_GUINT64_FORMAT " checked, %" G_GUINT64_FORMAT
+				       " with data lost or duplicated\n",
+				       r->totals.copies_checked, r->totals.copies_lost);
+	}
 }
 
 static void

@@ -345,6 +345,8 @@ sample_result(void)
 	r->totals.spilled_host_to_disk = 6;
 	r->totals.unspilled_host_to_gpu = 7;
 	r->totals.unspilled_disk_to_host = 8;
+	r->totals.copies_checked = 9;
+	r->totals.leaked_bytes = 10;
 	r->tiers[GS_TIER_GPU] = (GsTierResult){10 * MIB, 11 * MIB, 4 * MIB, 12 * MIB};
 	r->tiers[GS_TIER_HOST] = (GsTierResult){4 * GIB, 0, 0, 0};
 	r->tiers[GS_TIER_DISK] = (GsTierResult){TIB, 0, 0, 0};
@@ -735,7 +737,10 @@ START_TEST(test_json_totals_tiers)
 			  "    \"deadlocks_busted\": 1,\n"
 			  "    \"deadlocks_unresolved\": 0,\n"
 			  "    \"spilled_bytes\": {\"gpu_to_host\": 5, \"host_to_disk\": 6},\n"
-			  "    \"unspilled_bytes\": {\"host_to_gpu\": 7, \"disk_to_host\": 8}\n"
+			  "    \"unspilled_bytes\": {\"host_to_gpu\": 7, \"disk_to_host\": 8},\n"
+			  "    \"copies_checked\": 9,\n"
+			  "    \"copies_lost\": 0,\n"
+			  "    \"leaked_bytes\": 10\n"
 			  "  },\n");
 	ck_contains(json, "  \"tiers\": {\n"
 			  "    \"gpu\": {\"capacity\": 10485760, \"peak_used\": 11534336, "
@@ -766,15 +771,15 @@ START_TEST(test_json_tasks_threads)
 			  "    {\"id\": \"A\", \"outcome\": \"completed\", \"attempts\": 1, "
 			  "\"start_ns\": 0, \"end_ns\": 3000000, \"retries\": 0, \"splits\": 0, "
 			  "\"blocked_ns\": 0, \"lost_ns\": 0, \"max_footprint\": 6291456, "
-			  "\"failure\": null},\n"
+			  "\"leaked_bytes\": 0, \"failure\": null},\n"
 			  "    {\"id\": \"B\", \"outcome\": \"completed\", \"attempts\": 1, "
 			  "\"start_ns\": 1000000, \"end_ns\": 3500000, \"retries\": 1, \"splits\": 0, "
 			  "\"blocked_ns\": 1500000, \"lost_ns\": 500000, \"max_footprint\": 5242880, "
-			  "\"failure\": null},\n"
+			  "\"leaked_bytes\": 0, \"failure\": null},\n"
 			  "    {\"id\": \"C\", \"outcome\": \"failed\", \"attempts\": 4, "
 			  "\"start_ns\": 0, \"end_ns\": 0, \"retries\": 0, \"splits\": 0, "
 			  "\"blocked_ns\": 0, \"lost_ns\": 0, \"max_footprint\": 0, "
-			  "\"failure\": \"GpuOOM\"}\n"
+			  "\"leaked_bytes\": 0, \"failure\": \"GpuOOM\"}\n"
 			  "  ],\n");
 	ck_contains(json, "  \"threads\": [\n"
 			  "    {\"name\": \"A.0\", \"task\": \"A\", \"kind\": \"dedicated\", "

@@ -65,7 +65,14 @@ typedef struct {
 	GsTime time;         /* COMPUTE, SLEEP: duration; UNTIL: scenario time */
 	const GsOp *op;      /* the op behind the effect */
 	GsException exception; /* FAILED */
+	gboolean at_end;     /* FREE: handed back because the thread ended, not by a free op */
 } GsEffect;
+
+/*
+ * The .buf of an ALLOC effect that asks for room to bring a compute's spilled
+ * buffers back to the GPU (see gs_interp_unspill_first()).
+ */
+#define GS_INTERP_UNSPILL_BUF G_MAXUINT
 
 /* One exception the thread saw, in order. */
 typedef struct {
@@ -108,6 +115,43 @@ GS_API void gs_interp_permit_granted(GsInterp *it);
 
 /** After GS_EFFECT_ALLOC: whether the memory was there, and its handle. */
 GS_API void gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now);
+
+/**
+ * After GS_EFFECT_ALLOC: the allocation failed with @exc, not for want of
+ * memory (an over-reservation under the fail policy: ReservationFailed). The
+ * engine hears of a non-OOM failure and the exception is thrown at the op.
+ */
+GS_API void gs_interp_alloc_throw(GsInterp *it, GsException exc, GsTime now);
+
+/**
+ * After GS_EFFECT_COMPUTE, before any time passed: the compute cannot begin
+ * yet because some of its buffers are spilled and need @bytes on the GPU.
+ * Bringing them back is an allocation, as materialising a spilled buffer is
+ * in Spark-RAPIDS: the next step enters the allocation protocol and returns
+ * an ALLOC effect with .buf GS_INTERP_UNSPILL_BUF and .size @bytes (or a
+ * WAIT, or an exception, as for any allocation), in which the driver brings
+ * the buffers back. Once gs_interp_alloc_done() says it did, the compute
+ * effect comes again. No buffer is recorded, and the engine is told of an
+ * allocation of 0 bytes (the buffers' bytes were counted when they were
+ * first allocated).
+ */
+GS_API void gs_interp_unspill_first(GsInterp *it, gint64 bytes, GsTime now);
+
+/**
+ * After GS_EFFECT_OP: the op failed with @exc (a reservation that can never
+ * fit throws ReservationTooLarge). The exception is thrown at the op, as if
+ * the op had thrown it.
+ */
+GS_API void gs_interp_op_failed(GsInterp *it, GsException exc, GsTime now);
+
+/** Told when a retry block is entered (@entering) and left, with the block's op. */
+typedef void (*GsBlockFunc)(const GsOp *retry_op, gboolean entering, gpointer data);
+
+/**
+ * Calls @func as retry blocks are entered and left, so that a driver can make
+ * their input buffers spillable while they run (SPEC §3.5.1, 1).
+ */
+GS_API void gs_interp_set_block_func(GsInterp *it, GsBlockFunc func, gpointer data);
 
 /**
  * Ends the thread early (its task ended or failed elsewhere): the next steps

@@ -28,6 +28,8 @@ typedef gint64 GsTime;
 
 /** A thread's identity; larger ids win priority ties. */
 typedef guint64 GsThreadId;
+/* No thread: the simulator hands out ids from 1; engine calls accept it where a free has no owner. */
+#define GS_NO_THREAD ((GsThreadId) 0)
 
 /** A task's identity: >= 0 for a task; GS_NO_TASK for pool threads. */
 typedef gint64 GsTaskId;

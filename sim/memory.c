@@ -1,0 +1,602 @@
+/*
+ * gpusim sim: the modelled memory of a run (see memory.h for what it decides).
+ *
+ * Records are recycled through a free list, since a run allocates and frees
+ * millions of buffers; the id -> record table exists only when buffers can
+ * move (the spill store names buffers by id).
+ */
+#include "config.h"
+
+#include "device.h"
+#include "memory.h"
+
+struct GsMemory {
+	const GsWorkload *w;
+	GPtrArray *gpus;             /* GsDevice* per GPU space */
+	GPtrArray *gpu_accounts;     /* GsSpaceAccount* per GPU space */
+	GsSpaceAccount *host_account;
+	GsHostBlocks *host_blocks;
+	GsSpaceAccount *disk_account;
+	gint64 disk_used;
+	GsSpillStore *store;         /* NULL unless spilling is on */
+	GHashTable *by_id;           /* GsSpillBufId -> GsMemBuf*, with the store */
+	GsGate *gate;
+	GsSpillBufId next_id;
+	GSList *spare;               /* recycled records */
+	GsMemTraffic traffic;
+};
+
+/* ---- set-up ---- */
+
+static GsSpaceAccount *
+account_for(GsTier tier, gint64 capacity, const GsSpaceFractions *f, gint64 granule)
+{
+	GsSpaceThresholds t = gs_space_thresholds(capacity, f);
+
+	return gs_space_account_new(tier, &t, granule);
+}
+
+GsMemory *
+gs_memory_new(const GsWorkload *w)
+{
+	GsMemory *m = g_new0(GsMemory, 1);
+	GsSpaceFractions gpu = {w->gpu.reservation_limit, w->gpu.downgrade_trigger,
+				w->gpu.downgrade_stop, GS_DOWNGRADE_FORMULA_REFERENCE};
+	GsSpaceFractions host = GS_SPACE_FRACTIONS_DEFAULT;
+	GsSpaceFractions disk = GS_SPACE_FRACTIONS_DISK;
+
+	m->w = w;
+	m->gpus = g_ptr_array_new_with_free_func((GDestroyNotify) gs_device_free);
+	m->gpu_accounts = g_ptr_array_new_with_free_func((GDestroyNotify) gs_space_account_free);
+	for (guint i = 0; i < MAX(w->gpu.devices, 1); i++) {
+		g_ptr_array_add(m->gpus, gs_device_new(w->gpu.capacity, w->gpu.alignment,
+						       w->gpu.allocator));
+		g_ptr_array_add(m->gpu_accounts, account_for(GS_TIER_GPU, w->gpu.capacity, &gpu,
+							     MAX(w->gpu.alignment, 1)));
+	}
+	host.reservation_limit = w->host.reservation_limit;
+	m->host_blocks = gs_host_blocks_new(w->host.block_size, w->host.pool_blocks,
+					    w->host.initial_pools, w->host.capacity);
+	m->host_account = account_for(GS_TIER_HOST, w->host.capacity, &host,
+				      gs_host_blocks_get_block_size(m->host_blocks));
+	m->disk_account = account_for(GS_TIER_DISK, w->disk.capacity, &disk, 1);
+	if (w->policy.spill.enabled) {
+		m->store = gs_spill_store_new();
+		m->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
+	}
+	m->gate = gs_gate_new(1);
+	m->next_id = 1;
+	return m;
+}
+
+void
+gs_memory_free(GsMemory *m)
+{
+	if (m == NULL)
+		return;
+	g_ptr_array_unref(m->gpus);
+	g_ptr_array_unref(m->gpu_accounts);
+	gs_space_account_free(m->host_account);
+	gs_host_blocks_free(m->host_blocks);
+	gs_space_account_free(m->disk_account);
+	if (m->store != NULL) {
+		gs_spill_store_free(m->store);
+		g_hash_table_unref(m->by_id);
+	}
+	gs_gate_free(m->gate);
+	g_slist_free_full(m->spare, g_free);
+	g_free(m);
+}
+
+gboolean
+gs_memory_spills(const GsMemory *m)
+{
+	return m->store != NULL;
+}
+
+GsSpillStore *
+gs_memory_store(GsMemory *m)
+{
+	return m->store;
+}
+
+GsGate *
+gs_memory_gate(GsMemory *m)
+{
+	return m->gate;
+}
+
+guint
+gs_memory_n_gpus(const GsMemory *m)
+{
+	return m->gpus->len;
+}
+
+const GsSpaceAccount *
+gs_memory_gpu_account(const GsMemory *m, guint device)
+{
+	return m->gpu_accounts->pdata[MIN(device, m->gpus->len - 1)];
+}
+
+const GsMemTraffic *
+gs_memory_traffic(const GsMemory *m)
+{
+	return &m->traffic;
+}
+
+/* ---- spaces ---- */
+
+static GsSpaceAccount *
+account_of(GsMemory *m, GsTier tier, guint device)
+{
+	switch (tier) {
+	case GS_TIER_GPU:
+		return m->gpu_accounts->pdata[MIN(device, m->gpus->len - 1)];
+	case GS_TIER_HOST:
+		return m->host_account;
+	case GS_TIER_DISK:
+		break;
+	}
+	return m->disk_account;
+}
+
+static GsDevice *
+gpu_of(GsMemory *m, guint device)
+{
+	return m->gpus->pdata[MIN(device, m->gpus->len - 1)];
+}
+
+gboolean
+gs_memory_res_in_space(const GsMemReservation *res, GsTier tier, guint device)
+{
+	return res != NULL && res->held && res->tier == tier &&
+	       (tier != GS_TIER_GPU || res->device == device);
+}
+
+/*
+ * Room for @size bytes in one space: the account's charge (inside @res if
+ * given) and the tier's own store (a GPU device's address space, the host
+ * blocks, the disk's bytes). All or nothing. Returns the bytes it holds
+ * there, or -1 with *@short_by set.
+ */
+static gint64
+take_room(GsMemory *m, GsTier tier, guint device, gint64 size, GsSpaceReservation *res,
+	  guint64 *handle, gint64 *short_by)
+{
+	GsSpaceAccount *acct = account_of(m, tier, device);
+	GsSpaceAlloc a = gs_space_account_allocate(acct, size, res);
+	gint64 blocks;
+
+	if (a.outcome != GS_SPACE_ALLOC_OK) {
+		*short_by = MAX(1, gs_space_account_charged(acct) + a.padded -
+				       gs_space_account_get_thresholds(acct)->capacity);
+		return -1;
+	}
+	switch (tier) {
+	case GS_TIER_GPU:
+		if (gs_device_alloc(gpu_of(m, device), size, handle))
+			return a.padded;
+		*short_by = MAX(1, a.padded - gs_device_largest_free(gpu_of(m, device)));
+		break;
+	case GS_TIER_HOST:
+		blocks = gs_host_blocks_alloc(m->host_blocks, size);
+		if (blocks != GS_HOST_BLOCKS_FAILED)
+			return blocks * gs_host_blocks_get_block_size(m->host_blocks);
+		*short_by = a.padded;
+		break;
+	case GS_TIER_DISK:
+		m->disk_used += a.padded;
+		return a.padded;
+	}
+	gs_space_account_free_bytes(acct, size, res);
+	return -1;
+}
+
+/* Gives back what take_room() took; @res is the reservation credited (or NULL). */
+static void
+give_room(GsMemory *m, GsTier tier, guint device, gint64 size, gint64 held, guint64 handle,
+	  GsSpaceReservation *res)
+{
+	switch (tier) {
+	case GS_TIER_GPU:
+		gs_device_release(gpu_of(m, device), handle);
+		break;
+	case GS_TIER_HOST:
+		gs_host_blocks_free_blocks(m->host_blocks,
+					   held / gs_host_blocks_get_block_size(m->host_blocks));
+		break;
+	case GS_TIER_DISK:
+		m->disk_used -= held;
+		break;
+	}
+	gs_space_account_free_bytes(account_of(m, tier, device), size, res);
+}
+
+/* ---- buffers ---- */
+
+static GsMemBuf *
+record_new(GsMemory *m)
+{
+	GsMemBuf *b;
+
+	if (m->spare != NULL) {
+		b = m->spare->data;
+		m->spare = g_slist_delete_link(m->spare, m->spare);
+		*b = (GsMemBuf){0};
+	} else {
+		b = g_new0(GsMemBuf, 1);
+	}
+	b->id = m->next_id++;
+	/* A value no other buffer carries: what every copy of this one must bring. */
+	b->tag = b->id * G_GUINT64_CONSTANT(0x9e3779b97f4a7c15);
+	return b;
+}
+
+static void
+record_free(GsMemory *m, GsMemBuf *b)
+{
+	m->spare = g_slist_prepend(m->spare, b);
+}
+
+/*
+ * The over-reservation policy for an allocation of @size inside @res that
+ * does not fit in it (§A.7). Returns FALSE when the allocation must fail.
+ */
+static gboolean
+over_reservation(GsMemory *m, GsSpaceAccount *acct, GsMemReservation *res, gint64 size)
+{
+	gint64 padded = (size + gs_space_account_get_granule(acct) - 1) /
+			gs_space_account_get_granule(acct) * gs_space_account_get_granule(acct);
+	gint64 extra = res->acct.allocated + padded - res->acct.size;
+
+	if (extra <= 0)
+		return TRUE;
+	switch (m->w->policy.reservations.over) {
+	case GS_OVER_IGNORE:
+		return TRUE;
+	case GS_OVER_FAIL:
+		return FALSE;
+	case GS_OVER_INCREASE:
+		/* Grown first, so the allocation then fits and nothing is charged twice. */
+		return gs_space_account_grow(acct, &res->acct,
+					     (gint64) ((double) extra *
+						       m->w->policy.reservations.increase_factor)) ||
+		       gs_space_account_grow(acct, &res->acct, extra);
+	}
+	return TRUE;
+}
+
+GsMemAlloc
+gs_memory_alloc(GsMemory *m, const GsMemRequest *req)
+{
+	GsMemAlloc out = {.outcome = GS_MEM_NO_ROOM};
+	GsTier tier = req->kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU;
+	GsMemReservation *res = gs_memory_res_in_space(req->res, tier, req->device) ? req->res : NULL;
+	GsSpaceAccount *acct = account_of(m, tier, req->device);
+	guint64 handle = 0;
+	gint64 held;
+	GsMemBuf *b;
+
+	out.tier = tier;
+	if (res != NULL && !over_reservation(m, acct, res, req->size)) {
+		/* fail refuses it; increase that could not grow leaves it without room */
+		out.outcome = m->w->policy.reservations.over == GS_OVER_FAIL ? GS_MEM_OVER_RESERVATION
+									      : GS_MEM_NO_ROOM;
+		out.short_by = MAX(1, res->acct.allocated + req->size - res->acct.size);
+		return out;
+	}
+	held = take_room(m, tier, req->device, req->size, res != NULL ? &res->acct : NULL, &handle,
+			 &out.short_by);
+	if (held < 0)
+		return out;
+	b = record_new(m);
+	b->kind = req->kind;
+	b->device = tier == GS_TIER_GPU ? MIN(req->device, m->gpus->len - 1) : 0;
+	b->size = req->size;
+	b->tier = tier;
+	b->dest = tier;
+	b->held = held;
+	b->handle = handle;
+	b->res = res;
+	if (m->store != NULL) {
+		gs_spill_add(m->store, b->id, req->owner, req->size, tier, req->spillable, b->tag,
+			     req->now);
+		g_hash_table_insert(m->by_id, &b->id, b);
+	}
+	out.outcome = GS_MEM_OK;
+	out.buf = b;
+	return out;
+}
+
+/* The reservation a free of @b credits, by the attribution policy. */
+static GsSpaceReservation *
+credited(GsMemory *m, GsMemBuf *b, GsMemReservation *stream_res)
+{
+	if (m->w->policy.reservations.attribution == GS_ATTRIBUTION_STREAM)
+		return gs_memory_res_in_space(stream_res, b->tier, b->device) ? &stream_res->acct
+									       : NULL;
+	return b->res != NULL && b->res->held ? &b->res->acct : NULL;
+}
+
+void
+gs_memory_free_buffer(GsMemory *m, GsMemBuf *b, GsMemReservation *stream_res)
+{
+	if (b->moving)
+		gs_memory_copy_abort(m, b);
+	give_room(m, b->tier, b->device, b->size, b->held, b->handle, credited(m, b, stream_res));
+	if (m->store != NULL) {
+		/* A buffer is never freed under a synchronous lock: its own compute holds it. */
+		gs_spill_remove(m->store, b->id);
+		g_hash_table_remove(m->by_id, &b->id);
+	}
+	record_free(m, b);
+}
+
+GsMemBuf *
+gs_memory_buffer(const GsMemory *m, GsSpillBufId id)
+{
+	return m->by_id != NULL ? g_hash_table_lookup(m->by_id, &id) : NULL;
+}
+
+/* ---- copies ---- */
+
+static GsTime
+link_time(const GsLink *link, gint64 bytes)
+{
+	GsTime t = link->latency;
+
+	if (link->bandwidth > 0)
+		t += (GsTime) ((double) bytes * 1e9 / link->bandwidth + 0.5);
+	return t;
+}
+
+GsTime
+gs_memory_copy_time(const GsMemory *m, GsTier from, GsTier to, gint64 bytes)
+{
+	GsTier low = MAX(from, to), high = MIN(from, to);
+	GsTime t = 0;
+
+	if (high == GS_TIER_GPU && low >= GS_TIER_HOST)
+		t += link_time(&m->w->links.gpu_host, bytes);
+	if (low == GS_TIER_DISK && high <= GS_TIER_HOST)
+		t += link_time(&m->w->links.host_disk, bytes);
+	return t;
+}
+
+gint64
+gs_memory_plan_spill(GsMemory *m, GsTier tier, gint64 need, GsTime now, GArray *moves)
+{
+	g_array_set_size(moves, 0);
+	if (m->store == NULL)
+		return 0;
+	return gs_spill_plan(m->store, tier, need, m->w->policy.spill.victim, now, moves);
+}
+
+gboolean
+gs_memory_copy_begin(GsMemory *m, GsMemBuf *b, GsTier to, GsTime *duration)
+{
+	gint64 short_by;
+
+	g_return_val_if_fail(m->store != NULL && !b->moving && b->tier != to, FALSE);
+	if (gs_spill_move_begin(m->store, b->id, to) != GS_SPILL_OK)
+		return FALSE;
+	b->dest_held = take_room(m, to, b->device, b->size, NULL, &b->dest_handle, &short_by);
+	if (b->dest_held < 0) {
+		gs_spill_move_abort(m->store, b->id);
+		return FALSE;
+	}
+	b->moving = TRUE;
+	b->dest = to;
+	*duration = gs_memory_copy_time(m, b->tier, to, b->size);
+	return TRUE;
+}
+
+void
+gs_memory_copy_abort(GsMemory *m, GsMemBuf *b)
+{
+	g_return_if_fail(b->moving);
+	give_room(m, b->dest, b->device, b->size, b->dest_held, b->dest_handle, NULL);
+	gs_spill_move_abort(m->store, b->id);
+	b->moving = FALSE;
+	b->dest = b->tier;
+}
+
+static void
+count_traffic(GsMemory *m, GsTier from, GsTier to, gint64 bytes)
+{
+	if (from < to) {
+		m->traffic.gpu_to_host += from == GS_TIER_GPU ? bytes : 0;
+		m->traffic.host_to_disk += to == GS_TIER_DISK ? bytes : 0;
+	} else {
+		m->traffic.host_to_gpu += to == GS_TIER_GPU ? bytes : 0;
+		m->traffic.disk_to_host += from == GS_TIER_DISK ? bytes : 0;
+	}
+}
+
+gboolean
+gs_memory_copy_commit(GsMemory *m, GsMemBuf *b)
+{
+	GsSpillResult r;
+
+	g_return_val_if_fail(b->moving, FALSE);
+	/* The copy carries the source's tag: the store checks it is the buffer's. */
+	r = gs_spill_moved(m->store, b->id, b->dest, b->tag);
+	m->traffic.copies++;
+	if (r != GS_SPILL_OK) {
+		m->traffic.tag_mismatches += r == GS_SPILL_TAG_MISMATCH;
+		give_room(m, b->dest, b->device, b->size, b->dest_held, b->dest_handle, NULL);
+		b->moving = FALSE;
+		b->dest = b->tier;
+		return FALSE;
+	}
+	give_room(m, b->tier, b->device, b->size, b->held, b->handle,
+		  b->res != NULL && b->res->held ? &b->res->acct : NULL);
+	count_traffic(m, b->tier, b->dest, b->size);
+	b->res = NULL; /* its reservation stays behind in the old tier */
+	b->tier = b->dest;
+	b->held = b->dest_held;
+	b->handle = b->dest_handle;
+	b->moving = FALSE;
+	return TRUE;
+}
+
+/* ---- reservations ---- */
+
+/* One memory space: a tier and, for the GPU, a device. */
+typedef struct {
+	GsTier tier;
+	guint device;
+} Space;
+
+static gint64
+space_room(GsMemory *m, Space s)
+{
+	return gs_space_account_available(account_of(m, s.tier, s.device));
+}
+
+/* The downgrade strategy: the target tier's space with the most room now (ties: the first). */
+static void
+keep_roomiest(GsMemory *m, GArray *spaces)
+{
+	guint best = 0;
+
+	for (guint i = 1; i < spaces->len; i++) {
+		if (space_room(m, g_array_index(spaces, Space, i)) >
+		    space_room(m, g_array_index(spaces, Space, best)))
+			best = i;
+	}
+	g_array_index(spaces, Space, 0) = g_array_index(spaces, Space, best);
+	g_array_set_size(spaces, MIN(spaces->len, 1));
+}
+
+/* The spaces a strategy asks, in order; *@strong: ask the first only (§A.5). */
+static void
+candidates(GsMemory *m, const GsOp *op, GArray *out, gboolean *strong)
+{
+	GsTier tiers[GS_N_TIERS];
+	guint n = 0;
+
+	*strong = op->reserve.strategy == GS_STRATEGY_SPECIFIC ||
+		  op->reserve.strategy == GS_STRATEGY_DOWNGRADE;
+	switch (op->reserve.strategy) {
+	case GS_STRATEGY_SPECIFIC:
+		g_array_append_val(out, ((Space){op->reserve.tier, op->reserve.device}));
+		return;
+	case GS_STRATEGY_ANY_IN_TIERS:
+		for (guint i = 0; op->reserve.tiers != NULL && i < op->reserve.tiers->len; i++)
+			tiers[n++] = g_array_index(op->reserve.tiers, GsTier, i);
+		break;
+	case GS_STRATEGY_DOWNGRADE:
+		tiers[n++] = op->reserve.to;
+		break;
+	case GS_STRATEGY_ANY_IN_TIER:
+		tiers[n++] = op->reserve.tier;
+		break;
+	}
+	for (guint i = 0; i < n && i < GS_N_TIERS; i++) {
+		guint spaces = tiers[i] == GS_TIER_GPU ? m->gpus->len : 1;
+
+		for (guint d = 0; d < spaces; d++)
+			g_array_append_val(out, ((Space){tiers[i], d}));
+	}
+	if (op->reserve.strategy == GS_STRATEGY_DOWNGRADE)
+		keep_roomiest(m, out);
+}
+
+static GsReservationOutcome
+reserve_in(GsMemory *m, Space s, GsReserveMode mode, gint64 bytes, GsMemReservation *res)
+{
+	GsReserveResult r = gs_space_account_reserve(account_of(m, s.tier, s.device), mode, bytes,
+						     &res->acct);
+
+	if (r.outcome == GS_RESERVATION_GRANTED) {
+		res->held = TRUE;
+		res->tier = s.tier;
+		res->device = s.tier == GS_TIER_GPU ? s.device : 0;
+	}
+	return r.outcome;
+}
+
+GsReservationOutcome
+gs_memory_reserve(GsMemory *m, const GsOp *op, GsMemReservation *res)
+{
+	g_autoptr(GArray) spaces = g_array_new(FALSE, FALSE, sizeof(Space));
+	gboolean strong;
+
+	g_return_val_if_fail(!res->held, GS_RESERVATION_REFUSED);
+	candidates(m, op, spaces, &strong);
+	if (spaces->len == 0)
+		return GS_RESERVATION_REFUSED;
+	/* Weak ordering: a first pass takes any space with room now. */
+	for (guint i = 0; !strong && i < spaces->len; i++) {
+		if (reserve_in(m, g_array_index(spaces, Space, i), GS_RESERVE_OR_NULL,
+			       op->reserve.size, res) == GS_RESERVATION_GRANTED)
+			return GS_RESERVATION_GRANTED;
+	}
+	return reserve_in(m, g_array_index(spaces, Space, 0), op->reserve.mode, op->reserve.size,
+			  res);
+}
+
+gint64
+gs_memory_release(GsMemory *m, GsMemReservation *res)
+{
+	gint64 refund;
+
+	g_return_val_if_fail(res->held, 0);
+	refund = gs_space_account_release(account_of(m, res->tier, res->device), &res->acct);
+	res->held = FALSE;
+	return refund;
+}
+
+/* ---- the tiers ---- */
+
+gint64
+gs_memory_used(const GsMemory *m, GsTier tier)
+{
+	gint64 used = 0;
+
+	switch (tier) {
+	case GS_TIER_GPU:
+		for (guint i = 0; i < m->gpus->len; i++)
+			used += gs_device_used(m->gpus->pdata[i]);
+		return used;
+	case GS_TIER_HOST:
+		return gs_host_blocks_in_use(m->host_blocks) *
+		       gs_host_blocks_get_block_size(m->host_blocks);
+	case GS_TIER_DISK:
+		break;
+	}
+	return m->disk_used;
+}
+
+gint64
+gs_memory_charged(const GsMemory *m, GsTier tier)
+{
+	gint64 charged = 0;
+
+	switch (tier) {
+	case GS_TIER_GPU:
+		for (guint i = 0; i < m->gpus->len; i++)
+			charged += gs_space_account_charged(m->gpu_accounts->pdata[i]);
+		return charged;
+	case GS_TIER_HOST:
+		return gs_space_account_charged(m->host_account);
+	case GS_TIER_DISK:
+		break;
+	}
+	return gs_space_account_charged(m->disk_account);
+}
+
+const char *
+gs_memory_check(const GsMemory *m)
+{
+	for (guint i = 0; i < m->gpus->len; i++) {
+		const char *problem = gs_device_check(m->gpus->pdata[i]);
+
+		if (problem != NULL)
+			return problem;
+	}
+	if (m->traffic.tag_mismatches > 0)
+		return "a copy arrived with another buffer's content tag";
+	return m->store != NULL ? gs_spill_store_check(m->store) : NULL;
+}

@@ -1,0 +1,205 @@
+/*
+ * gpusim sim: the modelled memory of a run, every tier (SPEC §1.2-§1.5, §3.3).
+ *
+ * This module decides where each buffer of a run lives and what each memory
+ * space is charged, by putting the core's pure modules together: per GPU
+ * space a GsDevice (the address model: exact or pool) and a GsSpaceAccount
+ * (cuCascade's one charged counter); the HOST tier's fixed-size blocks and
+ * its account; the DISK tier's account; the spill store (residence, locks,
+ * victims) and the evacuation gate. It applies the policies that belong to
+ * memory: over-reservation (ignore, fail, increase), the attribution of frees
+ * (origin or stream), reservation strategies and modes, where a spilled
+ * buffer goes, and what a copy costs on the links.
+ *
+ * It does not decide when to spill, who waits or for how long: the simulator
+ * does that with its answers (an allocation that finds no room says by how
+ * much; a copy says how long it takes). Nothing here reads a clock or waits.
+ *
+ * Buffers. gs_memory_alloc() records a buffer and returns its id (1, 2, 3...
+ * in allocation order, never reused: the spill store breaks ties by id, so
+ * victim choices do not depend on addresses). A buffer allocated as GPU
+ * memory starts on the GPU, one allocated as host memory on HOST. A copy
+ * moves its authoritative copy down (spill) or up (unspill) in three steps:
+ * gs_memory_copy_begin() takes room in the destination and marks the buffer
+ * as moving; gs_memory_copy_commit() releases the source and moves the
+ * buffer, checking that the content tag that arrived is the buffer's;
+ * gs_memory_copy_abort() gives the destination back. Between begin and
+ * commit both copies hold memory and the source stays authoritative.
+ *
+ * Charges. An allocation inside a live reservation of the same space is
+ * charged as space.h says; the over-reservation policy decides what happens
+ * when it does not fit in the reservation: ignore charges the excess against
+ * the capacity, fail refuses the allocation (ReservationFailed), increase
+ * grows the reservation by the shortfall times the factor (else by the
+ * shortfall) and then allocates inside it, so the growth is charged once (the
+ * reference charges it twice, §A.7). A buffer that moves to another tier
+ * leaves its reservation behind: its bytes there are credited as a free, and
+ * it is charged in its new tier without one. The HOST tier charges whole
+ * blocks; the DISK tier charges bytes.
+ *
+ * Link traffic. A GPU buffer spilled straight to disk (the host being full)
+ * crosses both links, and is counted in both spilled totals; an unspill from
+ * disk likewise in both unspilled totals.
+ */
+#ifndef GPUSIM_SIM_MEMORY_H
+#define GPUSIM_SIM_MEMORY_H
+
+#include <gpusim/gate.h>
+#include <gpusim/space.h>
+#include <gpusim/spill.h>
+#include <gpusim/workload.h>
+
+G_BEGIN_DECLS
+
+typedef struct GsMemory GsMemory;
+
+/** A reservation a thread holds (one per reservation name of the thread). */
+typedef struct {
+	GsSpaceReservation acct; /* its counters, kept by the space's account */
+	GsTier tier;
+	guint device;
+	gboolean held;           /* granted (possibly 0 bytes) and not released */
+	guint64 serial;          /* when it was made: the newest held one is the thread's stream's */
+} GsMemReservation;
+
+typedef struct {
+	GsPriority owner;        /* the owning thread's rank (victims by priority) */
+	GsAllocKind kind;        /* GPU: on device .device; HOST: host blocks */
+	guint device;
+	gint64 size;
+	gboolean spillable;
+	GsMemReservation *res;   /* the reservation to allocate in, or NULL */
+	GsTime now;
+} GsMemRequest;
+
+typedef enum {
+	GS_MEM_OK = 0,
+	GS_MEM_NO_ROOM,          /* the tier has not the room: .short_by bytes are missing */
+	GS_MEM_OVER_RESERVATION, /* beyond the reservation under the fail policy */
+} GsMemOutcome;
+
+
+/*
+ * A buffer. The record is the module's: callers read its fields and pass it
+ * back, and it is valid until gs_memory_free_buffer(). A driver may keep it
+ * as the handle of the allocation.
+ */
+typedef struct {
+	GsSpillBufId id;         /* 1, 2, 3... in allocation order */
+	GsAllocKind kind;
+	guint device;            /* its GPU space, when it is (or goes back) on the GPU */
+	gint64 size;
+	GsTier tier;             /* where its authoritative copy is */
+	gint64 held;             /* bytes it occupies there: padded, or whole host blocks */
+	guint64 handle;          /* its GsDevice handle while on the GPU */
+	GsMemReservation *res;   /* its reservation, while it lives where it was allocated */
+	guint64 tag;             /* the content tag its copies carry */
+	gboolean moving;         /* between copy_begin and copy_commit/abort */
+	GsTier dest;
+	gint64 dest_held;
+	guint64 dest_handle;
+	/* The driver's, untouched here: */
+	gpointer owner;          /* the thread that allocated it */
+	guint name;              /* its name in that thread's table */
+	gint page;               /* its page in the task's page table, or -1 */
+} GsMemBuf;
+
+typedef struct {
+	GsMemOutcome outcome;
+	GsMemBuf *buf;           /* OK: the new buffer */
+	GsTier tier;             /* where it went, or where room is missing */
+	gint64 short_by;         /* NO_ROOM: >= 1 */
+} GsMemAlloc;
+
+GsMemory *gs_memory_new(const GsWorkload *w);
+void gs_memory_free(GsMemory *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsMemory, gs_memory_free)
+
+/** Whether buffers may move between tiers in this run (policy.spill.enabled). */
+gboolean gs_memory_spills(const GsMemory *m);
+
+/* ---- buffers ---- */
+
+/** Allocates a buffer; nothing changes unless the outcome is OK. */
+GsMemAlloc gs_memory_alloc(GsMemory *m, const GsMemRequest *req);
+
+/**
+ * Frees a buffer wherever it lives (a pending move is abandoned first).
+ * @stream_res is the freeing thread's newest held reservation in the
+ * buffer's space, credited under attribution "stream"; under "origin" the
+ * buffer's own reservation is. The record is gone afterwards.
+ */
+void gs_memory_free_buffer(GsMemory *m, GsMemBuf *buf, GsMemReservation *stream_res);
+
+/** The buffer with spill-store id @id, or NULL. */
+GsMemBuf *gs_memory_buffer(const GsMemory *m, GsSpillBufId id);
+
+/** Whether @res is held in the space of @tier (and GPU @device). */
+gboolean gs_memory_res_in_space(const GsMemReservation *res, GsTier tier, guint device);
+
+/* ---- spilling ---- */
+
+GsSpillStore *gs_memory_store(GsMemory *m);
+GsGate *gs_memory_gate(GsMemory *m);
+
+/**
+ * Victims in @tier to free @need bytes there, by the policy's victim order
+ * (GsSpillMove, emptied first); returns the bytes chosen (0: none may move).
+ */
+gint64 gs_memory_plan_spill(GsMemory *m, GsTier tier, gint64 need, GsTime now, GArray *moves);
+
+/**
+ * Takes room for the buffer in @to and marks it moving. FALSE (nothing
+ * changed) if @to has no room for it. On TRUE, *@duration is what the copy
+ * takes on the links.
+ */
+gboolean gs_memory_copy_begin(GsMemory *m, GsMemBuf *buf, GsTier to, GsTime *duration);
+
+/**
+ * The copy has landed: the source is released and the buffer lives in its
+ * destination. FALSE if the spill store refused the move (a tag mismatch, or
+ * a lock that arrived meanwhile): the destination is given back and the
+ * buffer stays where it was.
+ */
+gboolean gs_memory_copy_commit(GsMemory *m, GsMemBuf *buf);
+
+/** The copy was dropped: the destination is given back. */
+void gs_memory_copy_abort(GsMemory *m, GsMemBuf *buf);
+
+/** What a copy of @bytes from @from to @to costs on the links (latency + bytes / bandwidth each). */
+GsTime gs_memory_copy_time(const GsMemory *m, GsTier from, GsTier to, gint64 bytes);
+
+/* ---- reservations ---- */
+
+/**
+ * Carries out a reserve op (its strategy and mode) into @res. GRANTED: @res
+ * is held. REFUSED (or_null): not held. WAIT (block): ask again after the
+ * next release or free. TOO_LARGE: it can never fit.
+ */
+GsReservationOutcome gs_memory_reserve(GsMemory *m, const GsOp *op, GsMemReservation *res);
+
+/** Releases a held reservation; returns the bytes refunded. */
+gint64 gs_memory_release(GsMemory *m, GsMemReservation *res);
+
+/* ---- the tiers ---- */
+
+gint64 gs_memory_used(const GsMemory *m, GsTier tier);
+gint64 gs_memory_charged(const GsMemory *m, GsTier tier);
+guint gs_memory_n_gpus(const GsMemory *m);
+const GsSpaceAccount *gs_memory_gpu_account(const GsMemory *m, guint device);
+
+/* Bytes that crossed the links: spilled gpu->host, host->disk, unspilled host->gpu, disk->host. */
+typedef struct {
+	gint64 gpu_to_host, host_to_disk, host_to_gpu, disk_to_host;
+	guint64 copies;          /* copies committed, each with its content tag checked */
+	guint64 tag_mismatches;  /* copies whose tag did not match: data lost or duplicated */
+} GsMemTraffic;
+
+const GsMemTraffic *gs_memory_traffic(const GsMemory *m);
+
+/** NULL if every buffer, account and device agree, else a sentence naming the first disagreement. */
+const char *gs_memory_check(const GsMemory *m);
+
+G_END_DECLS
+
+#endif /* GPUSIM_SIM_MEMORY_H */
