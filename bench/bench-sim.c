@@ -23,6 +23,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "generate.h"
 #include "sim.h"
 
 #define OPS_PER_THREAD 100
@@ -171,6 +172,41 @@ bench_contention(guint threads, guint loops)
 	gs_workload_free(w);
 }
 
+/*
+ * A spill-heavy generated workload (scenarios/generated-spill.yaml, larger):
+ * tasks whose held outputs do not fit on the GPU, so that allocations spill
+ * them to the host and computes bring them back.
+ */
+static void
+bench_spill(guint tasks)
+{
+	GsWorkload *w = gs_workload_new();
+	gint64 start;
+	GsResult *r;
+	gint64 wall;
+
+	w->seed = 7;
+	w->gpu.capacity = 4 * GIB;
+	w->host.capacity = 64 * GIB;
+	w->executor_slots = 32;
+	w->policy.spill.enabled = TRUE;
+	w->generate = (GsGenerate){.enabled = TRUE, .tasks = tasks, .threads_per_task = 1,
+				   .task_max = 300 * MIB, .max_allocs = 50,
+				   .max_compute = 20 * 1000 * 1000, .retry_blocks = TRUE,
+				   .jitter = 0.05};
+	gs_generate_tasks(w);
+	start = now_ns();
+	r = gs_sim_run(w, NULL);
+	wall = now_ns() - start;
+	printf("spill-heavy %7u tasks    %10" G_GUINT64_FORMAT " events  %8.2f M events/s  "
+	       "(%" G_GUINT64_FORMAT " copies, %.1f GiB spilled, %" G_GUINT64_FORMAT " lost, %s)\n",
+	       tasks, r->events_processed, r->events_processed / (wall / 1e3), r->totals.copies_checked,
+	       (double) r->totals.spilled_gpu_to_host / GIB, r->totals.copies_lost,
+	       gs_outcome_name(r->outcome));
+	gs_result_free(r);
+	gs_workload_free(w);
+}
+
 int
 main(void)
 {
@@ -180,5 +216,6 @@ main(void)
 	bench_timed_wait(10000);
 	bench_timed_wait(100000);
 	bench_contention(64, 5000);
+	bench_spill(2000);
 	return EXIT_SUCCESS;
 }

@@ -175,7 +175,7 @@ add_retry(GArray *ops, GsSplitMode split)
 
 /* Appends an allocation of a new buffer, named b<n> for the thread's n-th. */
 static void
-add_alloc(GsThreadSpec *t, GArray *ops, gint64 size)
+add_alloc(GsThreadSpec *t, GArray *ops, gint64 size, gboolean spillable)
 {
 	GsOp op = {.kind = GS_OP_ALLOC};
 
@@ -184,7 +184,7 @@ add_alloc(GsThreadSpec *t, GArray *ops, gint64 size)
 	op.alloc.size = size;
 	op.alloc.kind = GS_KIND_GPU;
 	op.alloc.blocking = TRUE;
-	op.alloc.spillable = FALSE;
+	op.alloc.spillable = spillable;
 	op.alloc.reservation = -1;
 	op.alloc.device = 0;
 	g_array_append_val(ops, op);
@@ -199,13 +199,15 @@ add_free(GArray *ops, const guint *bufs, guint n)
 	g_array_append_val(ops, op);
 }
 
+/* A compute of @time; with @uses >= 0 it uses that buffer (brought back first if spilled). */
 static void
-add_compute(GArray *ops, GsTime time)
+add_compute(GArray *ops, GsTime time, gint uses)
 {
 	GsOp op = {.kind = GS_OP_COMPUTE};
+	guint buf = (guint) uses;
 
 	op.compute.time = time;
-	op.compute.uses = NULL;
+	op.compute.uses = uses >= 0 ? index_array(&buf, 1) : NULL;
 	op.compute.stream = -1;
 	g_array_append_val(ops, op);
 }
@@ -220,9 +222,14 @@ add_pool(GArray *ops, guint task, gboolean done)
 	g_array_append_val(ops, op);
 }
 
-/* A task's ops from @plan, sizes scaled by @factor. */
+/*
+ * A task's ops from @plan, sizes scaled by @factor. With @spillable (the
+ * workload spills) every buffer may be spilled, and the compute after an
+ * allocation uses that buffer: the outputs a task holds are what spills.
+ */
 static GsTaskSpec *
-build_task(const char *id, const Plan *plan, double factor, gboolean retry_blocks)
+build_task(const char *id, const Plan *plan, double factor, gboolean retry_blocks,
+	   gboolean spillable)
 {
 	GsTaskSpec *task = gs_task_spec_new(id);
 	guint nth_alloc = 0;
@@ -247,8 +254,8 @@ build_task(const char *id, const Plan *plan, double factor, gboolean retry_block
 			if (retry_blocks)
 				set = add_retry(t->ops, GS_SPLIT_HALVES);
 			g_assert(step->buf == t->buffers->len);
-			add_alloc(t, set, scale(step->size, factor));
-			add_compute(set, share);
+			add_alloc(t, set, scale(step->size, factor), spillable);
+			add_compute(set, share, spillable ? (gint) step->buf : -1);
 		}
 		g_ptr_array_add(task->threads, t);
 	}
@@ -274,7 +281,7 @@ build_shuffle(GRand *rand, const GsGenerate *g, const char *name, guint k, guint
 			set = add_retry(t->ops, GS_SPLIT_NONE);
 		for (guint j = 0; j < n; j++) {
 			bufs[j] = t->buffers->len;
-			add_alloc(t, set, 1 + uniform(rand, small));
+			add_alloc(t, set, 1 + uniform(rand, small), FALSE);
 		}
 		add_free(set, bufs, n);
 		add_pool(t->ops, first + i, TRUE);
@@ -392,7 +399,8 @@ gs_generate_tasks(GsWorkload *w)
 				factor = 1.0;
 			if (i < g->skew_tasks)
 				factor *= g->skew_factor;
-			g_ptr_array_add(w->tasks, build_task(id, &template, factor, g->retry_blocks));
+			g_ptr_array_add(w->tasks, build_task(id, &template, factor, g->retry_blocks,
+						       w->policy.spill.enabled));
 		}
 		plan_clear(&template);
 	} else {
@@ -401,7 +409,8 @@ gs_generate_tasks(GsWorkload *w)
 			Plan plan;
 
 			plan_task(rand, g, n_threads, &plan);
-			g_ptr_array_add(w->tasks, build_task(id, &plan, 1.0, g->retry_blocks));
+			g_ptr_array_add(w->tasks, build_task(id, &plan, 1.0, g->retry_blocks,
+						       w->policy.spill.enabled));
 			plan_clear(&plan);
 		}
 	}

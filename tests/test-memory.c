@@ -1,0 +1,396 @@
+/*
+ * Unit tests of sim/memory.h: the over-reservation policies with their
+ * charges (increase charges the growth once, where the reference charges the
+ * shortfall twice, §A.7), copy costs from the links, HOST rounding to whole blocks, reservation
+ * strategies and modes, a copy's two steps (both copies hold memory, the
+ * source stays authoritative until the commit), and runs of spill-heavy
+ * generated workloads whose every copy lands with its buffer's content tag.
+ * gs_memory_check() runs after every step.
+ */
+#include <check.h>
+
+#include "testlib.h"
+#include "generate.h"
+#include "memory.h"
+#include "sim.h"
+
+#define MIB (G_GINT64_CONSTANT(1) << 20)
+
+static void
+ck_mem(const GsMemory *m)
+{
+	const char *why = gs_memory_check(m);
+
+	ck_assert_msg(why == NULL, "memory invariant: %s", why);
+}
+
+static GsWorkload *
+workload(gint64 gpu, gboolean spill)
+{
+	GsWorkload *w = gs_workload_new();
+
+	w->gpu.capacity = gpu;
+	w->policy.spill.enabled = spill;
+	return w;
+}
+
+static GsMemAlloc
+alloc(GsMemory *m, GsAllocKind kind, gint64 size, GsMemReservation *res)
+{
+	GsMemRequest req = {.kind = kind, .size = size, .res = res, .spillable = TRUE};
+	GsMemAlloc a = gs_memory_alloc(m, &req);
+
+	ck_mem(m);
+	return a;
+}
+
+static GsOp
+reserve_op(GsTier tier, GsReserveStrategy strategy, GsReserveMode mode, gint64 size)
+{
+	GsOp op = {.kind = GS_OP_RESERVE};
+
+	op.reserve.tier = tier;
+	op.reserve.strategy = strategy;
+	op.reserve.mode = mode;
+	op.reserve.size = size;
+	op.reserve.to = GS_TIER_HOST;
+	return op;
+}
+
+/* ---- over-reservation: reserve 2 MiB of 10, allocate 3 MiB in it ---- */
+
+typedef struct {
+	GsOverReservation over;
+	GsMemOutcome outcome;
+	gint64 charged_after_alloc, charged_after_free, charged_after_release;
+} OverRow;
+
+static const OverRow over_rows[] = {
+	/* ignore: the 1 MiB beyond is charged against the capacity, credited at the free */
+	{GS_OVER_IGNORE, GS_MEM_OK, 3 * MIB, 2 * MIB, 0},
+	/* fail: refused, nothing more charged */
+	{GS_OVER_FAIL, GS_MEM_OVER_RESERVATION, 2 * MIB, 2 * MIB, 0},
+	/* increase x1.25: the reservation grows to 3.25 MiB, charged once (not 4.25) */
+	{GS_OVER_INCREASE, GS_MEM_OK, 3 * MIB + MIB / 4, 3 * MIB + MIB / 4, 0},
+};
+
+START_TEST(test_over_reservation)
+{
+	const OverRow *row = &over_rows[_i];
+	g_autoptr(GsWorkload) w = workload(10 * MIB, FALSE);
+	g_autoptr(GsMemory) m = NULL;
+	GsMemReservation res = {0};
+	GsOp op = reserve_op(GS_TIER_GPU, GS_STRATEGY_ANY_IN_TIER, GS_RESERVE_OR_NULL, 2 * MIB);
+	GsMemAlloc a;
+
+	w->policy.reservations.over = row->over;
+	m = gs_memory_new(w);
+	ck_assert_int_eq(gs_memory_reserve(m, &op, &res), GS_RESERVATION_GRANTED);
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), 2 * MIB);
+	a = alloc(m, GS_KIND_GPU, 3 * MIB, &res);
+	ck_assert_int_eq(a.outcome, row->outcome);
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), row->charged_after_alloc);
+	if (a.outcome == GS_MEM_OK) {
+		ck_assert_int_eq(gs_memory_used(m, GS_TIER_GPU), 3 * MIB);
+		gs_memory_free_buffer(m, a.buf, NULL);
+		ck_mem(m);
+	}
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), row->charged_after_free);
+	gs_memory_release(m, &res);
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), row->charged_after_release);
+}
+END_TEST
+
+/* ---- copy costs: latency + bytes / bandwidth per link crossed ---- */
+
+typedef struct {
+	GsTier from, to;
+	gint64 bytes;
+	GsTime ns;
+} CostRow;
+
+static const CostRow cost_rows[] = {
+	/* 25 GB/s + 10 us; 2 GB/s + 100 us (SPEC §3.3 defaults) */
+	{GS_TIER_GPU, GS_TIER_HOST, 4 * MIB, 10000 + 167772},
+	{GS_TIER_HOST, GS_TIER_GPU, 4 * MIB, 10000 + 167772},
+	{GS_TIER_HOST, GS_TIER_DISK, 6 * MIB, 100000 + 3145728},
+	{GS_TIER_DISK, GS_TIER_HOST, 6 * MIB, 100000 + 3145728},
+	{GS_TIER_GPU, GS_TIER_DISK, 6 * MIB, 10000 + 251658 + 100000 + 3145728},
+	{GS_TIER_DISK, GS_TIER_GPU, 6 * MIB, 10000 + 251658 + 100000 + 3145728},
+	{GS_TIER_GPU, GS_TIER_HOST, 0, 10000},
+};
+
+START_TEST(test_copy_time)
+{
+	const CostRow *row = &cost_rows[_i];
+	g_autoptr(GsWorkload) w = workload(10 * MIB, TRUE);
+	g_autoptr(GsMemory) m = gs_memory_new(w);
+
+	ck_assert_int_eq(gs_memory_copy_time(m, row->from, row->to, row->bytes), row->ns);
+}
+END_TEST
+
+START_TEST(test_copy_time_instant_links)
+{
+	g_autoptr(GsWorkload) w = workload(10 * MIB, TRUE);
+	g_autoptr(GsMemory) m = NULL;
+
+	w->links.gpu_host = (GsLink){0, 0};
+	m = gs_memory_new(w);
+	ck_assert_int_eq(gs_memory_copy_time(m, GS_TIER_GPU, GS_TIER_HOST, 100 * MIB), 0);
+}
+END_TEST
+
+/* ---- HOST: whole blocks ---- */
+
+START_TEST(test_host_blocks)
+{
+	g_autoptr(GsWorkload) w = workload(10 * MIB, FALSE);
+	g_autoptr(GsMemory) m = gs_memory_new(w);
+	GsMemAlloc a = alloc(m, GS_KIND_HOST, 1, NULL);
+	GsMemAlloc b;
+
+	ck_assert_int_eq(a.outcome, GS_MEM_OK);
+	ck_assert_int_eq(a.buf->tier, GS_TIER_HOST);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_HOST), MIB);
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_HOST), MIB);
+	b = alloc(m, GS_KIND_HOST, MIB + 1, NULL);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_HOST), 3 * MIB);
+	gs_memory_free_buffer(m, a.buf, NULL);
+	gs_memory_free_buffer(m, b.buf, NULL);
+	ck_mem(m);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_HOST), 0);
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_HOST), 0);
+}
+END_TEST
+
+START_TEST(test_no_room_says_how_much)
+{
+	g_autoptr(GsWorkload) w = workload(10 * MIB, FALSE);
+	g_autoptr(GsMemory) m = gs_memory_new(w);
+	GsMemAlloc a = alloc(m, GS_KIND_GPU, 8 * MIB, NULL);
+	GsMemAlloc b = alloc(m, GS_KIND_GPU, 5 * MIB, NULL);
+
+	ck_assert_int_eq(a.outcome, GS_MEM_OK);
+	ck_assert_int_eq(b.outcome, GS_MEM_NO_ROOM);
+	ck_assert_int_eq(b.tier, GS_TIER_GPU);
+	ck_assert_int_eq(b.short_by, 3 * MIB);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_GPU), 8 * MIB);
+	gs_memory_free_buffer(m, a.buf, NULL);
+}
+END_TEST
+
+/* ---- reservations: strategies and modes ---- */
+
+START_TEST(test_reserve_any_in_tier_weak_order)
+{
+	g_autoptr(GsWorkload) w = workload(10 * MIB, FALSE);
+	g_autoptr(GsMemory) m = NULL;
+	GsMemReservation r0 = {0}, r1 = {0};
+	GsOp first = reserve_op(GS_TIER_GPU, GS_STRATEGY_ANY_IN_TIER, GS_RESERVE_BLOCK, 8 * MIB);
+	GsOp second = first;
+
+	w->gpu.devices = 2;
+	m = gs_memory_new(w);
+	ck_assert_int_eq(gs_memory_reserve(m, &first, &r0), GS_RESERVATION_GRANTED);
+	ck_assert_uint_eq(r0.device, 0);
+	/* GPU:0 has 1 MiB left under its 9 MiB limit: the first pass finds GPU:1. */
+	ck_assert_int_eq(gs_memory_reserve(m, &second, &r1), GS_RESERVATION_GRANTED);
+	ck_assert_uint_eq(r1.device, 1);
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), 16 * MIB);
+}
+END_TEST
+
+START_TEST(test_reserve_modes)
+{
+	g_autoptr(GsWorkload) w = workload(10 * MIB, FALSE);
+	g_autoptr(GsMemory) m = gs_memory_new(w);
+	GsMemReservation a = {0}, b = {0}, c = {0}, d = {0};
+	GsOp big = reserve_op(GS_TIER_GPU, GS_STRATEGY_SPECIFIC, GS_RESERVE_BLOCK, 6 * MIB);
+	GsOp block = big, or_null = big, upto = big, too_large = big;
+
+	or_null.reserve.mode = GS_RESERVE_OR_NULL;
+	upto.reserve.mode = GS_RESERVE_UPTO;
+	too_large.reserve.size = 10 * MIB;
+	ck_assert_int_eq(gs_memory_reserve(m, &big, &a), GS_RESERVATION_GRANTED);
+	ck_assert_int_eq(gs_memory_reserve(m, &block, &b), GS_RESERVATION_WAIT);
+	ck_assert(!b.held);
+	ck_assert_int_eq(gs_memory_reserve(m, &or_null, &b), GS_RESERVATION_REFUSED);
+	ck_assert_int_eq(gs_memory_reserve(m, &too_large, &c), GS_RESERVATION_TOO_LARGE);
+	/* upto: what is left under the 9 MiB limit (9437184 = trunc(0.9 x 10 MiB)) */
+	ck_assert_int_eq(gs_memory_reserve(m, &upto, &d), GS_RESERVATION_GRANTED);
+	ck_assert_int_eq(d.acct.size, 9437184 - 6 * MIB);
+	gs_memory_release(m, &a);
+	ck_assert_int_eq(gs_memory_reserve(m, &block, &b), GS_RESERVATION_GRANTED);
+}
+END_TEST
+
+START_TEST(test_reserve_downgrade_to_host)
+{
+	g_autoptr(GsWorkload) w = workload(10 * MIB, FALSE);
+	g_autoptr(GsMemory) m = gs_memory_new(w);
+	GsMemReservation r = {0};
+	GsOp op = reserve_op(GS_TIER_GPU, GS_STRATEGY_DOWNGRADE, GS_RESERVE_OR_NULL, MIB + 1);
+
+	op.reserve.from = GS_TIER_GPU;
+	op.reserve.to = GS_TIER_HOST;
+	ck_assert_int_eq(gs_memory_reserve(m, &op, &r), GS_RESERVATION_GRANTED);
+	ck_assert_int_eq(r.tier, GS_TIER_HOST);
+	ck_assert_int_eq(r.acct.size, 2 * MIB); /* whole host blocks */
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), 0);
+}
+END_TEST
+
+/* ---- a copy: both copies hold memory until the commit ---- */
+
+START_TEST(test_copy_steps)
+{
+	g_autoptr(GsWorkload) w = workload(10 * MIB, TRUE);
+	g_autoptr(GsMemory) m = gs_memory_new(w);
+	GsMemAlloc a = alloc(m, GS_KIND_GPU, 4 * MIB, NULL);
+	GsTime duration = 0;
+	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
+
+	ck_assert_int_eq(gs_memory_plan_spill(m, GS_TIER_GPU, MIB, 0, moves), 4 * MIB);
+	ck_assert_uint_eq(moves->len, 1);
+	ck_assert_ptr_eq(gs_memory_buffer(m, g_array_index(moves, GsSpillMove, 0).id), a.buf);
+	ck_assert(gs_memory_copy_begin(m, a.buf, GS_TIER_HOST, &duration));
+	ck_mem(m);
+	ck_assert_int_eq(duration, 10000 + 167772);
+	/* In flight: the source is still authoritative and both hold memory. */
+	ck_assert_int_eq(a.buf->tier, GS_TIER_GPU);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_GPU), 4 * MIB);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_HOST), 4 * MIB);
+	/* A moving buffer is not chosen twice. */
+	ck_assert_int_eq(gs_memory_plan_spill(m, GS_TIER_GPU, MIB, 0, moves), 0);
+	ck_assert(gs_memory_copy_commit(m, a.buf));
+	ck_mem(m);
+	ck_assert_int_eq(a.buf->tier, GS_TIER_HOST);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_GPU), 0);
+	ck_assert_int_eq(gs_memory_traffic(m)->gpu_to_host, 4 * MIB);
+	ck_assert_uint_eq(gs_memory_traffic(m)->copies, 1);
+	ck_assert_uint_eq(gs_memory_traffic(m)->tag_mismatches, 0);
+	/* Back up, then an aborted copy leaves everything where it was. */
+	ck_assert(gs_memory_copy_begin(m, a.buf, GS_TIER_GPU, &duration));
+	gs_memory_copy_abort(m, a.buf);
+	ck_mem(m);
+	ck_assert_int_eq(a.buf->tier, GS_TIER_HOST);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_GPU), 0);
+	gs_memory_free_buffer(m, a.buf, NULL);
+	ck_mem(m);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_HOST), 0);
+}
+END_TEST
+
+START_TEST(test_copy_refused_when_locked)
+{
+	g_autoptr(GsWorkload) w = workload(10 * MIB, TRUE);
+	g_autoptr(GsMemory) m = gs_memory_new(w);
+	GsMemAlloc a = alloc(m, GS_KIND_GPU, 4 * MIB, NULL);
+	GsTime duration;
+
+	ck_assert(gs_memory_copy_begin(m, a.buf, GS_TIER_HOST, &duration));
+	/* A compute locks it while it moves: the landing is refused, the GPU copy stays. */
+	ck_assert_int_eq(gs_spill_lock(gs_memory_store(m), a.buf->id), GS_SPILL_OK);
+	ck_assert(!gs_memory_copy_commit(m, a.buf));
+	ck_mem(m);
+	ck_assert_int_eq(a.buf->tier, GS_TIER_GPU);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_HOST), 0);
+	ck_assert_uint_eq(gs_memory_traffic(m)->tag_mismatches, 0);
+	gs_spill_unlock(gs_memory_store(m), a.buf->id);
+	gs_memory_free_buffer(m, a.buf, NULL);
+}
+END_TEST
+
+START_TEST(test_copy_no_room_below)
+{
+	g_autoptr(GsWorkload) w = workload(10 * MIB, TRUE);
+	g_autoptr(GsMemory) m = NULL;
+	GsMemAlloc a;
+	GsTime duration;
+
+	w->host.capacity = 2 * MIB;
+	w->host.initial_pools = 1;
+	w->host.pool_blocks = 2;
+	m = gs_memory_new(w);
+	a = alloc(m, GS_KIND_GPU, 4 * MIB, NULL);
+	ck_assert(!gs_memory_copy_begin(m, a.buf, GS_TIER_HOST, &duration));
+	ck_mem(m);
+	ck_assert(!a.buf->moving);
+	ck_assert(gs_memory_copy_begin(m, a.buf, GS_TIER_DISK, &duration));
+	ck_assert(gs_memory_copy_commit(m, a.buf));
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_DISK), 4 * MIB);
+	ck_assert_int_eq(gs_memory_traffic(m)->gpu_to_host, 4 * MIB);
+	ck_assert_int_eq(gs_memory_traffic(m)->host_to_disk, 4 * MIB);
+	gs_memory_free_buffer(m, a.buf, NULL);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_DISK), 0);
+}
+END_TEST
+
+/* ---- whole runs: no data lost or duplicated ---- */
+
+static GsWorkload *
+spill_heavy(guint64 seed, GsSpillVictim victim, gboolean small_host)
+{
+	GsWorkload *w = workload(256 * MIB, TRUE);
+
+	w->seed = seed;
+	w->policy.spill.victim = victim;
+	w->executor_slots = 6;
+	if (small_host)
+		w->host.capacity = 128 * MIB;
+	w->generate = (GsGenerate){.enabled = TRUE, .tasks = 12, .threads_per_task = 2,
+				   .task_max = 96 * MIB, .max_allocs = 12,
+				   .max_compute = 4 * 1000 * 1000, .retry_blocks = TRUE,
+				   .jitter = 0.05};
+	gs_generate_tasks(w);
+	return w;
+}
+
+START_TEST(test_runs_keep_every_byte)
+{
+	static const GsSpillVictim victims[] = {GS_VICTIM_LRU, GS_VICTIM_LARGEST,
+						GS_VICTIM_SMALLEST_FIT, GS_VICTIM_PRIORITY};
+	g_autoptr(GsWorkload) w = spill_heavy(1 + _i / 8, victims[_i % 4], _i % 8 >= 4);
+	g_autoptr(GsResult) r = gs_sim_run(w, NULL);
+
+	ck_assert_uint_gt(r->totals.copies_checked, 0);
+	ck_assert_uint_eq(r->totals.copies_lost, 0);
+	ck_assert_int_gt(r->totals.spilled_gpu_to_host, 0);
+	/* Everything allocated was freed: nothing is left in any tier at the end. */
+	for (guint t = 0; t < GS_N_TIERS; t++) {
+		const GsSample *last = &g_array_index(r->timeline, GsSample, r->timeline->len - 1);
+
+		ck_assert_int_eq(last->used[t], 0);
+	}
+}
+END_TEST
+
+static Suite *
+memory_suite(void)
+{
+	Suite *s = suite_create("memory");
+	TCase *tc = tcase_create("memory");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_over_reservation, 0, G_N_ELEMENTS(over_rows));
+	tcase_add_loop_test(tc, test_copy_time, 0, G_N_ELEMENTS(cost_rows));
+	tcase_add_test(tc, test_copy_time_instant_links);
+	tcase_add_test(tc, test_host_blocks);
+	tcase_add_test(tc, test_no_room_says_how_much);
+	tcase_add_test(tc, test_reserve_any_in_tier_weak_order);
+	tcase_add_test(tc, test_reserve_modes);
+	tcase_add_test(tc, test_reserve_downgrade_to_host);
+	tcase_add_test(tc, test_copy_steps);
+	tcase_add_test(tc, test_copy_refused_when_locked);
+	tcase_add_test(tc, test_copy_no_room_below);
+	tcase_add_loop_test(tc, test_runs_keep_every_byte, 0, 16);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tl_run_suite(memory_suite());
+}
