@@ -634,6 +634,8 @@ rank_is_pure(const GsEngine *e, const Record *rec)
 {
 	const GArray *tasks = rec->view.pool_tasks;
 
+	if (rec->priority_valid == rank_generation(e))
+		return TRUE; /* cached: nothing to ask */
 	if (gs_task_priorities_get_mode(e->priorities) == GS_PRIORITY_TASK_ID || rec->view.shuffle)
 		return TRUE;
 	if (!rec->view.is_pool)
