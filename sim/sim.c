@@ -42,8 +42,8 @@ typedef struct {
 	SimTask *task;          /* NULL for pool threads */
 	guint64 generation;
 	guint8 status;          /* Status */
-	gboolean try_due : 1;   /* the interpreter's allocation is tried when it resumes */
-	gboolean reported : 1;  /* its final state and exceptions are in its result */
+	guint try_due : 1;       /* the interpreter's allocation is tried when it resumes */
+	guint reported : 1;      /* its final state and exceptions are in its result */
 	GsTime semaphore_since;
 	GsTime parked_since;
 } SimThread;

@@ -85,33 +85,35 @@ typedef struct {
 
 struct GsInterp {
 	/* Read on every step. */
-	Mode mode;
+	guint8 mode;          /* Mode */
+	guint8 policy;        /* GsOomPolicy */
+	guint8 last_free_kind;/* GsAllocKind of the FREE last handed out */
+	guint8 final_kind;    /* GsEffectKind: DONE, FAILED or TASK_DONE once FINISHING */
+	guint8 final_exception; /* GsException */
+	guint freed : 1;   /* a FREE was handed out: tell the engine at the next step */
+	guint require_permit : 1;
+	guint recursive : 1;
 	guint n_frames;
-	Frame *frames;      /* inline_frames, or a heap array once deeper */
-	guint frees_head;   /* frees[frees_head ..) are still to hand out */
-	gboolean freed;     /* a FREE was handed out: tell the engine at the next step */
-	BufferList frees;   /* buffers given back, as FREE effects to hand out */
+	Frame *frames;        /* inline_frames, or a heap array once deeper */
+	guint frees_head;     /* frees[frees_head ..) are still to hand out */
+	guint cap_frames;     /* of a heap frame array; 0 while inline */
+	BufferList frees;     /* buffers given back, as FREE effects to hand out */
 	GsEngine *engine;
 	GsThreadId thread;
 	Frame inline_frames[INLINE_FRAMES];
 	/* Read by allocations, frees and exceptions. */
-	guint cap_frames;   /* of a heap frame array; 0 while inline */
-	GsOomPolicy policy;
-	gboolean require_permit;
-	gboolean recursive;
 	const GsOp *alloc_op; /* the allocation in progress ... */
 	gint64 alloc_size;    /* ... and its size after splitting */
-	GsAllocKind last_free_kind;
 	gint64 last_free_size;
-	GsEffectKind final_kind;  /* DONE, FAILED or TASK_DONE once FINISHING */
-	GsException final_exception;
-	BufferList buffers; /* the live buffers, oldest first */
+	BufferList buffers;   /* the live buffers, oldest first */
 	const GsThreadSpec *spec;
-	GArray *seen;       /* GsSeenException; NULL until the first */
-	guint told;         /* exceptions passed to on_exception so far */
+	GArray *seen;         /* GsSeenException; NULL until the first */
+	guint told;           /* exceptions passed to on_exception so far */
 	GsExceptionFunc on_exception;
 	gpointer on_exception_data;
 };
+
+G_STATIC_ASSERT(GS_N_EXCEPTIONS <= 256 && GS_N_KINDS <= 256);
 
 /* ---- split arithmetic ---- */
 
@@ -533,7 +535,7 @@ alloc_begin(GsInterp *it, GsEffect *out, GsTime now)
 
 	switch (d.verdict) {
 	case GS_VERDICT_PROCEED:
-		it->recursive = d.recursive;
+		it->recursive = d.recursive != FALSE;
 		it->mode = MODE_ALLOC_TRY;
 		*out = alloc_effect(it);
 		return TRUE;
@@ -605,7 +607,7 @@ start_alloc(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 void
 gs_interp_require_permit(GsInterp *it, gboolean require)
 {
-	it->require_permit = require;
+	it->require_permit = require != FALSE;
 }
 
 void
