@@ -1,18 +1,23 @@
 /*
  * gpusim sim: device memory as EXACT accounting or a POOL address space.
  *
- * Live allocations are GsBlock records in a hash table keyed by their handle
- * (the record's first field doubles as the key, so there is one allocation per
- * block). POOL's free list is a GArray of GsRange sorted by start.
+ * Live allocations are GsBlock entries of an open-addressing hash table keyed
+ * by handle, stored inline (linear probing, deletion by backward shift, at
+ * most half full), so an allocation or a release costs no malloc and usually
+ * one cache line. The table is looked up, and iterated only by the invariant
+ * check. POOL's free list is a GArray of GsRange sorted by start.
  */
 #include "config.h"
 
 #include "device.h"
 
 typedef struct {
-	guint64 handle; /* the key: must stay the first field (g_int64_hash reads it) */
-	gint64 size;    /* the charged size */
+	guint64 handle;
+	gint64 size;    /* the charged size; 0 marks an empty slot (every charge is >= 1) */
 } GsBlock;
+
+/* The slots of a new table (a power of two). */
+#define MIN_SLOTS 64
 
 typedef struct {
 	gint64 start;
@@ -25,13 +30,83 @@ struct GsDevice {
 	GsAllocatorModel model;
 	gint64 used;
 	gint64 peak;
-	GHashTable *blocks;  /* guint64 handle -> GsBlock*, owning the block */
+	GsBlock *blocks;     /* the live allocations, by handle (see above) */
+	guint n_slots;       /* a power of two */
+	guint n_blocks;
 	guint64 next_id;     /* EXACT: the next handle */
 	GArray *free_ranges; /* POOL: GsRange, sorted by start, coalesced */
 };
 
-G_STATIC_ASSERT(G_STRUCT_OFFSET(GsBlock, handle) == 0);
 G_STATIC_ASSERT(sizeof(guint64) == sizeof(gint64));
+
+/* ---- the table of live allocations ---- */
+
+/* Handles are sequential (EXACT) or aligned addresses (POOL): mix the bits. */
+static guint
+home_slot(const GsDevice *d, guint64 handle)
+{
+	handle ^= handle >> 29;
+	handle *= G_GUINT64_CONSTANT(0x9e3779b97f4a7c15);
+	return (guint) (handle >> 32) & (d->n_slots - 1);
+}
+
+/* The slot holding @handle, or the empty slot where it would go. */
+static guint
+find_slot(const GsDevice *d, guint64 handle)
+{
+	guint i = home_slot(d, handle);
+
+	while (d->blocks[i].size != 0 && d->blocks[i].handle != handle)
+		i = (i + 1) & (d->n_slots - 1);
+	return i;
+}
+
+static void
+put_block(GsDevice *d, guint64 handle, gint64 size)
+{
+	guint i = find_slot(d, handle);
+
+	d->blocks[i] = (GsBlock){.handle = handle, .size = size};
+	d->n_blocks++;
+}
+
+static void
+grow_blocks(GsDevice *d)
+{
+	GsBlock *old = d->blocks;
+	guint n_old = d->n_slots;
+
+	d->n_slots = n_old == 0 ? MIN_SLOTS : 2 * n_old;
+	d->blocks = g_new0(GsBlock, d->n_slots);
+	d->n_blocks = 0;
+	for (guint i = 0; i < n_old; i++) {
+		if (old[i].size != 0)
+			put_block(d, old[i].handle, old[i].size);
+	}
+	g_free(old);
+}
+
+/*
+ * Empties slot @i and moves later entries of its probe run back into the gap,
+ * so that lookups never need tombstones.
+ */
+static void
+remove_slot(GsDevice *d, guint i)
+{
+	guint mask = d->n_slots - 1;
+
+	for (guint j = (i + 1) & mask; d->blocks[j].size != 0; j = (j + 1) & mask) {
+		guint home = home_slot(d, d->blocks[j].handle);
+
+		/* Entry j may fill the gap at i if its home is not within (i, j]. */
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			d->blocks[i] = d->blocks[j];
+			i = j;
+		}
+	}
+	d->blocks[i].size = 0;
+	d->n_blocks--;
+}
 
 GsDevice *
 gs_device_new(gint64 capacity, gint64 alignment, GsAllocatorModel model)
@@ -44,7 +119,7 @@ gs_device_new(gint64 capacity, gint64 alignment, GsAllocatorModel model)
 	d->capacity = capacity;
 	d->unit = alignment <= 1 ? 1 : alignment;
 	d->model = model;
-	d->blocks = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+	grow_blocks(d);
 	d->next_id = 1;
 	d->free_ranges = g_array_new(FALSE, FALSE, sizeof(GsRange));
 	if (model == GS_ALLOCATOR_POOL && capacity > 0) {
@@ -60,7 +135,7 @@ gs_device_free(GsDevice *d)
 {
 	if (d == NULL)
 		return;
-	g_hash_table_destroy(d->blocks);
+	g_free(d->blocks);
 	g_array_free(d->free_ranges, TRUE);
 	g_free(d);
 }
@@ -161,7 +236,6 @@ gs_device_alloc(GsDevice *d, gint64 size, guint64 *handle)
 {
 	gint64 charged;
 	guint64 h;
-	GsBlock *b;
 
 	g_return_val_if_fail(d != NULL && handle != NULL, FALSE);
 	g_return_val_if_fail(size >= 0, FALSE);
@@ -179,10 +253,9 @@ gs_device_alloc(GsDevice *d, gint64 size, guint64 *handle)
 	default:
 		g_return_val_if_reached(FALSE);
 	}
-	b = g_new(GsBlock, 1);
-	b->handle = h;
-	b->size = charged;
-	g_hash_table_insert(d->blocks, &b->handle, b);
+	if (2 * (d->n_blocks + 1) > d->n_slots)
+		grow_blocks(d);
+	put_block(d, h, charged);
 	d->used += charged;
 	d->peak = MAX(d->peak, d->used);
 	*handle = h;
@@ -192,18 +265,18 @@ gs_device_alloc(GsDevice *d, gint64 size, guint64 *handle)
 gint64
 gs_device_release(GsDevice *d, guint64 handle)
 {
-	GsBlock *b;
+	guint i;
 	gint64 size;
 
 	g_return_val_if_fail(d != NULL, -1);
-	b = g_hash_table_lookup(d->blocks, &handle);
-	if (b == NULL)
+	i = find_slot(d, handle);
+	size = d->blocks[i].size;
+	if (size == 0)
 		return -1;
-	size = b->size;
 	if (d->model == GS_ALLOCATOR_POOL)
 		pool_release(d, (gint64) handle, size);
 	d->used -= size;
-	g_hash_table_remove(d->blocks, &handle);
+	remove_slot(d, i);
 	return size;
 }
 
@@ -261,7 +334,7 @@ guint
 gs_device_n_allocations(const GsDevice *d)
 {
 	g_return_val_if_fail(d != NULL, 0);
-	return g_hash_table_size(d->blocks);
+	return d->n_blocks;
 }
 
 guint
@@ -295,16 +368,15 @@ static const char *
 check_tiling(const GsDevice *d)
 {
 	g_autoptr(GArray) pieces = g_array_new(FALSE, FALSE, sizeof(Piece));
-	GHashTableIter iter;
-	gpointer value;
 	gint64 at = 0;
 	gint64 free_bytes = 0;
 
-	g_hash_table_iter_init(&iter, d->blocks);
-	while (g_hash_table_iter_next(&iter, NULL, &value)) {
-		const GsBlock *b = value;
+	for (guint i = 0; i < d->n_slots; i++) {
+		const GsBlock *b = &d->blocks[i];
 		Piece p = {(gint64) b->handle, b->size, FALSE};
 
+		if (b->size == 0)
+			continue;
 		if (b->handle > (guint64) G_MAXINT64 || p.start % d->unit != 0)
 			return "an allocation's address is not aligned";
 		g_array_append_val(pieces, p);
@@ -342,25 +414,30 @@ check_tiling(const GsDevice *d)
 const char *
 gs_device_check(const GsDevice *d)
 {
-	GHashTableIter iter;
-	gpointer value;
 	gint64 sum = 0;
+	guint n = 0;
 
 	if (d == NULL)
 		return "the device is NULL";
 	if (d->capacity < 0 || d->unit < 1)
 		return "the capacity or the alignment is invalid";
 	/* Summing does not depend on the iteration order. */
-	g_hash_table_iter_init(&iter, d->blocks);
-	while (g_hash_table_iter_next(&iter, NULL, &value)) {
-		const GsBlock *b = value;
+	for (guint i = 0; i < d->n_slots; i++) {
+		const GsBlock *b = &d->blocks[i];
 
-		if (b->size <= 0 || b->size % d->unit != 0)
+		if (b->size == 0)
+			continue;
+		n++;
+		if (find_slot(d, b->handle) != i)
+			return "an allocation is not found by its handle";
+		if (b->size < 0 || b->size % d->unit != 0)
 			return "an allocation's size is not a positive multiple of the alignment";
 		sum += b->size;
 	}
 	if (sum != d->used)
 		return "used is not the sum of the live allocations";
+	if (n != d->n_blocks)
+		return "the count of live allocations is wrong";
 	if (d->used < 0 || d->used > d->capacity)
 		return "used is outside [0, capacity]";
 	if (d->peak < d->used)

@@ -196,6 +196,22 @@ gs_heap_pop_due(GsHeap *heap, GsTime now, GArray *out)
 	return n;
 }
 
+guint64
+gs_heap_next_seq(const GsHeap *heap)
+{
+	g_return_val_if_fail(heap != NULL, 0);
+	return heap->next_seq;
+}
+
+gboolean
+gs_heap_pop_due_before(GsHeap *heap, GsTime now, guint64 before, GsEvent *out)
+{
+	g_return_val_if_fail(heap != NULL, FALSE);
+	if (heap->len == 0 || heap->nodes[0].time > now || heap->nodes[0].seq >= before)
+		return FALSE;
+	return gs_heap_pop(heap, out);
+}
+
 guint
 gs_heap_len(const GsHeap *heap)
 {

@@ -83,6 +83,20 @@ gboolean gs_heap_pop(GsHeap *heap, GsEvent *out);
  */
 guint gs_heap_pop_due(GsHeap *heap, GsTime now, GArray *out);
 
+/** The sequence number the next push will get. */
+guint64 gs_heap_next_seq(const GsHeap *heap);
+
+/**
+ * Phase 1 and 2 without a copy: removes into @out the next event to fire if
+ * its time is <= @now and its sequence number below @before; FALSE, leaving
+ * the heap as it is, otherwise. A driver that takes @before from
+ * gs_heap_next_seq() as a pass begins and pops until FALSE, running each
+ * event at once, fires exactly the events gs_heap_pop_due() would have
+ * collected, in the same order: what they push gets a later sequence number
+ * and waits for the next pass.
+ */
+gboolean gs_heap_pop_due_before(GsHeap *heap, GsTime now, guint64 before, GsEvent *out);
+
 /** The number of events scheduled. */
 guint gs_heap_len(const GsHeap *heap);
 

@@ -71,10 +71,10 @@ typedef struct {
 	GsInterp *interp;
 	GsThreadId id;
 	SimTask *task;          /* NULL for pool threads */
-	Status status;
 	guint64 generation;
-	gboolean try_due;       /* the allocation in .alloc is tried when it resumes */
-	GsEffect alloc;
+	guint8 status;          /* Status */
+	guint try_due : 1;       /* the interpreter's allocation is tried when it resumes */
+	guint reported : 1;      /* its final state and exceptions are in its result */
 	GsTime semaphore_since;
 	GsTime parked_since;
 	SimMem *mem;            /* NULL until the thread uses the memory tiers */
@@ -1432,14 +1432,15 @@ run_thread(Sim *s, SimThread *t)
 	for (;;) {
 		GsEffect e;
 
+		e = gs_interp_step(t->interp, s->now);
 		if (t->try_due) {
+			/* The interpreter hands out its pending ALLOC again: try it now. */
 			t->try_due = FALSE;
-			try_alloc(s, t, &t->alloc);
+			try_alloc(s, t, &e);
 			if (t->status != T_READY)
 				return; /* spilling, or waiting for the gate */
 			continue;
 		}
-		e = gs_interp_step(t->interp, s->now);
 		switch (e.kind) {
 		case GS_EFFECT_PERMIT:
 			if (!take_permit(s, t))
@@ -1448,16 +1449,13 @@ run_thread(Sim *s, SimThread *t)
 			break;
 		case GS_EFFECT_ALLOC:
 			if (s->w->links.alloc_latency > 0) {
-				t->alloc = e;
 				t->try_due = TRUE;
 				resume_at(s, t, s->now + s->w->links.alloc_latency, T_BUSY);
 				return;
 			}
 			try_alloc(s, t, &e);
-			if (t->status != T_READY) {
-				t->alloc = e;
-				return;
-			}
+			if (t->status != T_READY)
+				return; /* spilling, or waiting for the gate */
 			break;
 		case GS_EFFECT_FREE:
 			do_free(s, t, &e);
@@ -1686,6 +1684,15 @@ collect_metrics(Sim *s, SimTask *task)
 	gs_engine_forget_task_metrics(s->engine, task->engine_id);
 }
 
+/* A thread's row gets its final state and the exceptions it saw (NULL if none). */
+static void
+report_thread(Sim *s, SimThread *t)
+{
+	t->result->final_state = gs_engine_thread_state(s->engine, t->id);
+	t->result->exceptions = gs_interp_take_exceptions(t->interp);
+	t->reported = TRUE;
+}
+
 static void
 release_task(Sim *s, SimTask *task)
 {
@@ -1693,8 +1700,7 @@ release_task(Sim *s, SimTask *task)
 		SimThread *t = task->threads->pdata[i];
 
 		/* stop_threads() has woken every removed waiter: no REMOVE_THROW is left. */
-		t->result->final_state = gs_engine_thread_state(s->engine, t->id);
-		t->result->exceptions = g_array_copy((GArray *) gs_interp_exceptions(t->interp));
+		report_thread(s, t);
 	}
 	if (s->fair != NULL)
 		gs_execution_pool_release_all(s->fair, task->engine_id);
@@ -1824,8 +1830,8 @@ hopeless(Sim *s)
 static void
 run_loop(Sim *s)
 {
-	g_autoptr(GArray) due = g_array_new(FALSE, FALSE, sizeof(GsEvent));
-	GsEvent next;
+	GsEvent next, ev;
+	guint64 pass_end;
 
 	while (s->open_tasks > 0) {
 		gboolean last_hope = hopeless(s);
@@ -1845,16 +1851,14 @@ run_loop(Sim *s)
 			return;
 		}
 		s->now = next.time;
-		gs_heap_pop_due(s->heap, s->now, due);
-		for (guint i = 0; i < due->len; i++) {
-			const GsEvent *ev = &g_array_index(due, GsEvent, i);
-
-			if (ev->kind != EV_WATCHDOG)
+		/* One pass: the events due now; what they schedule fires in the next. */
+		pass_end = gs_heap_next_seq(s->heap);
+		while (gs_heap_pop_due_before(s->heap, s->now, pass_end, &ev)) {
+			if (ev.kind != EV_WATCHDOG)
 				s->pending_events--;
 			s->r->events_processed++;
-			fire(s, ev);
+			fire(s, &ev);
 		}
-		g_array_set_size(due, 0);
 		proactive(s);
 		if (s->changed)
 			sample(s);
@@ -2042,10 +2046,8 @@ sim_finish(Sim *s)
 	for (guint i = 0; i < s->threads->len; i++) {
 		SimThread *t = s->threads->pdata[i];
 
-		if (t->result->exceptions == NULL) {
-			t->result->final_state = gs_engine_thread_state(s->engine, t->id);
-			t->result->exceptions = g_array_copy((GArray *) gs_interp_exceptions(t->interp));
-		}
+		if (!t->reported)
+			report_thread(s, t);
 	}
 	for (guint i = 0; i < s->tasks->len; i++)
 		cut_short(s, s->tasks->pdata[i]);

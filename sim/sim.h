@@ -62,7 +62,7 @@ typedef struct {
 	gboolean pool;
 	GsThreadState final_state;
 	guint32 reached;         /* bit i set: the thread was in GsThreadState i */
-	GArray *exceptions;      /* GsSeenException */
+	GArray *exceptions;      /* GsSeenException; NULL if it saw none */
 	gboolean waiting_at_end; /* named in a deadlock outcome */
 } GsThreadResult;
 

@@ -2,13 +2,18 @@
  * gpusim: the OOM engine: thread records, the allocation protocol, wake-ups,
  * deadlock busting, injection and metrics (see engine.h for the contract).
  *
- * Bookkeeping that keeps the common path short: records are found through a
- * hash table keyed by thread id (looked up, never iterated); they also sit in
- * an array (swap-removed, so its order is not meaningful) that the deadlock
- * check reads as its snapshot without copying, because every record begins
- * with its GsThreadView. The engine counts records per (state, kind), so that
- * an uncontended allocation or free, which finds no thread in THREAD_ALLOC or
- * THREAD_BLOCKED, never scans the records.
+ * Bookkeeping that keeps the common path short: records are found by thread
+ * id through an IdTable (an array indexed by id for the small ids drivers
+ * hand out in sequence, a hash table for any other id; looked up, never
+ * iterated); they also sit in an array (swap-removed, so its order is not
+ * meaningful) that the deadlock check reads as its snapshot without copying,
+ * because every record begins with its GsThreadView. A task's dedicated
+ * records form a list in registration order, found by task id the same way.
+ * The engine counts records per (state, kind), so that an uncontended
+ * allocation or free, which finds no thread in THREAD_ALLOC or THREAD_BLOCKED,
+ * never scans the records; and it keeps the BLOCKED records of each kind in a
+ * heap by rank, so that the wake-one on every free or success does not scan
+ * them either.
  *
  * Every state change goes through set_state(), which keeps the counts, tells
  * the observer and queues the wake-up of a parked thread that must look again.
@@ -32,34 +37,74 @@ typedef struct {
 	GsKindFilter filter;
 } Injection;
 
+/* Fault injection armed on a thread: kept out of line, as few threads have any. */
 typedef struct {
-	GsThreadView view; /* first: the deadlock check reads records as views */
-	guint index;       /* position in GsEngine.records */
-	guint pool_index;  /* position in GsEngine.pool_records (pool threads) */
-	gboolean waiting;  /* a WAIT was returned and the thread has not resumed */
-	PendingCall pending;
-	GsTime block_start;
-	gboolean retry_alloc_before_bufn;
 	Injection retry_oom;
 	Injection split_oom;
 	int cudf_exceptions;
+} Injections;
+
+typedef struct Record Record;
+
+struct Record {
+	GsThreadView view; /* first: the deadlock check reads records as views */
+	guint index;       /* position in GsEngine.records */
+	guint pool_index;  /* position in GsEngine.pool_records (pool threads) */
+	guint blocked_pos; /* position in its kind's BlockedHeap while BLOCKED */
 	guint cap_count;   /* num_times_retried: state-machine throws, never reset */
-	gboolean in_retry_block;
+	guint pending : 2; /* PendingCall */
+	guint waiting : 1; /* a WAIT was returned and the thread has not resumed */
+	guint retry_alloc_before_bufn : 1;
+	guint in_retry_block : 1;
+	guint in_spill_range : 1;
+	GsTime block_start;
 	GsTime retry_start_or_block_end;
 	GsTime retry_running_ns;
-	gboolean in_spill_range;
+	Injections *injections;    /* NULL until armed */
+	Record *task_next;         /* the task's next dedicated record */
 	GsMetrics metrics;
 	GsPriority priority;       /* cached rank ... */
 	guint64 priority_valid;    /* ... valid while this is the priorities' generation + 1 */
-} Record;
+};
+
+/*
+ * Maps ids (thread or task ids, never negative here) to pointers. Drivers
+ * hand out ids 0, 1, 2... (the simulator does), so an id that is in range,
+ * or just past it, is kept in an array indexed by id that doubles as needed;
+ * any other id (a real thread's, say) goes to a hash table, created on first
+ * use. Memory stays proportional to the ids handed out in sequence, and an
+ * id's place never changes while it is in the table.
+ */
+typedef struct {
+	gpointer *dense;
+	guint64 n_dense;    /* slots in dense */
+	GHashTable *sparse; /* guint64* (owned) -> gpointer */
+} IdTable;
+
+/* Past the end of the array by at most this much, an id still makes it grow. */
+#define ID_TABLE_SLACK 1024
+
+/* A task's dedicated records, in registration order. */
+typedef struct {
+	Record *first, *last;
+} TaskList;
+
+/* The BLOCKED records of one kind: a binary max-heap by cached rank. */
+typedef struct {
+	Record **recs;
+	guint len, cap;
+	guint64 valid; /* the ranks hold while this is the priorities' generation + 1 */
+} BlockedHeap;
 
 struct GsEngine {
 	GsEngineOpts opts;
 	GsDeadlockOpts deadlock_opts;
 	GsTaskPriorities *priorities;
-	GHashTable *by_id;        /* &record->view.id -> Record* */
+	IdTable by_id;            /* GsThreadId -> Record* */
 	GPtrArray *records;       /* Record*, owned */
-	GHashTable *dedicated;    /* GsTaskId* -> GPtrArray* of the task's dedicated Record* */
+	IdTable dedicated;        /* GsTaskId -> TaskList* (owned) of tasks with dedicated records */
+	guint n_dedicated_tasks;  /* entries in dedicated */
+	BlockedHeap blocked[GS_N_KINDS];
 	GPtrArray *pool_records;  /* the pool threads' Record*, in no meaningful order */
 	GArray *wakes;            /* GsThreadId, a FIFO from wake_head */
 	guint wake_head;
@@ -117,6 +162,75 @@ misuse(GsEngineError error)
 	return (GsDecision){.verdict = GS_VERDICT_ERROR, .error = error};
 }
 
+/* ---- id tables ---- */
+
+static gpointer
+id_table_get(const IdTable *t, guint64 id)
+{
+	if (id < t->n_dense)
+		return t->dense[id];
+	return t->sparse != NULL ? g_hash_table_lookup(t->sparse, &id) : NULL;
+}
+
+static void
+id_table_set(IdTable *t, guint64 id, gpointer value)
+{
+	if (id >= t->n_dense && id < t->n_dense + ID_TABLE_SLACK) {
+		guint64 n = MAX(MAX(2 * t->n_dense, id + 1), 64);
+
+		t->dense = g_renew(gpointer, t->dense, n);
+		memset(t->dense + t->n_dense, 0, (n - t->n_dense) * sizeof(gpointer));
+		t->n_dense = n;
+	}
+	if (id < t->n_dense) {
+		t->dense[id] = value;
+		return;
+	}
+	if (t->sparse == NULL)
+		t->sparse = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	g_hash_table_insert(t->sparse, g_memdup2(&id, sizeof id), value);
+}
+
+static void
+id_table_remove(IdTable *t, guint64 id)
+{
+	if (id < t->n_dense)
+		t->dense[id] = NULL;
+	else if (t->sparse != NULL)
+		g_hash_table_remove(t->sparse, &id);
+}
+
+/* The number of entries; O(size of the array), for invariant checks only. */
+static guint
+id_table_size(const IdTable *t)
+{
+	guint n = t->sparse != NULL ? g_hash_table_size(t->sparse) : 0;
+
+	for (guint64 i = 0; i < t->n_dense; i++)
+		n += t->dense[i] != NULL;
+	return n;
+}
+
+static void
+id_table_clear(IdTable *t, GDestroyNotify free_value)
+{
+	GHashTableIter iter;
+	gpointer value;
+
+	for (guint64 i = 0; free_value != NULL && i < t->n_dense; i++) {
+		if (t->dense[i] != NULL)
+			free_value(t->dense[i]);
+	}
+	g_free(t->dense);
+	if (t->sparse != NULL) {
+		g_hash_table_iter_init(&iter, t->sparse);
+		while (free_value != NULL && g_hash_table_iter_next(&iter, NULL, &value))
+			free_value(value);
+		g_hash_table_destroy(t->sparse);
+	}
+	memset(t, 0, sizeof *t);
+}
+
 /* ---- lifetime ---- */
 
 static void
@@ -126,6 +240,7 @@ record_free(gpointer data)
 
 	if (rec->view.pool_tasks != NULL)
 		g_array_unref(rec->view.pool_tasks);
+	g_free(rec->injections);
 	g_free(rec);
 }
 
@@ -143,10 +258,7 @@ gs_engine_new(const GsEngineOpts *opts)
 		.pool_priority = e->opts.pool_priority,
 	};
 	e->priorities = gs_task_priorities_new(e->opts.priority);
-	e->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
 	e->records = g_ptr_array_new_with_free_func(record_free);
-	e->dedicated = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free,
-					     (GDestroyNotify) g_ptr_array_unref);
 	e->pool_records = g_ptr_array_new();
 	e->wakes = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
 	e->task_metrics = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
@@ -159,8 +271,10 @@ gs_engine_free(GsEngine *e)
 {
 	if (e == NULL)
 		return;
-	g_hash_table_destroy(e->by_id);
-	g_hash_table_destroy(e->dedicated);
+	id_table_clear(&e->by_id, NULL);
+	id_table_clear(&e->dedicated, g_free);
+	for (guint k = 0; k < GS_N_KINDS; k++)
+		g_free(e->blocked[k].recs);
 	g_ptr_array_unref(e->pool_records);
 	g_ptr_array_unref(e->records);
 	g_array_unref(e->wakes);
@@ -195,8 +309,12 @@ gs_engine_get_priorities(GsEngine *e)
 static Record *
 lookup(const GsEngine *e, GsThreadId id)
 {
-	return g_hash_table_lookup(e->by_id, &id);
+	return id_table_get(&e->by_id, id);
 }
+
+static GsPriority priority_of(GsEngine *e, const Record *rec);
+static void blocked_add(GsEngine *e, Record *rec);
+static void blocked_remove(GsEngine *e, Record *rec);
 
 static void
 queue_wake(GsEngine *e, GsThreadId id)
@@ -227,10 +345,14 @@ set_state_kind(GsEngine *e, Record *rec, GsThreadState to, GsAllocKind kind, GsT
 	GsThreadState from = rec->view.state;
 
 	g_assert(to != GS_THREAD_UNKNOWN);
+	if (from == GS_THREAD_BLOCKED)
+		blocked_remove(e, rec);
 	e->counts[from][rec->view.alloc_kind]--;
 	rec->view.state = to;
 	rec->view.alloc_kind = kind;
 	e->counts[to][kind]++;
+	if (to == GS_THREAD_BLOCKED)
+		blocked_add(e, rec);
 	if (from != to)
 		tell_state(e, rec->view.id, from, to, cause, now);
 	/* A parked thread whose state no longer parks it must look again, once. */
@@ -257,35 +379,43 @@ apply(GsEngine *e, Record *rec, GsThreadEvent event, GsTime now)
 	return t;
 }
 
-/* The dedicated records of a task, so that task-wide calls need not scan. */
-static GPtrArray *
+/* The first of a task's dedicated records (follow task_next), so that task-wide calls need not scan. */
+static Record *
 dedicated_of(const GsEngine *e, GsTaskId task)
 {
-	return g_hash_table_lookup(e->dedicated, &task);
+	const TaskList *list = task >= 0 ? id_table_get(&e->dedicated, task) : NULL;
+
+	return list != NULL ? list->first : NULL;
 }
 
 static void
 index_record(GsEngine *e, Record *rec)
 {
-	GPtrArray *list;
+	TaskList *list;
 
 	if (rec->view.is_pool) {
 		rec->pool_index = e->pool_records->len;
 		g_ptr_array_add(e->pool_records, rec);
 		return;
 	}
-	list = dedicated_of(e, rec->view.task);
+	list = id_table_get(&e->dedicated, rec->view.task);
 	if (list == NULL) {
-		list = g_ptr_array_new();
-		g_hash_table_insert(e->dedicated, g_memdup2(&rec->view.task, sizeof(GsTaskId)), list);
+		list = g_new0(TaskList, 1);
+		id_table_set(&e->dedicated, rec->view.task, list);
+		e->n_dedicated_tasks++;
 	}
-	g_ptr_array_add(list, rec);
+	if (list->last != NULL)
+		list->last->task_next = rec;
+	else
+		list->first = rec;
+	list->last = rec;
 }
 
 static void
 unindex_record(GsEngine *e, Record *rec)
 {
-	GPtrArray *list;
+	TaskList *list;
+	Record *prev = NULL;
 
 	if (rec->view.is_pool) {
 		g_ptr_array_remove_index_fast(e->pool_records, rec->pool_index);
@@ -293,10 +423,22 @@ unindex_record(GsEngine *e, Record *rec)
 			((Record *) e->pool_records->pdata[rec->pool_index])->pool_index = rec->pool_index;
 		return;
 	}
-	list = dedicated_of(e, rec->view.task);
-	g_ptr_array_remove(list, rec);
-	if (list->len == 0)
-		g_hash_table_remove(e->dedicated, &rec->view.task);
+	/* A task has few threads: finding the predecessor is a short walk. */
+	list = id_table_get(&e->dedicated, rec->view.task);
+	for (Record *r = list->first; r != rec; r = r->task_next)
+		prev = r;
+	if (prev != NULL)
+		prev->task_next = rec->task_next;
+	else
+		list->first = rec->task_next;
+	if (list->last == rec)
+		list->last = prev;
+	rec->task_next = NULL;
+	if (list->first == NULL) {
+		id_table_remove(&e->dedicated, rec->view.task);
+		g_free(list);
+		e->n_dedicated_tasks--;
+	}
 }
 
 static Record *
@@ -314,7 +456,7 @@ record_new(GsEngine *e, GsThreadId id, GsTaskId task, gboolean is_pool, gboolean
 		rec->view.pool_tasks = g_array_new(FALSE, FALSE, sizeof(GsTaskId));
 	rec->index = e->records->len;
 	g_ptr_array_add(e->records, rec);
-	g_hash_table_insert(e->by_id, &rec->view.id, rec);
+	id_table_set(&e->by_id, id, rec);
 	index_record(e, rec);
 	e->counts[GS_THREAD_RUNNING][GS_KIND_GPU]++;
 	tell_state(e, id, GS_THREAD_UNKNOWN, GS_THREAD_RUNNING, GS_EVENT_REGISTER, now);
@@ -365,10 +507,12 @@ erase(GsEngine *e, Record *rec, GsThreadEvent cause, GsTime now)
 	guint index = rec->index;
 
 	checkpoint(e, rec);
+	if (from == GS_THREAD_BLOCKED)
+		blocked_remove(e, rec);
 	e->counts[from][rec->view.alloc_kind]--;
 	e->n_pool_blocked -= rec->view.pool_blocked;
 	unindex_record(e, rec);
-	g_hash_table_remove(e->by_id, &id);
+	id_table_remove(&e->by_id, id);
 	g_ptr_array_remove_index_fast(e->records, index);
 	if (index < e->records->len)
 		((Record *) e->records->pdata[index])->index = index;
@@ -421,30 +565,167 @@ records_in_states(GsEngine *e, GsThreadState a, GsThreadState b, GsThreadState c
 	return found;
 }
 
+/* ---- the heaps of BLOCKED records ---- */
+
+/*
+ * Ranks are read from the records' caches, which priority_of() filled. The
+ * heap's order holds while the priorities' generation stays the one it was
+ * built under and no pool thread in it changed its task set; otherwise it is
+ * marked stale and rebuilt by the next wake-one.
+ */
+static gboolean
+ranks_above(const Record *a, const Record *b)
+{
+	return gs_priority_compare(a->priority, b->priority) > 0;
+}
+
+static void
+blocked_place(BlockedHeap *h, Record *rec, guint i)
+{
+	h->recs[i] = rec;
+	rec->blocked_pos = i;
+}
+
+static void
+blocked_sift_up(BlockedHeap *h, guint i)
+{
+	Record *rec = h->recs[i];
+
+	while (i > 0 && ranks_above(rec, h->recs[(i - 1) / 2])) {
+		blocked_place(h, h->recs[(i - 1) / 2], i);
+		i = (i - 1) / 2;
+	}
+	blocked_place(h, rec, i);
+}
+
+static void
+blocked_sift_down(BlockedHeap *h, guint i)
+{
+	Record *rec = h->recs[i];
+
+	for (;;) {
+		guint child = 2 * i + 1;
+
+		if (child >= h->len)
+			break;
+		if (child + 1 < h->len && ranks_above(h->recs[child + 1], h->recs[child]))
+			child++;
+		if (!ranks_above(h->recs[child], rec))
+			break;
+		blocked_place(h, h->recs[child], i);
+		i = child;
+	}
+	blocked_place(h, rec, i);
+}
+
+static guint64
+rank_generation(const GsEngine *e)
+{
+	return gs_task_priorities_generation(e->priorities) + 1;
+}
+
+/*
+ * Whether the record's rank can be worked out now with no side effect: asking
+ * for the rank of a task without a slot gives it a FIFO slot, and the order in
+ * which tasks get slots must stay the one the scan in wake_one() would give.
+ */
+static gboolean
+rank_is_pure(const GsEngine *e, const Record *rec)
+{
+	const GArray *tasks = rec->view.pool_tasks;
+
+	if (rec->priority_valid == rank_generation(e))
+		return TRUE; /* cached: nothing to ask */
+	if (gs_task_priorities_get_mode(e->priorities) == GS_PRIORITY_TASK_ID || rec->view.shuffle)
+		return TRUE;
+	if (!rec->view.is_pool)
+		return rec->view.task < 0 || gs_task_priorities_has(e->priorities, rec->view.task);
+	for (guint i = 0; tasks != NULL && i < tasks->len; i++) {
+		if (!gs_task_priorities_has(e->priorities, g_array_index(tasks, GsTaskId, i)))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static void
+blocked_add(GsEngine *e, Record *rec)
+{
+	BlockedHeap *h = &e->blocked[rec->view.alloc_kind];
+
+	if (h->len == h->cap) {
+		h->cap = MAX(16, 2 * h->cap);
+		h->recs = g_renew(Record *, h->recs, h->cap);
+	}
+	blocked_place(h, rec, h->len++);
+	if (h->valid != rank_generation(e) || !rank_is_pure(e, rec)) {
+		h->valid = 0;
+		return;
+	}
+	(void) priority_of(e, rec);
+	blocked_sift_up(h, rec->blocked_pos);
+}
+
+static void
+blocked_remove(GsEngine *e, Record *rec)
+{
+	BlockedHeap *h = &e->blocked[rec->view.alloc_kind];
+	guint i = rec->blocked_pos;
+	Record *last = h->recs[--h->len];
+
+	if (i == h->len)
+		return;
+	blocked_place(h, last, i);
+	if (h->valid != rank_generation(e)) {
+		h->valid = 0;
+		return;
+	}
+	blocked_sift_up(h, i);
+	blocked_sift_down(h, last->blocked_pos);
+}
+
+/* A BLOCKED pool thread's rank changes with its task set: its heap must be rebuilt. */
+static void
+rank_changed(GsEngine *e, Record *rec)
+{
+	rec->priority_valid = 0;
+	if (rec->view.state == GS_THREAD_BLOCKED)
+		e->blocked[rec->view.alloc_kind].valid = 0;
+}
+
+/*
+ * Ranks every BLOCKED record of @kind again and restores the heap. The ranks
+ * are asked for in the order of the record array, as a scan of the records
+ * would, so that tasks still without a slot get them in that order.
+ */
+static void
+blocked_rebuild(GsEngine *e, GsAllocKind kind)
+{
+	BlockedHeap *h = &e->blocked[kind];
+
+	for (guint i = 0; i < e->records->len; i++) {
+		Record *rec = e->records->pdata[i];
+
+		if (rec->view.state == GS_THREAD_BLOCKED && rec->view.alloc_kind == kind)
+			(void) priority_of(e, rec);
+	}
+	for (guint i = h->len / 2; i-- > 0;)
+		blocked_sift_down(h, i);
+	h->valid = rank_generation(e);
+}
+
 /* ---- wake-ups ---- */
 
 /* On a free or an allocation success: the best BLOCKED thread of @kind runs again. */
 static void
 wake_one(GsEngine *e, GsAllocKind kind, GsTime now)
 {
-	Record *best = NULL;
-	GsPriority best_prio = {0};
+	BlockedHeap *h = &e->blocked[kind];
 
-	if (e->counts[GS_THREAD_BLOCKED][kind] == 0)
+	if (h->len == 0)
 		return;
-	for (guint i = 0; i < e->records->len; i++) {
-		Record *rec = e->records->pdata[i];
-		GsPriority p;
-
-		if (rec->view.state != GS_THREAD_BLOCKED || rec->view.alloc_kind != kind)
-			continue;
-		p = priority_of(e, rec);
-		if (best == NULL || gs_priority_compare(p, best_prio) > 0) {
-			best = rec;
-			best_prio = p;
-		}
-	}
-	apply(e, best, GS_EVENT_WAKE_ONE, now);
+	if (h->valid != rank_generation(e))
+		blocked_rebuild(e, kind);
+	apply(e, h->recs[0], GS_EVENT_WAKE_ONE, now);
 }
 
 /*
@@ -513,7 +794,7 @@ deadlock_impossible(const GsEngine *e, guint n_outside)
 	guint candidates = gs_engine_n_in_state(e, GS_THREAD_BLOCKED) +
 			   gs_engine_n_in_state(e, GS_THREAD_BUFN) + e->n_pool_blocked + n_outside;
 
-	return candidates < g_hash_table_size(e->dedicated);
+	return candidates < e->n_dedicated_tasks;
 }
 
 static gboolean
@@ -722,15 +1003,18 @@ injection_fires(Injection *inj, GsAllocKind kind)
 static GsException
 injected_exception(Record *rec, GsAllocKind kind, GsTime now)
 {
+	Injections *inj = rec->injections;
 	GsException exc = GS_EXC_NONE;
 
-	if (injection_fires(&rec->retry_oom, kind)) {
+	if (inj == NULL)
+		return GS_EXC_NONE;
+	if (injection_fires(&inj->retry_oom, kind)) {
 		rec->metrics.retries++;
 		exc = gs_exception_retry_oom(kind);
-	} else if (rec->cudf_exceptions > 0) {
-		rec->cudf_exceptions--;
+	} else if (inj->cudf_exceptions > 0) {
+		inj->cudf_exceptions--;
 		exc = GS_EXC_CUDF_EXCEPTION;
-	} else if (injection_fires(&rec->split_oom, kind)) {
+	} else if (injection_fires(&inj->split_oom, kind)) {
 		rec->metrics.splits++;
 		exc = gs_exception_split_oom(kind);
 	}
@@ -753,16 +1037,24 @@ arm(GsEngine *e, GsThreadId thread, Injection *inj_of_record(Record *), int num,
 	return GS_ENGINE_ERROR_NONE;
 }
 
+static Injections *
+injections_of(Record *rec)
+{
+	if (rec->injections == NULL)
+		rec->injections = g_new0(Injections, 1);
+	return rec->injections;
+}
+
 static Injection *
 retry_injection(Record *rec)
 {
-	return &rec->retry_oom;
+	return &injections_of(rec)->retry_oom;
 }
 
 static Injection *
 split_injection(Record *rec)
 {
-	return &rec->split_oom;
+	return &injections_of(rec)->split_oom;
 }
 
 GsEngineError
@@ -786,7 +1078,7 @@ gs_engine_force_cudf_exception(GsEngine *e, GsThreadId thread, int num)
 		return GS_ENGINE_ERROR_NOT_REGISTERED;
 	if (num < 0)
 		return GS_ENGINE_ERROR_NEGATIVE_COUNT;
-	rec->cudf_exceptions = num;
+	injections_of(rec)->cudf_exceptions = num;
 	return GS_ENGINE_ERROR_NONE;
 }
 
@@ -1038,14 +1330,14 @@ add_pool_tasks(GArray *set, const GsTaskId *tasks, guint n_tasks)
 
 /* Erases @task from a pool thread's set; TRUE if it was there. */
 static gboolean
-drop_pool_task(Record *rec, GsTaskId task)
+drop_pool_task(GsEngine *e, Record *rec, GsTaskId task)
 {
 	GArray *set = rec->view.pool_tasks;
 
 	for (guint i = 0; i < set->len; i++) {
 		if (g_array_index(set, GsTaskId, i) == task) {
 			g_array_remove_index(set, i);
-			rec->priority_valid = 0; /* a pool thread ranks by its tasks */
+			rank_changed(e, rec); /* a pool thread ranks by its tasks */
 			return TRUE;
 		}
 	}
@@ -1078,7 +1370,7 @@ gs_engine_register_pool(GsEngine *e, GsThreadId thread, const GsTaskId *tasks, g
 		rec = record_new(e, thread, GS_NO_TASK, TRUE, shuffle, now);
 	}
 	add_pool_tasks(rec->view.pool_tasks, tasks, n_tasks);
-	rec->priority_valid = 0; /* a pool thread ranks by its tasks */
+	rank_changed(e, rec); /* a pool thread ranks by its tasks */
 	for (guint i = 0; i < rec->view.pool_tasks->len; i++)
 		touch_task(e, g_array_index(rec->view.pool_tasks, GsTaskId, i));
 	return GS_ENGINE_ERROR_NONE;
@@ -1092,7 +1384,7 @@ remove_association(GsEngine *e, Record *rec, GsTaskId task, GsTime now)
 		return remove_record(e, rec, now);
 	if (!rec->view.is_pool)
 		return rec->view.task == task ? remove_record(e, rec, now) : FALSE;
-	if (drop_pool_task(rec, task) && rec->view.pool_tasks->len == 0)
+	if (drop_pool_task(e, rec, task) && rec->view.pool_tasks->len == 0)
 		return remove_record(e, rec, now);
 	return FALSE;
 }
@@ -1131,12 +1423,16 @@ static GArray *
 threads_of_task(GsEngine *e, GsTaskId task, gboolean pool)
 {
 	GArray *ids = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
-	GPtrArray *list = pool ? e->pool_records : dedicated_of(e, task);
 
-	for (guint i = 0; list != NULL && i < list->len; i++) {
-		Record *rec = list->pdata[i];
+	if (pool) {
+		for (guint i = 0; i < e->pool_records->len; i++) {
+			Record *rec = e->pool_records->pdata[i];
 
-		if (!pool || gs_thread_view_works_for(&rec->view, task))
+			if (gs_thread_view_works_for(&rec->view, task))
+				g_array_append_val(ids, rec->view.id);
+		}
+	} else {
+		for (Record *rec = dedicated_of(e, task); rec != NULL; rec = rec->task_next)
 			g_array_append_val(ids, rec->view.id);
 	}
 	g_array_sort(ids, compare_thread_id);
@@ -1284,15 +1580,11 @@ gs_engine_task_metrics(const GsEngine *e, GsTaskId task, GsTime now, GsMetrics *
 {
 	const GsMetrics *saved = g_hash_table_lookup(e->task_metrics, &task);
 
-	const GPtrArray *list = dedicated_of(e, task);
-
 	if (saved != NULL)
 		*out = *saved;
 	else
 		gs_metrics_clear(out);
-	for (guint i = 0; list != NULL && i < list->len; i++) {
-		const Record *rec = list->pdata[i];
-
+	for (const Record *rec = dedicated_of(e, task); rec != NULL; rec = rec->task_next) {
 		gs_metrics_rollup(out, &rec->metrics, e->opts.max_allocated_rollup);
 		if (rec->waiting)
 			out->lost_or_blocked_ns += now - rec->block_start;
@@ -1352,6 +1644,16 @@ wake_queued(const GsEngine *e, GsThreadId id)
 	return FALSE;
 }
 
+static gboolean
+in_task_list(const GsEngine *e, const Record *rec)
+{
+	for (const Record *r = dedicated_of(e, rec->view.task); r != NULL; r = r->task_next) {
+		if (r == rec)
+			return TRUE;
+	}
+	return FALSE;
+}
+
 static const char *
 check_record(const GsEngine *e, const Record *rec, guint i)
 {
@@ -1364,7 +1666,7 @@ check_record(const GsEngine *e, const Record *rec, guint i)
 		return "every record is found by its id at its own index";
 	if (rec->view.is_pool ? rec->pool_index >= e->pool_records->len ||
 					e->pool_records->pdata[rec->pool_index] != rec
-			      : !g_ptr_array_find(dedicated_of(e, rec->view.task), rec, NULL))
+			      : !in_task_list(e, rec))
 		return "every record is in its task's index or the pool index";
 	if (rec->waiting && !gs_thread_state_waits(s) && !wake_queued(e, rec->view.id))
 		return "a parked thread in a state that no longer parks it has a wake-up queued";
@@ -1373,8 +1675,13 @@ check_record(const GsEngine *e, const Record *rec, guint i)
 		return "the retry-once flag is set only on a thread that is about to allocate";
 	if (rec->cap_count > e->opts.retry_cap)
 		return "no thread has thrown more state-machine retries than the cap";
-	if (rec->retry_oom.hits < 0 || rec->split_oom.hits < 0 || rec->cudf_exceptions < 0)
+	if (rec->injections != NULL &&
+	    (rec->injections->retry_oom.hits < 0 || rec->injections->split_oom.hits < 0 ||
+	     rec->injections->cudf_exceptions < 0))
 		return "injection counts are never negative";
+	if (s == GS_THREAD_BLOCKED &&
+	    e->blocked[rec->view.alloc_kind].recs[rec->blocked_pos] != rec)
+		return "every BLOCKED record is in the heap of its kind";
 	return NULL;
 }
 
@@ -1385,8 +1692,13 @@ gs_engine_check_invariants(const GsEngine *e)
 	guint n_pool_blocked = 0;
 	const char *broken = NULL;
 
-	if (g_hash_table_size(e->by_id) != e->records->len)
+	if (id_table_size(&e->by_id) != e->records->len)
 		broken = "the id index and the record array hold the same records";
+	else if (id_table_size(&e->dedicated) != e->n_dedicated_tasks)
+		broken = "the count of tasks with dedicated threads matches the task index";
+	else if (e->blocked[GS_KIND_GPU].len != e->counts[GS_THREAD_BLOCKED][GS_KIND_GPU] ||
+		 e->blocked[GS_KIND_HOST].len != e->counts[GS_THREAD_BLOCKED][GS_KIND_HOST])
+		broken = "the heaps of BLOCKED records hold every BLOCKED record";
 	else if (e->pool_records->len > e->records->len)
 		broken = "the pool index holds only records";
 	for (guint i = 0; broken == NULL && i < e->records->len; i++) {

@@ -13,6 +13,15 @@
  * retry depth it was allocated at, which is how an attempt's buffers are found
  * when it throws. FREE effects for those are
  * queued and handed out one per step before anything else.
+ *
+ * Layout: a simulator keeps one interpreter per simulated thread and steps
+ * them in an order it does not control, so each step is likely to begin with
+ * a cache miss on the interpreter. The state read on every step sits in the
+ * interpreter itself: the first two frames (the op list and one loop or retry
+ * block, which covers most threads) are stored inline, and a frame keeps its
+ * op list's data pointer and length rather than the GArray. What most threads
+ * never need is allocated on first use: the buffer lists (threads that never
+ * allocate), a retry block's pieces, the exceptions seen.
  */
 #include "config.h"
 
@@ -29,16 +38,25 @@ typedef enum {
 	FRAME_RETRY,  /* a retry block's ops, one attempt at a time */
 } FrameKind;
 
+/* A retry block's work list, kept out of the frame: most frames are not retry blocks. */
 typedef struct {
-	FrameKind kind;
+	GPtrArray *pieces;  /* GByteArray* paths still to run, last runs next */
+	GByteArray *path;   /* the piece being attempted */
+} Pieces;
+
+typedef struct {
 	const GsOp *op;     /* the repeat or retry op; NULL for the top frame */
-	const GArray *ops;
+	const GsOp *ops;    /* the frame's op list (the GArray's data) ... */
+	guint n_ops;        /* ... and its length */
 	guint pos;          /* the op being run, or the next one */
-	guint iteration;    /* repeat: iterations finished */
-	GPtrArray *pieces;  /* retry: GByteArray* paths still to run, last runs next */
-	GByteArray *path;   /* retry: the piece being attempted */
-	guint depth;        /* retry: 1 for the outermost block, 2 inside it... */
+	guint count;        /* repeat: iterations finished; retry: the block's depth,
+			       1 for the outermost block, 2 inside it... */
+	FrameKind kind;
+	Pieces *retry;      /* retry only */
 } Frame;
+
+/* Frames stored inside the interpreter; deeper nesting moves them to the heap. */
+#define INLINE_FRAMES 2
 
 typedef enum {
 	MODE_RUN,          /* at the cursor */
@@ -53,36 +71,54 @@ typedef enum {
 
 typedef struct {
 	guint name;
-	gint64 size;
 	GsAllocKind kind;
+	gint64 size;
 	guint64 handle;
-	guint depth; /* retry depth it belongs to: 0 = the thread */
+	guint depth;    /* retry depth it belongs to: 0 = the thread */
+	gboolean at_end;/* in the frees queue: handed back because the thread ended */
 } Buffer;
 
+/* A growable array of buffers, empty (and unallocated) until first used. */
+typedef struct {
+	Buffer *data;
+	guint len, cap;
+} BufferList;
+
 struct GsInterp {
+	/* Read on every step. */
+	guint8 mode;          /* Mode */
+	guint8 policy;        /* GsOomPolicy */
+	guint8 last_free_kind;/* GsAllocKind of the FREE last handed out */
+	guint8 final_kind;    /* GsEffectKind: DONE, FAILED or TASK_DONE once FINISHING */
+	guint8 final_exception; /* GsException */
+	guint freed : 1;   /* a FREE was handed out: tell the engine at the next step */
+	guint require_permit : 1;
+	guint recursive : 1;
+	guint unspill : 1;    /* the allocation in progress is gs_interp_unspill_first()'s */
+	guint8 last_out;      /* GsEffectKind of the effect handed out last */
+	guint n_frames;
+	Frame *frames;        /* inline_frames, or a heap array once deeper */
+	guint frees_head;     /* frees[frees_head ..) are still to hand out */
+	guint cap_frames;     /* of a heap frame array; 0 while inline */
+	BufferList frees;     /* buffers given back, as FREE effects to hand out */
 	GsEngine *engine;
-	const GsThreadSpec *spec;
 	GsThreadId thread;
-	GsOomPolicy policy;
-	gboolean require_permit;
-	GArray *frames;    /* Frame */
-	Mode mode;
-	GsEffect alloc;    /* the allocation in progress */
-	gboolean recursive;
-	GArray *buffers;   /* Buffer instances */
-	GArray *frees;     /* GsEffect FREE effects to hand out */
-	guint frees_head;
-	gboolean freed;    /* a FREE was handed out: tell the engine at the next step */
-	GsEffect last_free;
-	GsEffect final;    /* DONE, FAILED or TASK_DONE once FINISHING */
-	GArray *seen;      /* GsSeenException */
-	guint told;        /* exceptions passed to on_exception so far */
+	Frame inline_frames[INLINE_FRAMES];
+	/* Read by allocations, frees and exceptions. */
+	const GsOp *alloc_op; /* the allocation in progress ... */
+	gint64 alloc_size;    /* ... and its size after splitting */
+	gint64 last_free_size;
+	BufferList buffers;   /* the live buffers, oldest first */
+	const GsThreadSpec *spec;
+	GArray *seen;         /* GsSeenException; NULL until the first */
+	guint told;           /* exceptions passed to on_exception so far */
 	GsExceptionFunc on_exception;
 	gpointer on_exception_data;
 	GsBlockFunc on_block;
 	gpointer on_block_data;
-	GsEffectKind last_out; /* the kind of the effect handed out last */
 };
+
+G_STATIC_ASSERT(GS_N_EXCEPTIONS <= 256 && GS_N_KINDS <= 256);
 
 /* ---- split arithmetic ---- */
 
@@ -107,17 +143,15 @@ gs_split_time(GsTime time, const guint8 *path, guint n)
 static Frame *
 top(GsInterp *it)
 {
-	return &g_array_index(it->frames, Frame, it->frames->len - 1);
+	return &it->frames[it->n_frames - 1];
 }
 
 static guint
 retry_depth(GsInterp *it)
 {
-	for (guint i = it->frames->len; i-- > 0;) {
-		Frame *f = &g_array_index(it->frames, Frame, i);
-
-		if (f->kind == FRAME_RETRY)
-			return f->depth;
+	for (guint i = it->n_frames; i-- > 0;) {
+		if (it->frames[i].kind == FRAME_RETRY)
+			return it->frames[i].count;
 	}
 	return 0;
 }
@@ -125,25 +159,51 @@ retry_depth(GsInterp *it)
 static void
 frame_clear(Frame *f)
 {
-	if (f->pieces != NULL)
-		g_ptr_array_unref(f->pieces);
-	if (f->path != NULL)
-		g_byte_array_unref(f->path);
+	if (f->retry == NULL)
+		return;
+	g_ptr_array_unref(f->retry->pieces);
+	if (f->retry->path != NULL)
+		g_byte_array_unref(f->retry->path);
+	g_free(f->retry);
+}
+
+/* Room for one more frame: past the inline ones, the frames move to the heap. */
+static void
+reserve_frame(GsInterp *it)
+{
+	guint cap = it->cap_frames > 0 ? it->cap_frames : INLINE_FRAMES;
+
+	if (it->n_frames < cap)
+		return;
+	if (it->cap_frames == 0) {
+		it->frames = g_new(Frame, 2 * cap);
+		memcpy(it->frames, it->inline_frames, sizeof it->inline_frames);
+	} else {
+		it->frames = g_renew(Frame, it->frames, 2 * cap);
+	}
+	it->cap_frames = 2 * cap;
 }
 
 static void
 push(GsInterp *it, FrameKind kind, const GsOp *op, const GArray *ops)
 {
-	Frame f = {.kind = kind, .op = op, .ops = ops};
+	Frame f = {.kind = kind, .op = op};
+
+	if (ops != NULL) {
+		f.ops = (const GsOp *) (gpointer) ops->data;
+		f.n_ops = ops->len;
+	}
 
 	if (kind == FRAME_RETRY) {
-		f.depth = retry_depth(it) + 1;
-		f.pieces = g_ptr_array_new_with_free_func((GDestroyNotify) g_byte_array_unref);
-		g_ptr_array_add(f.pieces, g_byte_array_new());
+		f.count = retry_depth(it) + 1;
+		f.retry = g_new0(Pieces, 1);
+		f.retry->pieces = g_ptr_array_new_with_free_func((GDestroyNotify) g_byte_array_unref);
+		g_ptr_array_add(f.retry->pieces, g_byte_array_new());
 		if (it->on_block != NULL)
 			it->on_block(op, TRUE, it->on_block_data);
 	}
-	g_array_append_val(it->frames, f);
+	reserve_frame(it);
+	it->frames[it->n_frames++] = f;
 }
 
 static void
@@ -154,7 +214,7 @@ pop(GsInterp *it)
 	if (f->kind == FRAME_RETRY && it->on_block != NULL)
 		it->on_block(f->op, FALSE, it->on_block_data);
 	frame_clear(f);
-	g_array_set_size(it->frames, it->frames->len - 1);
+	it->n_frames--;
 }
 
 static const GsOp *
@@ -162,20 +222,21 @@ current_op(GsInterp *it)
 {
 	Frame *f = top(it);
 
-	return &g_array_index(f->ops, GsOp, f->pos);
+	return &f->ops[f->pos];
 }
 
 /* Applies every enclosing piece's halvings, outermost block first. */
 static gint64
 scaled(GsInterp *it, gint64 value, gboolean is_size)
 {
-	for (guint i = 0; i < it->frames->len; i++) {
-		Frame *f = &g_array_index(it->frames, Frame, i);
+	for (guint i = 0; i < it->n_frames; i++) {
+		const GByteArray *path;
 
-		if (f->kind != FRAME_RETRY)
+		if (it->frames[i].kind != FRAME_RETRY)
 			continue;
-		value = is_size ? gs_split_size(value, f->path->data, f->path->len)
-				: gs_split_time(value, f->path->data, f->path->len);
+		path = it->frames[i].retry->path;
+		value = is_size ? gs_split_size(value, path->data, path->len)
+				: gs_split_time(value, path->data, path->len);
 	}
 	return value;
 }
@@ -191,10 +252,7 @@ gs_interp_new(GsEngine *engine, const GsThreadSpec *spec, GsThreadId thread, GsO
 	it->spec = spec;
 	it->thread = thread;
 	it->policy = policy;
-	it->frames = g_array_new(FALSE, TRUE, sizeof(Frame));
-	it->buffers = g_array_new(FALSE, TRUE, sizeof(Buffer));
-	it->frees = g_array_new(FALSE, TRUE, sizeof(GsEffect));
-	it->seen = g_array_new(FALSE, TRUE, sizeof(GsSeenException));
+	it->frames = it->inline_frames;
 	push(it, FRAME_OPS, NULL, spec->ops);
 	return it;
 }
@@ -205,27 +263,40 @@ gs_interp_free(GsInterp *it)
 	if (it == NULL)
 		return;
 	it->on_block = NULL; /* the driver may be gone: nothing is left to tell */
-	while (it->frames->len > 0)
+	while (it->n_frames > 0)
 		pop(it);
-	g_array_unref(it->frames);
-	g_array_unref(it->buffers);
-	g_array_unref(it->frees);
-	g_array_unref(it->seen);
+	if (it->cap_frames > 0)
+		g_free(it->frames);
+	g_free(it->buffers.data);
+	g_free(it->frees.data);
+	if (it->seen != NULL)
+		g_array_unref(it->seen);
 	g_free(it);
 }
 
 /* ---- buffers ---- */
 
+static void
+list_append(BufferList *list, const Buffer *b)
+{
+	if (list->len == list->cap) {
+		list->cap = list->cap == 0 ? 4 : 2 * list->cap;
+		list->data = g_renew(Buffer, list->data, list->cap);
+	}
+	list->data[list->len++] = *b;
+}
+
 /* Hands the live buffer at @index back: a FREE effect is queued and it leaves the list. */
 static void
 queue_free(GsInterp *it, guint index, gboolean at_end)
 {
-	const Buffer *b = &g_array_index(it->buffers, Buffer, index);
-	GsEffect free_effect = {.kind = GS_EFFECT_FREE, .buf = b->name, .size = b->size,
-				.alloc_kind = b->kind, .handle = b->handle, .at_end = at_end};
+	BufferList *live = &it->buffers;
 
-	g_array_append_val(it->frees, free_effect);
-	g_array_remove_index(it->buffers, index);
+	live->data[index].at_end = at_end;
+	list_append(&it->frees, &live->data[index]);
+	memmove(&live->data[index], &live->data[index + 1],
+		(live->len - index - 1) * sizeof(Buffer));
+	live->len--;
 }
 
 static void
@@ -234,15 +305,15 @@ add_buffer(GsInterp *it, guint name, gint64 size, GsAllocKind kind, guint64 hand
 	Buffer b = {.name = name, .size = size, .kind = kind, .handle = handle,
 		    .depth = retry_depth(it)};
 
-	g_array_append_val(it->buffers, b);
+	list_append(&it->buffers, &b);
 }
 
-/* Frees every live buffer at retry depth >= @depth (0: all of them, as the thread ends). */
+/* Frees every live buffer at retry depth >= @depth (0: all of them), oldest first. */
 static void
 free_from_depth(GsInterp *it, guint depth, GsTime now)
 {
-	for (guint i = 0; i < it->buffers->len;) {
-		if (g_array_index(it->buffers, Buffer, i).depth >= depth)
+	for (guint i = 0; i < it->buffers.len;) {
+		if (it->buffers.data[i].depth >= depth)
 			queue_free(it, i, depth == 0);
 		else
 			i++;
@@ -253,8 +324,8 @@ free_from_depth(GsInterp *it, guint depth, GsTime now)
 static void
 hand_up(GsInterp *it, guint depth)
 {
-	for (guint i = 0; i < it->buffers->len; i++) {
-		Buffer *b = &g_array_index(it->buffers, Buffer, i);
+	for (guint i = 0; i < it->buffers.len; i++) {
+		Buffer *b = &it->buffers.data[i];
 
 		if (b->depth >= depth)
 			b->depth = depth - 1;
@@ -268,9 +339,8 @@ op_path(GsInterp *it, char *out, gsize size)
 {
 	GString *s = g_string_new(NULL);
 
-	for (guint i = 0; i < it->frames->len; i++)
-		g_string_append_printf(s, i == 0 ? "%u" : ".%u",
-				       g_array_index(it->frames, Frame, i).pos);
+	for (guint i = 0; i < it->n_frames; i++)
+		g_string_append_printf(s, i == 0 ? "%u" : ".%u", it->frames[i].pos);
 	g_strlcpy(out, s->str, size);
 	g_string_free(s, TRUE);
 }
@@ -281,6 +351,8 @@ record(GsInterp *it, GsException exc, GsTime now)
 	GsSeenException seen = {.time = now, .exception = exc};
 
 	op_path(it, seen.op, sizeof seen.op);
+	if (it->seen == NULL)
+		it->seen = g_array_new(FALSE, TRUE, sizeof(GsSeenException));
 	g_array_append_val(it->seen, seen);
 	return &g_array_index(it->seen, GsSeenException, it->seen->len - 1);
 }
@@ -290,7 +362,8 @@ finish(GsInterp *it, GsEffectKind kind, GsException exc, GsTime now)
 {
 	/* A task gives back what its thread still holds when it ends. */
 	free_from_depth(it, 0, now);
-	it->final = (GsEffect){.kind = kind, .exception = exc};
+	it->final_kind = kind;
+	it->final_exception = exc;
 	it->mode = MODE_FINISHING;
 }
 
@@ -306,11 +379,11 @@ restart_attempt(GsInterp *it, GsTime now)
 static void
 start_attempt(GsInterp *it, GsTime now)
 {
-	Frame *f = top(it);
+	Pieces *work = top(it)->retry;
 
-	if (f->path != NULL)
-		g_byte_array_unref(f->path);
-	f->path = g_ptr_array_steal_index(f->pieces, f->pieces->len - 1);
+	if (work->path != NULL)
+		g_byte_array_unref(work->path);
+	work->path = g_ptr_array_steal_index(work->pieces, work->pieces->len - 1);
 	restart_attempt(it, now);
 }
 
@@ -318,25 +391,25 @@ start_attempt(GsInterp *it, GsTime now)
 static gboolean
 can_split(const Frame *f)
 {
-	return f->op->retry.split != GS_SPLIT_NONE && f->path->len < f->op->retry.max_splits;
+	return f->op->retry.split != GS_SPLIT_NONE && f->retry->path->len < f->op->retry.max_splits;
 }
 
 /* Replaces the current piece by its halves and starts the first. */
 static void
 split_piece(GsInterp *it, GsTime now)
 {
-	Frame *f = top(it);
+	Pieces *work = top(it)->retry;
 	GByteArray *first, *second;
 	const guint8 one = 1, zero = 0;
 
 	second = g_byte_array_new();
-	g_byte_array_append(second, f->path->data, f->path->len);
+	g_byte_array_append(second, work->path->data, work->path->len);
 	g_byte_array_append(second, &one, 1);
 	first = g_byte_array_new();
-	g_byte_array_append(first, f->path->data, f->path->len);
+	g_byte_array_append(first, work->path->data, work->path->len);
 	g_byte_array_append(first, &zero, 1);
-	g_ptr_array_add(f->pieces, second);
-	g_ptr_array_add(f->pieces, first);
+	g_ptr_array_add(work->pieces, second);
+	g_ptr_array_add(work->pieces, first);
 	start_attempt(it, now);
 }
 
@@ -348,7 +421,7 @@ unwind(GsInterp *it, GsTime now)
 
 	if (f->kind == FRAME_RETRY) {
 		gs_engine_retry_block_end(it->engine, it->thread, now);
-		hand_up(it, f->depth);
+		hand_up(it, f->count);
 	}
 	pop(it);
 }
@@ -364,7 +437,7 @@ gs_interp_set_exception_func(GsInterp *it, GsExceptionFunc func, gpointer data)
 static void
 tell_exceptions(GsInterp *it)
 {
-	for (; it->told < it->seen->len; it->told++) {
+	for (; it->seen != NULL && it->told < it->seen->len; it->told++) {
 		if (it->on_exception != NULL)
 			it->on_exception(&g_array_index(it->seen, GsSeenException, it->told),
 					 it->on_exception_data);
@@ -386,7 +459,7 @@ handle_exception(GsInterp *it, GsException exc, GsTime now)
 {
 	GsSeenException *seen = record(it, exc, now);
 
-	while (it->frames->len > 1) {
+	while (it->n_frames > 1) {
 		Frame *f = top(it);
 		gboolean split_request = gs_exception_is_split(exc) || exc == GS_EXC_COULD_NOT_SPLIT;
 
@@ -398,7 +471,7 @@ handle_exception(GsInterp *it, GsException exc, GsTime now)
 		seen->handled = !split_request || can_split(f);
 		tell_exceptions(it); /* before the frees it causes */
 		gs_engine_retry_block_end(it->engine, it->thread, now);
-		free_from_depth(it, f->depth, now);
+		free_from_depth(it, f->count, now);
 		if (!split_request) {
 			it->mode = MODE_RETRY_BLOCK;
 			return;
@@ -439,21 +512,48 @@ misuse(GsInterp *it, GsDecision d, GsTime now)
 	finish(it, GS_EFFECT_FAILED, GS_EXC_NONE, now);
 }
 
+static GsAllocKind
+alloc_kind(const GsInterp *it)
+{
+	return it->unspill ? GS_KIND_GPU : it->alloc_op->alloc.kind;
+}
+
+/* GPU allocations always block; a host one only if the op says so. */
+static gboolean
+alloc_blocking(const GsInterp *it)
+{
+	return alloc_kind(it) == GS_KIND_GPU || it->alloc_op->alloc.blocking;
+}
+
+/* The ALLOC effect of the allocation in progress. */
+static GsEffect
+alloc_effect(const GsInterp *it)
+{
+	return (GsEffect){
+		.kind = GS_EFFECT_ALLOC,
+		.buf = it->unspill ? GS_INTERP_UNSPILL_BUF : it->alloc_op->alloc.buf,
+		.size = it->alloc_size,
+		.alloc_kind = alloc_kind(it),
+		.blocking = alloc_blocking(it),
+		.op = it->alloc_op,
+	};
+}
+
 /* The allocation protocol's pre-call; TRUE with *out set when the driver must act. */
 static gboolean
 alloc_begin(GsInterp *it, GsEffect *out, GsTime now)
 {
-	GsDecision d = gs_engine_alloc_begin(it->engine, it->thread, it->alloc.alloc_kind,
-					     it->alloc.blocking, now);
+	GsDecision d = gs_engine_alloc_begin(it->engine, it->thread, alloc_kind(it),
+					     alloc_blocking(it), now);
 
 	switch (d.verdict) {
 	case GS_VERDICT_PROCEED:
-		it->recursive = d.recursive;
+		it->recursive = d.recursive != FALSE;
 		it->mode = MODE_ALLOC_TRY;
-		*out = it->alloc;
+		*out = alloc_effect(it);
 		return TRUE;
 	case GS_VERDICT_WAIT:
-		*out = effect(GS_EFFECT_WAIT, it->alloc.op);
+		*out = effect(GS_EFFECT_WAIT, it->alloc_op);
 		return TRUE;
 	case GS_VERDICT_THROW:
 		throw_exception(it, d.exception, now);
@@ -473,31 +573,31 @@ gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now)
 	GsDecision d;
 
 	g_return_if_fail(it->mode == MODE_ALLOC_TRY);
-	if (ok && it->alloc.buf == GS_INTERP_UNSPILL_BUF) {
+	if (ok && it->unspill) {
 		/* The compute's buffers are back: run the compute op again. */
-		gs_engine_alloc_success(it->engine, it->thread, it->alloc.alloc_kind, 0,
-					it->recursive, now);
+		gs_engine_alloc_success(it->engine, it->thread, GS_KIND_GPU, 0, it->recursive, now);
+		it->unspill = FALSE;
 		it->mode = MODE_RUN;
 		return;
 	}
 	if (ok) {
-		gs_engine_alloc_success(it->engine, it->thread, it->alloc.alloc_kind, it->alloc.size,
+		gs_engine_alloc_success(it->engine, it->thread, alloc_kind(it), it->alloc_size,
 					it->recursive, now);
-		add_buffer(it, it->alloc.buf, it->alloc.size, it->alloc.alloc_kind, handle);
+		add_buffer(it, it->alloc_op->alloc.buf, it->alloc_size, alloc_kind(it), handle);
 		top(it)->pos++;
 		it->mode = MODE_RUN;
 		return;
 	}
 	if (it->policy == GS_OOM_FAIL) {
 		/* No state machine to consult: the allocation fails for good. */
-		gs_engine_alloc_failed(it->engine, it->thread, it->alloc.alloc_kind, FALSE,
-				       it->alloc.blocking, it->recursive, now);
-		throw_exception(it, gs_exception_fatal_oom(it->alloc.alloc_kind), now);
+		gs_engine_alloc_failed(it->engine, it->thread, alloc_kind(it), FALSE,
+				       alloc_blocking(it), it->recursive, now);
+		throw_exception(it, gs_exception_fatal_oom(alloc_kind(it)), now);
 		return;
 	}
-	d = gs_engine_alloc_failed(it->engine, it->thread, it->alloc.alloc_kind, TRUE,
-				   it->alloc.blocking, it->recursive, now);
-	if (d.verdict == GS_VERDICT_RETRY && !it->alloc.blocking) {
+	d = gs_engine_alloc_failed(it->engine, it->thread, alloc_kind(it), TRUE,
+				   alloc_blocking(it), it->recursive, now);
+	if (d.verdict == GS_VERDICT_RETRY && !alloc_blocking(it)) {
 		/* A non-blocking host allocation gives up: no buffer, no exception. */
 		top(it)->pos++;
 		it->mode = MODE_RUN;
@@ -514,8 +614,8 @@ void
 gs_interp_alloc_throw(GsInterp *it, GsException exc, GsTime now)
 {
 	g_return_if_fail(it->mode == MODE_ALLOC_TRY);
-	gs_engine_alloc_failed(it->engine, it->thread, it->alloc.alloc_kind, FALSE,
-			       it->alloc.blocking, it->recursive, now);
+	gs_engine_alloc_failed(it->engine, it->thread, alloc_kind(it), FALSE, alloc_blocking(it),
+			       it->recursive, now);
 	it->mode = MODE_RUN;
 	throw_exception(it, exc, now);
 }
@@ -523,20 +623,12 @@ gs_interp_alloc_throw(GsInterp *it, GsException exc, GsTime now)
 void
 gs_interp_unspill_first(GsInterp *it, gint64 bytes, GsTime now)
 {
-	const GsOp *op;
-
 	g_return_if_fail(it->mode == MODE_RUN && it->last_out == GS_EFFECT_COMPUTE);
 	top(it)->pos--; /* the compute has not begun */
-	op = current_op(it);
-	it->alloc = (GsEffect){
-		.kind = GS_EFFECT_ALLOC,
-		.buf = GS_INTERP_UNSPILL_BUF,
-		.size = bytes,
-		.alloc_kind = GS_KIND_GPU,
-		.blocking = TRUE,
-		.op = op,
-	};
-	it->last_out = GS_EFFECT_WAIT; /* only once per compute effect */
+	it->alloc_op = current_op(it);
+	it->alloc_size = bytes;
+	it->unspill = TRUE;
+	it->last_out = GS_EFFECT_WAIT; /* once per compute effect */
 	it->mode = MODE_ALLOC_BEGIN;
 }
 
@@ -559,14 +651,9 @@ gs_interp_set_block_func(GsInterp *it, GsBlockFunc func, gpointer data)
 static gboolean
 start_alloc(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 {
-	it->alloc = (GsEffect){
-		.kind = GS_EFFECT_ALLOC,
-		.buf = op->alloc.buf,
-		.size = scaled(it, op->alloc.size, TRUE),
-		.alloc_kind = op->alloc.kind,
-		.blocking = op->alloc.kind == GS_KIND_GPU || op->alloc.blocking,
-		.op = op,
-	};
+	it->unspill = FALSE;
+	it->alloc_op = op;
+	it->alloc_size = scaled(it, op->alloc.size, TRUE);
 	if (op->alloc.kind == GS_KIND_GPU && it->require_permit) {
 		it->mode = MODE_PERMIT;
 		*out = effect(GS_EFFECT_PERMIT, op);
@@ -579,7 +666,7 @@ start_alloc(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 void
 gs_interp_require_permit(GsInterp *it, gboolean require)
 {
-	it->require_permit = require;
+	it->require_permit = require != FALSE;
 }
 
 void
@@ -600,8 +687,8 @@ free_op(GsInterp *it, const GsOp *op, GsTime now)
 	for (guint i = 0; i < op->free.bufs->len; i++) {
 		guint name = g_array_index(op->free.bufs, guint, i);
 
-		for (guint k = 0; k < it->buffers->len;) {
-			if (g_array_index(it->buffers, Buffer, k).name == name)
+		for (guint k = 0; k < it->buffers.len;) {
+			if (it->buffers.data[k].name == name)
 				queue_free(it, k, FALSE);
 			else
 				k++;
@@ -660,15 +747,15 @@ end_of_frame(GsInterp *it, GsTime now)
 		finish(it, GS_EFFECT_DONE, GS_EXC_NONE, now);
 		return;
 	case FRAME_REPEAT:
-		if (++f->iteration < f->op->repeat.times) {
+		if (++f->count < f->op->repeat.times) {
 			f->pos = 0;
 			return;
 		}
 		break;
 	case FRAME_RETRY:
 		gs_engine_retry_block_end(it->engine, it->thread, now);
-		hand_up(it, f->depth);
-		if (f->pieces->len > 0) {
+		hand_up(it, f->count);
+		if (f->retry->pieces->len > 0) {
 			start_attempt(it, now);
 			return;
 		}
@@ -745,29 +832,29 @@ advance(GsInterp *it, GsEffect *out, GsTime now)
 	switch (it->mode) {
 	case MODE_PERMIT:
 		/* The driver owes gs_interp_permit_granted(): ask again. */
-		*out = effect(GS_EFFECT_PERMIT, it->alloc.op);
+		*out = effect(GS_EFFECT_PERMIT, it->alloc_op);
 		return TRUE;
 	case MODE_ALLOC_BEGIN:
 		return alloc_begin(it, out, now);
 	case MODE_ALLOC_TRY:
 		/* The driver owes gs_interp_alloc_done(): ask again. */
-		*out = it->alloc;
+		*out = alloc_effect(it);
 		return TRUE;
 	case MODE_RETRY_BLOCK:
 	case MODE_BLOCK_OP:
 		return block_until_ready(it, out, now);
 	case MODE_FINISHING:
 		it->mode = MODE_FINISHED;
-		*out = it->final;
+		*out = (GsEffect){.kind = it->final_kind, .exception = it->final_exception};
 		return TRUE;
 	case MODE_FINISHED:
-		*out = it->final;
+		*out = (GsEffect){.kind = it->final_kind, .exception = it->final_exception};
 		return TRUE;
 	case MODE_RUN:
 		break;
 	}
 	f = top(it);
-	if (f->pos >= f->ops->len) {
+	if (f->pos >= f->n_ops) {
 		end_of_frame(it, now);
 		return FALSE;
 	}
@@ -784,7 +871,25 @@ tell_free(GsInterp *it, GsTime now)
 	if (!it->freed)
 		return;
 	it->freed = FALSE;
-	gs_engine_dealloc(it->engine, it->thread, it->last_free.alloc_kind, it->last_free.size, now);
+	gs_engine_dealloc(it->engine, it->thread, it->last_free_kind, it->last_free_size, now);
+}
+
+/* The next queued FREE effect; the queue empties once all are handed out. */
+static GsEffect
+next_free(GsInterp *it)
+{
+	const Buffer *b = &it->frees.data[it->frees_head++];
+	GsEffect out = {.kind = GS_EFFECT_FREE, .buf = b->name, .size = b->size,
+			.alloc_kind = b->kind, .handle = b->handle, .at_end = b->at_end};
+
+	it->freed = TRUE;
+	it->last_free_kind = b->kind;
+	it->last_free_size = b->size;
+	if (it->frees_head == it->frees.len) {
+		it->frees.len = 0;
+		it->frees_head = 0;
+	}
+	return out;
 }
 
 static GsEffect
@@ -794,16 +899,8 @@ next_effect(GsInterp *it, GsTime now)
 
 	tell_free(it, now);
 	for (;;) {
-		if (it->frees_head < it->frees->len) {
-			out = g_array_index(it->frees, GsEffect, it->frees_head++);
-			it->freed = TRUE;
-			it->last_free = out;
-			if (it->frees_head == it->frees->len) {
-				g_array_set_size(it->frees, 0);
-				it->frees_head = 0;
-			}
-			return out;
-		}
+		if (it->frees_head < it->frees.len)
+			return next_free(it);
 		if (advance(it, &out, now))
 			return out;
 	}
@@ -814,7 +911,7 @@ gs_interp_step(GsInterp *it, GsTime now)
 {
 	GsEffect out = next_effect(it, now);
 
-	it->last_out = out.kind;
+	it->last_out = (guint8) out.kind;
 	return out;
 }
 
@@ -835,13 +932,26 @@ gs_interp_finished(const GsInterp *it)
 const GArray *
 gs_interp_exceptions(const GsInterp *it)
 {
+	/* Allocated on demand: most threads see no exception and never ask. */
+	if (it->seen == NULL)
+		((GsInterp *) it)->seen = g_array_new(FALSE, TRUE, sizeof(GsSeenException));
 	return it->seen;
+}
+
+GArray *
+gs_interp_take_exceptions(GsInterp *it)
+{
+	GArray *seen = it->seen;
+
+	it->seen = NULL;
+	it->told = 0;
+	return seen;
 }
 
 guint
 gs_interp_live_buffers(const GsInterp *it)
 {
-	return it->buffers->len;
+	return it->buffers.len;
 }
 
 gint64
@@ -849,8 +959,8 @@ gs_interp_live_bytes(const GsInterp *it, GsAllocKind kind)
 {
 	gint64 bytes = 0;
 
-	for (guint i = 0; i < it->buffers->len; i++) {
-		const Buffer *b = &g_array_index(it->buffers, Buffer, i);
+	for (guint i = 0; i < it->buffers.len; i++) {
+		const Buffer *b = &it->buffers.data[i];
 
 		if (b->kind == kind)
 			bytes += b->size;

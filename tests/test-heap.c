@@ -325,6 +325,45 @@ START_TEST(test_pop_due_two_phase)
 }
 END_TEST
 
+/* Popping a pass one event at a time fires what pop_due collects, in its order. */
+START_TEST(test_pop_due_before)
+{
+	g_autoptr(GsHeap) a = gs_heap_new();
+	g_autoptr(GsHeap) b = gs_heap_new();
+	g_autoptr(GArray) due = g_array_new(FALSE, FALSE, sizeof(GsEvent));
+	GRand *rand = g_rand_new_with_seed(11);
+	GsEvent next, e;
+
+	for (guint i = 0; i < 200; i++) {
+		GsTime t = g_rand_int_range(rand, 0, 20);
+
+		gs_heap_push(a, t, 0, 0, 0, i);
+		gs_heap_push(b, t, 0, 0, 0, i);
+	}
+	while (gs_heap_peek(a, &next)) {
+		guint64 before = gs_heap_next_seq(b);
+
+		g_array_set_size(due, 0);
+		gs_heap_pop_due(a, next.time, due);
+		for (guint i = 0; i < due->len; i++) {
+			const GsEvent *x = &g_array_index(due, GsEvent, i);
+
+			ck_assert(gs_heap_pop_due_before(b, next.time, before, &e));
+			ck_assert_uint_eq(e.seq, x->seq);
+			ck_assert_int_eq(e.arg, x->arg);
+			/* Both schedule the same follow-up; it must wait for the next pass. */
+			if (x->arg < 400) {
+				gs_heap_push(a, next.time, 0, 0, 0, x->arg + 200);
+				gs_heap_push(b, next.time, 0, 0, 0, x->arg + 200);
+			}
+		}
+		ck_assert(!gs_heap_pop_due_before(b, next.time, before, &e));
+	}
+	ck_assert_uint_eq(gs_heap_len(b), 0);
+	g_rand_free(rand);
+}
+END_TEST
+
 /*
  * A randomized driver loop: each fired event schedules up to two more, some at
  * the same instant. Checks that no pass contains an event scheduled during
@@ -454,6 +493,7 @@ gs_test_suite_heap(void)
 	tc = tcase_create("firing");
 	tcase_add_test(tc, test_pop_due_basic);
 	tcase_add_test(tc, test_pop_due_two_phase);
+	tcase_add_test(tc, test_pop_due_before);
 	tcase_add_loop_test(tc, test_driver_loop, 0, G_N_ELEMENTS(des_seeds));
 	suite_add_tcase(s, tc);
 

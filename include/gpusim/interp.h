@@ -165,6 +165,13 @@ GS_API gboolean gs_interp_finished(const GsInterp *it);
 /** The exceptions the thread saw, in order (GsSeenException). */
 GS_API const GArray *gs_interp_exceptions(const GsInterp *it);
 
+/**
+ * Hands the exceptions seen so far to the caller (GsSeenException, in order),
+ * or NULL if there were none, and starts an empty list: a driver that keeps
+ * them in its results takes them once the thread has ended, without a copy.
+ */
+GS_API GArray *gs_interp_take_exceptions(GsInterp *it);
+
 /** Live buffers: their count and bytes per kind (what the thread holds now). */
 GS_API guint gs_interp_live_buffers(const GsInterp *it);
 GS_API gint64 gs_interp_live_bytes(const GsInterp *it, GsAllocKind kind);
