@@ -23,6 +23,7 @@ struct GsMemory {
 	GsGate *gate;
 	GsSpillBufId next_id;
 	GSList *spare;               /* recycled records */
+	GsMemBuf *live;              /* live records, a doubly linked list */
 	GsMemTraffic traffic;
 };
 
@@ -84,6 +85,12 @@ gs_memory_free(GsMemory *m)
 		g_hash_table_unref(m->by_id);
 	}
 	gs_gate_free(m->gate);
+	while (m->live != NULL) {
+		GsMemBuf *b = m->live;
+
+		m->live = b->next;
+		g_free(b);
+	}
 	g_slist_free_full(m->spare, g_free);
 	g_free(m);
 }
@@ -227,6 +234,10 @@ record_new(GsMemory *m)
 		b = g_new0(GsMemBuf, 1);
 	}
 	b->id = m->next_id++;
+	b->next = m->live;
+	if (m->live != NULL)
+		m->live->prev = b;
+	m->live = b;
 	/* A value no other buffer carries: what every copy of this one must bring. */
 	b->tag = b->id * G_GUINT64_CONSTANT(0x9e3779b97f4a7c15);
 	return b;
@@ -235,6 +246,14 @@ record_new(GsMemory *m)
 static void
 record_free(GsMemory *m, GsMemBuf *b)
 {
+	GsMemBuf *prev = b->prev, *next = b->next;
+
+	if (prev != NULL)
+		prev->next = next;
+	else
+		m->live = next;
+	if (next != NULL)
+		next->prev = prev;
 	m->spare = g_slist_prepend(m->spare, b);
 }
 

@@ -102,6 +102,8 @@ typedef struct {
 	gpointer owner;          /* the thread that allocated it */
 	guint name;              /* its name in that thread's table */
 	gint page;               /* its page in the task's page table, or -1 */
+	/* The module's: the live records, so that a run cut short frees them all. */
+	gpointer prev, next;
 } GsMemBuf;
 
 typedef struct {
