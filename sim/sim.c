@@ -695,6 +695,49 @@ wait_for_copies(Sim *s, SimThread *t, GsTime duration, After after)
 	resume_at(s, t, s->now + duration, T_BUSY);
 }
 
+/* Sets the spillable flag of @t's spillable buffers in @ids (FALSE) or back (TRUE). */
+static void
+hold_own(Sim *s, SimThread *t, GArray *ids, gboolean hold)
+{
+	GsSpillStore *store = gs_memory_store(s->mem);
+	GsSpillBufView view;
+
+	if (hold) {
+		for (guint i = 0; t->mem != NULL && i < t->mem->bufs->len; i++) {
+			const GsMemBuf *b = t->mem->bufs->pdata[i];
+
+			if (gs_spill_lookup(store, b->id, &view) && view.spillable) {
+				gs_spill_set_spillable(store, b->id, FALSE);
+				g_array_append_val(ids, b->id);
+			}
+		}
+		return;
+	}
+	for (guint i = 0; i < ids->len; i++)
+		gs_spill_set_spillable(store, g_array_index(ids, GsSpillBufId, i), TRUE);
+}
+
+/*
+ * The victims for @need bytes in @tier, into s->moves. Under smallest_fit,
+ * Spark's consumer order (§C.3), the requester's own buffers come last: they
+ * are planned only if the others cannot cover the need.
+ */
+static void
+plan_victims(Sim *s, SimThread *t, GsTier tier, gint64 need)
+{
+	if (s->w->policy.spill.victim == GS_VICTIM_SMALLEST_FIT) {
+		g_autoptr(GArray) own = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+		gboolean covered;
+
+		hold_own(s, t, own, TRUE);
+		covered = gs_memory_plan_spill(s->mem, tier, need, s->now, s->moves) >= need;
+		hold_own(s, t, own, FALSE);
+		if (covered)
+			return;
+	}
+	gs_memory_plan_spill(s->mem, tier, need, s->now, s->moves);
+}
+
 /*
  * On-demand spill inside a failing allocation: victims to free @need bytes
  * in @tier go down one tier, and the thread tries again once they landed.
@@ -712,7 +755,7 @@ spill_for(Sim *s, SimThread *t, GsTier tier, gint64 need)
 		mem_of(s, t)->gave_up = FALSE;
 		return FALSE;
 	}
-	gs_memory_plan_spill(s->mem, tier, need, s->now, s->moves);
+	plan_victims(s, t, tier, need);
 	if (s->moves->len == 0 || !start_copies_down(s, t, tier, &duration))
 		return FALSE;
 	wait_for_copies(s, t, duration, AFTER_ALLOC);
