@@ -66,7 +66,8 @@ void gs_batch_job_free(GsBatchJob *job);
 /**
  * Loads the scenario at @path for every job of @jobs (GsBatchJob*). On the
  * first error returns FALSE with @error set to the loader's
- * "file:line:column: ..." message, naming the variant when one was applied.
+ * "file:line:column: ..." message, ended by " (with variant NAME)" when a
+ * variant was applied.
  */
 gboolean gs_batch_load(const char *path, GPtrArray *jobs, GError **error);
 

@@ -39,8 +39,8 @@ import(const char *log_path, const char *out, gboolean quiet)
 		return GS_EXIT_USAGE;
 	}
 	if (!quiet && out != NULL)
-		fprintf(stderr, "%s: %u threads, %u allocations, %u frees, %u failures, "
-				"%u rows left out; wrote %s\n",
+		fprintf(stderr, "%s: threads %u, allocations %u, frees %u, failed allocations %u, "
+				"rows left out %u; wrote %s\n",
 			log_path, import->threads, import->allocations, import->frees,
 			import->failures, import->problems->len, out);
 	return GS_EXIT_OK;

@@ -376,7 +376,7 @@ plot_row(GString *s, double x, const GsResult *r)
 		   ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
 		   ",%" G_GINT64_FORMAT ",%d\n",
 		g_ascii_dtostr(buf, sizeof buf, x), r->makespan_ns, r->totals.tasks,
-		r->totals.tasks_failed, r->totals.retries, r->totals.splits, r->totals.blocked_ns,
+		r->totals.tasks - r->totals.tasks_completed, r->totals.retries, r->totals.splits, r->totals.blocked_ns,
 		r->totals.lost_ns, r->totals.spilled_gpu_to_host + r->totals.spilled_host_to_disk,
 		r->tiers[GS_TIER_GPU].peak_used, outcome_marker(r->outcome));
 }
@@ -389,7 +389,7 @@ static char *
 plot_data(GPtrArray *jobs, GPtrArray *params, GPtrArray *variants, const Axis *axis,
 	  GString *vars)
 {
-	GString *s = g_string_new("# x,makespan_ns,tasks,tasks_failed,retries,splits,blocked_ns,"
+	GString *s = g_string_new("# x,makespan_ns,tasks,tasks_not_completed,retries,splits,blocked_ns,"
 				  "lost_ns,spilled_bytes,peak_gpu_used,marker\n");
 	guint rest = rest_combinations(params);
 	guint n_first = ((Param *) params->pdata[0])->values->len;

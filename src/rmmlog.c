@@ -161,7 +161,10 @@ thread_for(Importer *im, const char *id, gint64 now_us)
 	return t;
 }
 
-/* The time a thread spent since its previous row becomes compute. */
+/*
+ * The time a thread spent since its previous op becomes compute, just before
+ * its next op, so that the rows left out between them add to one gap.
+ */
 static void
 advance(LogThread *t, gint64 now_us)
 {
@@ -191,7 +194,8 @@ log_time(Importer *im, gint64 clock_us)
 }
 
 static void
-allocate(Importer *im, const Row *row, LogThread *t, guint index, const char *pointer, gint64 size)
+allocate(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us, const char *pointer,
+	 gint64 size)
 {
 	Live *live = g_new0(Live, 1);
 	Live *old = g_hash_table_lookup(im->live, pointer);
@@ -203,6 +207,7 @@ allocate(Importer *im, const Row *row, LogThread *t, guint index, const char *po
 						im->path, row->line, row->columns[F_POINTER],
 						pointer, old->line));
 	}
+	advance(t, now_us);
 	live->thread = index;
 	live->buf = ++t->next_buf;
 	live->bytes = (size + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
@@ -217,7 +222,7 @@ allocate(Importer *im, const Row *row, LogThread *t, guint index, const char *po
 }
 
 static void
-release(Importer *im, const Row *row, LogThread *t, guint index, const char *pointer)
+release(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us, const char *pointer)
 {
 	Live *live = g_hash_table_lookup(im->live, pointer);
 
@@ -234,6 +239,7 @@ release(Importer *im, const Row *row, LogThread *t, guint index, const char *poi
 			live->line);
 		return;
 	}
+	advance(t, now_us);
 	g_string_append_printf(t->ops, "          - free: p%u\n", live->buf);
 	t->n_ops++;
 	im->live_bytes -= live->bytes;
@@ -312,12 +318,10 @@ import_row(Importer *im, const char *text, guint line)
 		im->out->failures++;
 	} else if (pointer == 0) {
 		problem(im, &row, F_POINTER, "%s of a null pointer", action);
+	} else if (strcmp(action, "allocate") == 0) {
+		allocate(im, &row, t, index, now_us, pointer_key, size);
 	} else {
-		advance(t, now_us);
-		if (strcmp(action, "allocate") == 0)
-			allocate(im, &row, t, index, pointer_key, size);
-		else
-			release(im, &row, t, index, pointer_key);
+		release(im, &row, t, index, now_us, pointer_key);
 	}
 done:
 	g_strfreev(row.fields);
@@ -355,8 +359,8 @@ write_scenario(Importer *im)
 	g_string_append_printf(
 		s,
 		"description: >\n"
-		"  Imported from the RMM log %s: %u threads, %u allocations, %u frees, %u failed\n"
-		"  allocations (kept as comments). Each logged thread is one task; the gaps\n"
+		"  Imported from the RMM log %s (threads %u, allocations %u, frees %u,\n"
+		"  failed allocations %u, kept as comments). Each logged thread is one task; the gaps\n"
 		"  between a thread's rows are compute. The GPU holds the log's peak\n"
 		"  (%" G_GINT64_FORMAT " bytes, 256-byte aligned) rounded up to a MiB; shrink it\n"
 		"  with --set memory.gpu.capacity=... to see the policies at work.\n",
