@@ -1,4 +1,4 @@
-# Variants side by side: makespan, failed tasks, retries and splits, blocked
+# Variants side by side: makespan, tasks not completed, retries and splits, blocked
 # and lost time, spilled bytes, GPU memory; one bar (or pair) per variant.
 # Set by gpusim: file (summary.csv, one row per variant with a header line);
 #   n (rows); tdiv, tunit; bdiv, bunit; heading.
@@ -24,14 +24,15 @@ set ylabel sprintf('makespan (%s)', tunit)
 plot file using 0:(column('makespan_ns') / tdiv):($0 + 1):xtic(label_of(0)) with boxes lc variable, \
      '' using 0:(column('makespan_ns') / tdiv):(fmt(column('makespan_ns') / tdiv)) with labels offset 0,0.7
 
-set title 'Failed tasks'
+set title 'Tasks not completed (failed or stuck)'
 set ylabel 'tasks'
 stats file using 'tasks' nooutput
 step = STATS_max <= 10 ? 1 : ceil(STATS_max / 8.0)
 set ytics step
 set yrange [0:(STATS_max > 0 ? STATS_max : 1)]
-plot file using 0:'tasks_failed':($0 + 1):xtic(label_of(0)) with boxes lc variable, \
-     '' using 0:'tasks_failed':(sprintf('%d of %d', column('tasks_failed'), column('tasks'))) with labels offset 0,0.7
+not_completed(dummy) = column('tasks') - column('tasks_completed')
+plot file using 0:(not_completed(0)):($0 + 1):xtic(label_of(0)) with boxes lc variable, \
+     '' using 0:(not_completed(0)):(sprintf('%d of %d', not_completed(0), column('tasks'))) with labels offset 0,0.7
 
 set boxwidth 0.35
 set ytics autofreq

@@ -1,7 +1,8 @@
 # Each metric against the swept parameter, one line per variant (and per
 # value of any further swept parameter).
 # Set by gpusim: file (sweep-plot.csv: one block per line, blocks apart by two
-#   blank lines; columns x, makespan_ns, tasks, tasks_failed, retries, splits,
+#   blank lines; columns x, makespan_ns, tasks, tasks_not_completed (failed or
+#   cut short by a deadlock or timeout), retries, splits,
 #   blocked_ns, lost_ns, spilled_bytes, peak_gpu_used, marker: the point type
 #   that shows the run's outcome); n (blocks);
 #   title1..titleN; xlabel; xtics ('' for a numeric axis, else a gnuplot tic
@@ -22,7 +23,7 @@ do for [panel = 1:8] {
     col = panel + 1 + (panel >= 2)
     div = (panel == 1 || panel == 5 || panel == 6) ? tdiv : (panel >= 7) ? bdiv : 1
     if (panel == 1) { set title 'Makespan'; set ylabel sprintf('makespan (%s)', tunit) }
-    if (panel == 2) { set title 'Failed tasks'; set ylabel 'tasks' }
+    if (panel == 2) { set title 'Tasks not completed (failed or stuck)'; set ylabel 'tasks' }
     if (panel == 3) { set title 'Retries'; set ylabel 'retries' }
     if (panel == 4) { set title 'Splits'; set ylabel 'splits' }
     if (panel == 5) { set title 'Time blocked'; set ylabel sprintf('summed over threads (%s)', tunit) }
