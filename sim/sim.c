@@ -900,7 +900,11 @@ static void
 log_alloc(Sim *s, SimThread *t, const GsEffect *effect, GsTier tier, gboolean ok)
 {
 	GsLogEntry e = {.kind = GS_LOG_ALLOC, .thread = t->result->name, .bytes = effect->size,
-			.tier = tier, .ok = ok, .buf = t->spec->buffers->pdata[effect->buf]};
+			.tier = tier, .ok = ok};
+
+	/* The room a compute's spilled buffers need has no buffer name of its own. */
+	e.buf = effect->buf == GS_INTERP_UNSPILL_BUF ? "(unspill)"
+						      : t->spec->buffers->pdata[effect->buf];
 
 	emit(s, &e);
 	s->changed = TRUE;

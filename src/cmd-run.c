@@ -27,8 +27,8 @@ typedef struct {
 	gboolean quiet;
 } RunOptions;
 
-static gboolean
-check_backend(const char *backend, int *status)
+gboolean
+gs_cmd_check_backend(const char *backend, int *status)
 {
 	if (backend == NULL || g_strcmp0(backend, "sim") == 0)
 		return TRUE;
@@ -159,7 +159,7 @@ gs_cmd_run(int argc, char **argv)
 		fprintf(stderr, "gpusim run: --max-time: not a duration: '%s' (e.g. 500ms, 10s)\n",
 			o.max_time);
 		status = GS_EXIT_USAGE;
-	} else if (check_backend(o.backend, &status)) {
+	} else if (gs_cmd_check_backend(o.backend, &status)) {
 		w = gs_loader_load(argv[1], o.variant, (const char *const *) o.sets, &error);
 		if (w == NULL) {
 			fprintf(stderr, "%s\n", error->message);

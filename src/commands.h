@@ -7,6 +7,8 @@
 #ifndef GPUSIM_COMMANDS_H
 #define GPUSIM_COMMANDS_H
 
+#include <glib.h>
+
 enum {
 	GS_EXIT_OK = 0,
 	GS_EXIT_EXPECTATION = 1, /* ran, and an expectation failed */
@@ -16,5 +18,14 @@ enum {
 };
 
 int gs_cmd_run(int argc, char **argv);
+int gs_cmd_compare(int argc, char **argv);
+int gs_cmd_sweep(int argc, char **argv);
+int gs_cmd_import_rmm_log(int argc, char **argv);
+
+/*
+ * TRUE if @backend (NULL: the default) can run here; else prints why and sets
+ * *@status to GS_EXIT_BACKEND (a known backend not built) or GS_EXIT_USAGE.
+ */
+gboolean gs_cmd_check_backend(const char *backend, int *status);
 
 #endif /* GPUSIM_COMMANDS_H */

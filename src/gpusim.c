@@ -109,7 +109,10 @@ typedef struct {
 
 static const Command commands[] = {
 	{"run", gs_cmd_run, "Replay a scenario on the simulator and report what happened"},
+	{"compare", gs_cmd_compare, "Run every variant of a scenario and compare them, with plots"},
+	{"sweep", gs_cmd_sweep, "Run a scenario over a grid of parameter values, in parallel"},
 	{"validate", cmd_validate, "Check scenario files and their variants without running them"},
+	{"import-rmm-log", gs_cmd_import_rmm_log, "Turn an RMM logging-adaptor CSV into a scenario"},
 };
 
 static char *
@@ -119,7 +122,7 @@ description_text(void)
 
 	g_string_append(s, "\nCommands:\n");
 	for (guint i = 0; i < G_N_ELEMENTS(commands); i++)
-		g_string_append_printf(s, "  %-10s %s\n", commands[i].name, commands[i].help);
+		g_string_append_printf(s, "  %-15s %s\n", commands[i].name, commands[i].help);
 	g_string_append(s, description_outro);
 	return g_string_free(s, FALSE);
 }

@@ -11,6 +11,15 @@ version=$(sed -n 's/^AC_INIT(\[gpusim\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/conf
 out=$("$gpusim" --help) || fail "--help exited $?"
 echo "$out" | grep -q 'Usage:' || fail "--help has no usage line"
 echo "$out" | grep -q -- '--version' || fail "--help does not list --version"
+for command in run compare sweep validate import-rmm-log; do
+	echo "$out" | grep -q "^  $command " || fail "--help does not list $command"
+	"$gpusim" "$command" --help >/dev/null || fail "$command --help exited $?"
+done
+# The manual page and the bash completion are well formed.
+grep -q '^\.TH GPUSIM 1' "$top_srcdir/doc/gpusim.1" || fail "doc/gpusim.1 is not a manual page"
+if command -v bash >/dev/null 2>&1; then
+	bash -n "$top_srcdir/completion/gpusim" || fail "completion/gpusim has a syntax error"
+fi
 
 "$gpusim" --no-such-option >/dev/null 2>&1
 [ $? -eq 2 ] || fail "an unknown option must exit 2"

@@ -1,0 +1,345 @@
+/*
+ * gpusim: many replays of one scenario (see batch.h).
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "batch.h"
+#include "generate.h"
+#include "loader.h"
+#include "report.h"
+
+/* ---- which variants ---- */
+
+void
+gs_batch_variant_free(GsBatchVariant *v)
+{
+	if (v == NULL)
+		return;
+	g_free(v->label);
+	g_free(v->variant);
+	g_free(v->set);
+	g_free(v);
+}
+
+static GsBatchVariant *
+variant_new(const char *label, const char *variant, const char *set)
+{
+	GsBatchVariant *v = g_new0(GsBatchVariant, 1);
+
+	v->label = g_strdup(label);
+	v->variant = g_strdup(variant);
+	v->set = g_strdup(set);
+	return v;
+}
+
+/* The policies compared when a scenario defines no variants (SPEC §3.6). */
+static const char *const builtin_policies[] = {"fail", "block", "retry"};
+
+static GsBatchVariant *
+builtin_variant(const char *name)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(builtin_policies); i++) {
+		if (strcmp(name, builtin_policies[i]) == 0) {
+			g_autofree char *set = g_strconcat("policy.oom=", name, NULL);
+
+			return variant_new(name, NULL, set);
+		}
+	}
+	return NULL;
+}
+
+static gboolean
+has_name(GPtrArray *names, const char *name)
+{
+	for (guint i = 0; i < names->len; i++)
+		if (strcmp(names->pdata[i], name) == 0)
+			return TRUE;
+	return FALSE;
+}
+
+/* One requested name: the scenario's variant first, so a scenario may redefine "retry". */
+static GsBatchVariant *
+resolve_variant(GPtrArray *defined, const char *name, GError **error)
+{
+	GsBatchVariant *v;
+	g_autofree char *known = NULL;
+
+	if (has_name(defined, name))
+		return variant_new(name, name, NULL);
+	if (strcmp(name, "base") == 0)
+		return variant_new(name, NULL, NULL);
+	if ((v = builtin_variant(name)) != NULL)
+		return v;
+	g_ptr_array_add(defined, NULL);
+	known = g_strjoinv(", ", (char **) defined->pdata);
+	g_ptr_array_remove_index(defined, defined->len - 1);
+	g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+		    "unknown variant '%s' (the scenario defines %s; base, fail, block and "
+		    "retry are always there)",
+		    name, defined->len > 0 ? known : "none");
+	return NULL;
+}
+
+GPtrArray *
+gs_batch_variants(const char *path, const char *requested, GError **error)
+{
+	g_autoptr(GPtrArray) defined = gs_loader_variant_names(path, error);
+	g_autoptr(GPtrArray) chosen = NULL;
+	g_auto(GStrv) names = NULL;
+
+	if (defined == NULL)
+		return NULL;
+	chosen = g_ptr_array_new_with_free_func((GDestroyNotify) gs_batch_variant_free);
+	if (requested == NULL) {
+		for (guint i = 0; i < defined->len; i++)
+			g_ptr_array_add(chosen, variant_new(defined->pdata[i], defined->pdata[i],
+							    NULL));
+		for (guint i = 0; defined->len == 0 && i < G_N_ELEMENTS(builtin_policies); i++)
+			g_ptr_array_add(chosen, builtin_variant(builtin_policies[i]));
+		return g_steal_pointer(&chosen);
+	}
+	names = g_strsplit(requested, ",", -1);
+	for (guint i = 0; names[i] != NULL; i++) {
+		const char *name = g_strstrip(names[i]);
+		GsBatchVariant *v;
+
+		if (*name == '\0') {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "--variants: an empty name in '%s'", requested);
+			return NULL;
+		}
+		for (guint k = 0; k < chosen->len; k++) {
+			if (strcmp(((GsBatchVariant *) chosen->pdata[k])->label, name) == 0) {
+				g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+					    "--variants: '%s' is named twice", name);
+				return NULL;
+			}
+		}
+		if ((v = resolve_variant(defined, name, error)) == NULL)
+			return NULL;
+		g_ptr_array_add(chosen, v);
+	}
+	return g_steal_pointer(&chosen);
+}
+
+/* ---- jobs ---- */
+
+GsBatchJob *
+gs_batch_job_new(const GsBatchVariant *variant, const char *const *sets)
+{
+	GsBatchJob *job = g_new0(GsBatchJob, 1);
+	GPtrArray *all = g_ptr_array_new();
+
+	job->variant = variant;
+	for (guint i = 0; sets != NULL && sets[i] != NULL; i++)
+		g_ptr_array_add(all, g_strdup(sets[i]));
+	/* The policy of a built-in variant comes last so that it wins. */
+	if (variant->set != NULL)
+		g_ptr_array_add(all, g_strdup(variant->set));
+	g_ptr_array_add(all, NULL);
+	job->sets = (char **) g_ptr_array_free(all, FALSE);
+	return job;
+}
+
+void
+gs_batch_job_free(GsBatchJob *job)
+{
+	if (job == NULL)
+		return;
+	g_strfreev(job->sets);
+	g_free(job->json_path);
+	g_free(job->timeline_path);
+	g_free(job->trace_path);
+	g_clear_pointer(&job->workload, gs_workload_free);
+	g_clear_pointer(&job->result, gs_result_free);
+	g_free(job->write_error);
+	g_free(job);
+}
+
+gboolean
+gs_batch_load(const char *path, GPtrArray *jobs, GError **error)
+{
+	for (guint i = 0; i < jobs->len; i++) {
+		GsBatchJob *job = jobs->pdata[i];
+
+		g_clear_pointer(&job->workload, gs_workload_free);
+		job->workload = gs_loader_load(path, job->variant->variant,
+					       (const char *const *) job->sets, error);
+		if (job->workload == NULL) {
+			/* Suffixed, as validate does, so the message still opens with file:line:column. */
+			if (job->variant->variant != NULL && error != NULL && *error != NULL) {
+				char *message = g_strdup_printf("%s (with variant %s)", (*error)->message,
+								job->variant->variant);
+
+				g_free((*error)->message);
+				(*error)->message = message;
+			}
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+/* ---- running ---- */
+
+typedef struct {
+	GPtrArray *jobs;
+	GMutex lock;
+	guint done;
+	GsBatchProgress progress;
+	gpointer progress_data;
+} Batch;
+
+static gboolean
+write_one(const char *path, char *contents, GsBatchJob *job)
+{
+	g_autofree char *owned = contents;
+	g_autoptr(GError) error = NULL;
+
+	if (path == NULL || job->write_error != NULL)
+		return job->write_error == NULL;
+	if (!gs_report_write_file(path, owned, &error))
+		job->write_error = g_strdup(error->message);
+	return job->write_error == NULL;
+}
+
+/* One job, start to finish, on whichever worker picked it up. */
+static void
+run_job(GsBatchJob *job)
+{
+	g_autoptr(GsEventLog) log = job->trace_path != NULL ? gs_event_log_new() : NULL;
+	GsSimOptions options = {.log = log != NULL ? gs_event_log_add : NULL, .log_data = log};
+	gint64 started = g_get_monotonic_time();
+	GsWorkload *w = job->workload;
+
+	gs_generate_tasks(w);
+	job->result = gs_sim_run(w, &options);
+	job->wall_ns = (g_get_monotonic_time() - started) * 1000;
+	if (job->json_path != NULL)
+		write_one(job->json_path, gs_report_json(w, job->result, "sim", job->wall_ns, NULL),
+			  job);
+	if (job->timeline_path != NULL)
+		write_one(job->timeline_path, gs_report_timeline_csv(job->result), job);
+	if (job->trace_path != NULL)
+		write_one(job->trace_path, gs_report_trace(w, job->result, log), job);
+}
+
+static void
+worker(gpointer item, gpointer data)
+{
+	Batch *batch = data;
+	GsBatchJob *job = batch->jobs->pdata[GPOINTER_TO_UINT(item) - 1];
+
+	run_job(job);
+	g_mutex_lock(&batch->lock);
+	batch->done++;
+	if (batch->progress != NULL)
+		batch->progress(job, batch->done, batch->jobs->len, batch->progress_data);
+	g_mutex_unlock(&batch->lock);
+}
+
+gboolean
+gs_batch_run(GPtrArray *jobs, guint workers, GsBatchProgress progress, gpointer progress_data,
+	     GError **error)
+{
+	Batch batch = {.jobs = jobs, .progress = progress, .progress_data = progress_data};
+	GThreadPool *pool;
+
+	g_mutex_init(&batch.lock);
+	workers = MAX(workers, 1);
+	/* No pool for one worker: the run stays on the calling thread. */
+	pool = workers > 1 ? g_thread_pool_new(worker, &batch, (gint) workers, TRUE, NULL) : NULL;
+	for (guint i = 0; i < jobs->len; i++) {
+		/* Items are job indices plus one: a pool item may not be NULL. */
+		if (pool == NULL || !g_thread_pool_push(pool, GUINT_TO_POINTER(i + 1), NULL))
+			worker(GUINT_TO_POINTER(i + 1), &batch);
+	}
+	if (pool != NULL)
+		g_thread_pool_free(pool, FALSE, TRUE);
+	g_mutex_clear(&batch.lock);
+	for (guint i = 0; i < jobs->len; i++) {
+		const GsBatchJob *job = jobs->pdata[i];
+
+		if (job->write_error != NULL) {
+			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s",
+				    job->write_error);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+/* ---- CSV ---- */
+
+const char *
+gs_batch_csv_header(void)
+{
+	return "outcome,makespan_ns,tasks,tasks_completed,tasks_failed,task_attempts,"
+	       "retries,splits,blocked_ns,lost_ns,spill_block_ns,semaphore_wait_ns,"
+	       "deadlocks_busted,deadlocks_unresolved,spilled_gpu_to_host,"
+	       "spilled_host_to_disk,unspilled_host_to_gpu,unspilled_disk_to_host,"
+	       "peak_gpu_used,peak_host_used,peak_disk_used,mean_gpu_used,gpu_capacity";
+}
+
+void
+gs_batch_csv_metrics(GString *s, const GsResult *r)
+{
+	const gint64 values[] = {
+		r->makespan_ns,
+		r->totals.tasks,
+		r->totals.tasks_completed,
+		r->totals.tasks_failed,
+		r->totals.task_attempts,
+		(gint64) r->totals.retries,
+		(gint64) r->totals.splits,
+		r->totals.blocked_ns,
+		r->totals.lost_ns,
+		r->totals.spill_block_ns,
+		r->totals.semaphore_wait_ns,
+		(gint64) r->totals.deadlocks_busted,
+		(gint64) r->totals.deadlocks_unresolved,
+		r->totals.spilled_gpu_to_host,
+		r->totals.spilled_host_to_disk,
+		r->totals.unspilled_host_to_gpu,
+		r->totals.unspilled_disk_to_host,
+		r->tiers[GS_TIER_GPU].peak_used,
+		r->tiers[GS_TIER_HOST].peak_used,
+		r->tiers[GS_TIER_DISK].peak_used,
+		r->tiers[GS_TIER_GPU].mean_used,
+		r->tiers[GS_TIER_GPU].capacity,
+	};
+
+	g_string_append(s, gs_outcome_name(r->outcome));
+	for (guint i = 0; i < G_N_ELEMENTS(values); i++)
+		g_string_append_printf(s, ",%" G_GINT64_FORMAT, values[i]);
+}
+
+void
+gs_batch_csv_field(GString *s, const char *text)
+{
+	if (strpbrk(text, ",\"\r\n") == NULL) {
+		g_string_append(s, text);
+		return;
+	}
+	g_string_append_c(s, '"');
+	for (const char *p = text; *p != '\0'; p++) {
+		if (*p == '"')
+			g_string_append_c(s, '"');
+		g_string_append_c(s, *p);
+	}
+	g_string_append_c(s, '"');
+}
+
+char *
+gs_batch_file_stem(const char *label)
+{
+	GString *s = g_string_new(NULL);
+
+	for (const char *p = label; *p != '\0'; p++)
+		g_string_append_c(s, g_ascii_isalnum(*p) || strchr("._+-", *p) != NULL ? *p : '_');
+	if (s->len == 0 || s->str[0] == '.')
+		g_string_prepend_c(s, '_');
+	return g_string_free(s, FALSE);
+}

@@ -1,0 +1,112 @@
+/*
+ * gpusim: many replays of one scenario, for `compare` and `sweep`.
+ *
+ * This module decides which runs a comparison is made of and how they are
+ * carried out. A run ("job") is the scenario file, at most one of its
+ * variants, and --set overrides; the variants a comparison uses are the
+ * scenario's own, or, when it defines none, the three OOM policies fail,
+ * block and retry (SPEC §3.6). Every job is loaded before any runs, so a bad
+ * scenario or value stops the whole batch with nothing written. The jobs then
+ * run on a GLib thread pool, each one wholly inside one worker (generate,
+ * simulate, write its own files): a run stays single-threaded and gives the
+ * same bytes whatever the number of workers, because the loader and the
+ * simulator keep no mutable global state and results are kept by job index,
+ * never in order of completion.
+ *
+ * It also writes the metrics every comparison reports, as CSV columns, so
+ * that summary.csv and sweep.csv agree. It prints nothing; progress goes to a
+ * callback, which is called under a lock, one job at a time.
+ */
+#ifndef GPUSIM_BATCH_H
+#define GPUSIM_BATCH_H
+
+#include <gpusim/gpusim.h>
+
+#include "sim.h"
+
+G_BEGIN_DECLS
+
+/* One variant of a comparison, as the user names it. */
+typedef struct {
+	char *label;   /* the name shown in tables, files and legends */
+	char *variant; /* the scenario's variant to apply, or NULL */
+	char *set;     /* an extra KEY=VALUE (the built-in policies), or NULL */
+} GsBatchVariant;
+
+void gs_batch_variant_free(GsBatchVariant *v);
+
+/**
+ * The variants to compare: those named in @requested (comma-separated; may be
+ * NULL for all), resolved against the scenario at @path. A name is one of the
+ * scenario's variants, "base" (the scenario as written) or, when the scenario
+ * defines no variant of that name, one of the policies fail, block and retry.
+ * Returns a GPtrArray of GsBatchVariant, or NULL with @error set (an unknown
+ * or repeated name, an unreadable scenario).
+ */
+GPtrArray *gs_batch_variants(const char *path, const char *requested, GError **error);
+
+/* One run. The caller fills the first group; the batch the second. */
+typedef struct {
+	const GsBatchVariant *variant; /* not owned */
+	char **sets;                   /* NULL-terminated KEY=VALUE overrides, owned */
+	char *json_path;               /* files to write, or NULL (owned) */
+	char *timeline_path;
+	char *trace_path;
+
+	GsWorkload *workload; /* after gs_batch_load() */
+	GsResult *result;     /* after gs_batch_run() */
+	gint64 wall_ns;
+	char *write_error;    /* why an output could not be written, or NULL */
+} GsBatchJob;
+
+/** A job of @variant with a copy of @sets (may be NULL). */
+GsBatchJob *gs_batch_job_new(const GsBatchVariant *variant, const char *const *sets);
+void gs_batch_job_free(GsBatchJob *job);
+
+/**
+ * Loads the scenario at @path for every job of @jobs (GsBatchJob*). On the
+ * first error returns FALSE with @error set to the loader's
+ * "file:line:column: ..." message, ended by " (with variant NAME)" when a
+ * variant was applied.
+ */
+gboolean gs_batch_load(const char *path, GPtrArray *jobs, GError **error);
+
+/** Called once per finished job, under the batch's lock, with the count done so far. */
+typedef void (*GsBatchProgress)(const GsBatchJob *job, guint done, guint total, gpointer data);
+
+/**
+ * Runs every loaded job on @workers threads (at least one) and writes each
+ * job's files. Returns FALSE with @error set to the first (by job index)
+ * output that could not be written; every job has run either way.
+ */
+gboolean gs_batch_run(GPtrArray *jobs, guint workers, GsBatchProgress progress,
+		      gpointer progress_data, GError **error);
+
+
+/* ---- the metrics of a comparison, as CSV ---- */
+
+/**
+ * The metric columns, comma-separated, no newline:
+ *   outcome,makespan_ns,tasks,tasks_completed,tasks_failed,task_attempts,
+ *   retries,splits,blocked_ns,lost_ns,spill_block_ns,semaphore_wait_ns,
+ *   deadlocks_busted,deadlocks_unresolved,spilled_gpu_to_host,
+ *   spilled_host_to_disk,unspilled_host_to_gpu,unspilled_disk_to_host,
+ *   peak_gpu_used,peak_host_used,peak_disk_used,mean_gpu_used,gpu_capacity
+ */
+const char *gs_batch_csv_header(void);
+
+/** Appends the metric columns of @r, in the header's order, without a newline. */
+void gs_batch_csv_metrics(GString *s, const GsResult *r);
+
+/** Appends @text as one CSV field, quoted when it holds a comma, quote or newline. */
+void gs_batch_csv_field(GString *s, const char *text);
+
+/**
+ * @label made safe as part of a file name: letters, digits and ". _ + -"
+ * are kept, anything else becomes '_'; an empty label becomes "_".
+ */
+char *gs_batch_file_stem(const char *label);
+
+G_END_DECLS
+
+#endif /* GPUSIM_BATCH_H */

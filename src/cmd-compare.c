@@ -1,0 +1,471 @@
+/*
+ * gpusim: the `compare` command: every variant of one scenario, side by side.
+ *
+ * It runs each variant (the scenario's, or fail, block and retry when it
+ * defines none; see batch.h), then writes into the output folder one result
+ * JSON and one timeline CSV per variant (VARIANT.json, VARIANT.timeline.csv,
+ * with --trace also VARIANT.trace.json), summary.csv with one row of metrics
+ * per variant, and three plots when gnuplot is there: memory.{png,svg} (memory
+ * used over time per tier, one line per variant), threads.{png,svg} (thread
+ * states over time per variant) and metrics.{png,svg} (the metrics as bars).
+ * It prints the metrics as a table, one column per variant.
+ *
+ * Expectations are not checked: they are written for the scenario as it
+ * stands, and a comparison exists to show variants that behave differently.
+ * So the exit status is 0 whatever the outcomes, 2 for bad usage or an
+ * invalid scenario (nothing is written then), 4 when a plot failed.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "commands.h"
+#include "plot.h"
+#include "report.h"
+
+typedef struct {
+	char *backend;
+	char *variants;
+	char *out;
+	char **sets;
+	gint64 seed;
+	gint jobs;
+	gboolean trace;
+	gboolean quiet;
+} CompareOptions;
+
+/* ---- files ---- */
+
+/* A file stem per variant, unique even where two labels sanitise alike. */
+static GPtrArray *
+variant_stems(GPtrArray *variants)
+{
+	GPtrArray *stems = g_ptr_array_new_with_free_func(g_free);
+
+	for (guint i = 0; i < variants->len; i++) {
+		const GsBatchVariant *v = variants->pdata[i];
+		char *stem = gs_batch_file_stem(v->label);
+
+		for (guint n = 2; g_ptr_array_find_with_equal_func(stems, stem, g_str_equal, NULL);
+		     n++) {
+			g_autofree char *base = gs_batch_file_stem(v->label);
+
+			g_free(stem);
+			stem = g_strdup_printf("%s-%u", base, n);
+		}
+		g_ptr_array_add(stems, stem);
+	}
+	return stems;
+}
+
+static GPtrArray *
+make_jobs(GPtrArray *variants, GPtrArray *stems, const CompareOptions *o)
+{
+	GPtrArray *jobs = g_ptr_array_new_with_free_func((GDestroyNotify) gs_batch_job_free);
+
+	for (guint i = 0; i < variants->len; i++) {
+		GsBatchJob *job = gs_batch_job_new(variants->pdata[i], (const char *const *) o->sets);
+		const char *stem = stems->pdata[i];
+
+		job->json_path = g_strdup_printf("%s/%s.json", o->out, stem);
+		job->timeline_path = g_strdup_printf("%s/%s.timeline.csv", o->out, stem);
+		if (o->trace)
+			job->trace_path = g_strdup_printf("%s/%s.trace.json", o->out, stem);
+		g_ptr_array_add(jobs, job);
+	}
+	return jobs;
+}
+
+static char *
+summary_csv(GPtrArray *jobs)
+{
+	GString *s = g_string_new("variant,");
+
+	g_string_append_printf(s, "%s\n", gs_batch_csv_header());
+	for (guint i = 0; i < jobs->len; i++) {
+		const GsBatchJob *job = jobs->pdata[i];
+
+		gs_batch_csv_field(s, job->variant->label);
+		g_string_append_c(s, ',');
+		gs_batch_csv_metrics(s, job->result);
+		g_string_append_c(s, '\n');
+	}
+	return g_string_free(s, FALSE);
+}
+
+/* ---- the table ---- */
+
+typedef char *(*CellFunc)(const GsResult *r);
+
+static char *
+cell_outcome(const GsResult *r)
+{
+	return g_strdup(gs_outcome_name(r->outcome));
+}
+
+static char *
+cell_makespan(const GsResult *r)
+{
+	return gs_format_duration(r->makespan_ns);
+}
+
+static char *
+cell_tasks(const GsResult *r)
+{
+	return g_strdup_printf("%u/%u ok, %u failed", r->totals.tasks_completed, r->totals.tasks,
+			       r->totals.tasks_failed);
+}
+
+static char *
+cell_attempts(const GsResult *r)
+{
+	return g_strdup_printf("%u", r->totals.task_attempts);
+}
+
+static char *
+cell_retries(const GsResult *r)
+{
+	return g_strdup_printf("%" G_GUINT64_FORMAT, r->totals.retries);
+}
+
+static char *
+cell_splits(const GsResult *r)
+{
+	return g_strdup_printf("%" G_GUINT64_FORMAT, r->totals.splits);
+}
+
+static char *
+cell_blocked(const GsResult *r)
+{
+	return gs_format_duration(r->totals.blocked_ns);
+}
+
+static char *
+cell_lost(const GsResult *r)
+{
+	return gs_format_duration(r->totals.lost_ns);
+}
+
+static char *
+cell_deadlocks(const GsResult *r)
+{
+	return g_strdup_printf("%" G_GUINT64_FORMAT " busted, %" G_GUINT64_FORMAT " unresolved",
+			       r->totals.deadlocks_busted, r->totals.deadlocks_unresolved);
+}
+
+static char *
+cell_spilled(const GsResult *r)
+{
+	return gs_format_bytes(r->totals.spilled_gpu_to_host + r->totals.spilled_host_to_disk);
+}
+
+static char *
+cell_peak_gpu(const GsResult *r)
+{
+	return gs_format_bytes(r->tiers[GS_TIER_GPU].peak_used);
+}
+
+static const struct {
+	const char *label;
+	CellFunc cell;
+} table_rows[] = {
+	{"outcome", cell_outcome},   {"makespan", cell_makespan},   {"tasks", cell_tasks},
+	{"attempts", cell_attempts}, {"retries", cell_retries},     {"splits", cell_splits},
+	{"blocked", cell_blocked},   {"lost", cell_lost},           {"deadlocks", cell_deadlocks},
+	{"spilled", cell_spilled},   {"peak gpu", cell_peak_gpu},
+};
+
+static void
+pad_right(GString *s, const char *text, guint width)
+{
+	glong len = g_utf8_strlen(text, -1);
+
+	g_string_append(s, text);
+	for (glong i = len; i < (glong) width; i++)
+		g_string_append_c(s, ' ');
+}
+
+/* One row per metric, one column per variant: a comparison reads across. */
+static char *
+comparison_table(GPtrArray *jobs)
+{
+	guint n_rows = G_N_ELEMENTS(table_rows);
+	g_autoptr(GPtrArray) cells = g_ptr_array_new_with_free_func(g_free);
+	g_autofree guint *widths = g_new0(guint, jobs->len);
+	GString *s = g_string_new(NULL);
+
+	for (guint c = 0; c < jobs->len; c++) {
+		const GsBatchJob *job = jobs->pdata[c];
+
+		widths[c] = (guint) g_utf8_strlen(job->variant->label, -1);
+		for (guint r = 0; r < n_rows; r++) {
+			char *text = table_rows[r].cell(job->result);
+
+			widths[c] = MAX(widths[c], (guint) g_utf8_strlen(text, -1));
+			g_ptr_array_add(cells, text);
+		}
+	}
+	pad_right(s, "", 11);
+	for (guint c = 0; c < jobs->len; c++) {
+		const GsBatchJob *job = jobs->pdata[c];
+
+		g_string_append(s, "  ");
+		pad_right(s, job->variant->label, c + 1 < jobs->len ? widths[c] : 0);
+	}
+	g_string_append_c(s, '\n');
+	for (guint r = 0; r < n_rows; r++) {
+		pad_right(s, table_rows[r].label, 11);
+		for (guint c = 0; c < jobs->len; c++) {
+			g_string_append(s, "  ");
+			pad_right(s, cells->pdata[c * n_rows + r], c + 1 < jobs->len ? widths[c] : 0);
+		}
+		g_string_append_c(s, '\n');
+	}
+	return g_string_free(s, FALSE);
+}
+
+/* ---- plots ---- */
+
+static void
+set_timeline_files(GString *vars, GPtrArray *jobs)
+{
+	gs_plot_set_number(vars, "n", jobs->len);
+	for (guint i = 0; i < jobs->len; i++) {
+		const GsBatchJob *job = jobs->pdata[i];
+		g_autofree char *file = g_strdup_printf("file%u", i + 1);
+		g_autofree char *title = g_strdup_printf("title%u", i + 1);
+
+		gs_plot_set_string(vars, file, job->timeline_path);
+		gs_plot_set_string(vars, title, job->variant->label);
+	}
+}
+
+/* The scales every plot of a comparison shares. */
+static void
+set_units(GString *vars, GPtrArray *jobs)
+{
+	gint64 max_ns = 0, max_bytes = 0;
+
+	for (guint i = 0; i < jobs->len; i++) {
+		const GsResult *r = ((GsBatchJob *) jobs->pdata[i])->result;
+
+		max_ns = MAX(max_ns, r->makespan_ns);
+		for (guint t = 0; t < GS_N_TIERS; t++)
+			max_bytes = MAX(max_bytes, r->tiers[t].peak_used);
+		max_bytes = MAX(max_bytes, r->totals.spilled_gpu_to_host);
+	}
+	gs_plot_set_time_unit(vars, max_ns);
+	gs_plot_set_byte_unit(vars, max_bytes);
+	gs_plot_set_number(vars, "tmax_ns", (double) max_ns);
+}
+
+/* GPU always; host and disk only when some variant used them. */
+static void
+set_tiers(GString *vars, GPtrArray *jobs)
+{
+	GString *tiers = g_string_new("gpu");
+	gint64 capacity = -1;
+
+	for (guint t = GS_TIER_HOST; t < GS_N_TIERS; t++) {
+		for (guint i = 0; i < jobs->len; i++) {
+			if (((GsBatchJob *) jobs->pdata[i])->result->tiers[t].peak_used > 0) {
+				g_string_append_printf(tiers, " %s", gs_report_tier_name(t));
+				break;
+			}
+		}
+	}
+	for (guint i = 0; i < jobs->len; i++) {
+		gint64 c = ((GsBatchJob *) jobs->pdata[i])->result->tiers[GS_TIER_GPU].capacity;
+
+		capacity = capacity < 0 || capacity == c ? c : 0;
+	}
+	gs_plot_set_string(vars, "tiers", tiers->str);
+	gs_plot_set_number(vars, "capacity", (double) MAX(capacity, 0));
+	g_string_free(tiers, TRUE);
+}
+
+static gboolean
+draw(GsPlotter *plotter, const char *script, const char *stem, GString *vars, const char *out)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (gs_plotter_draw(plotter, script, vars, out, stem, &error))
+		return TRUE;
+	fprintf(stderr, "gpusim compare: the %s plot failed: %s\n", stem, error->message);
+	return FALSE;
+}
+
+static gboolean
+draw_plots(GsPlotter *plotter, GPtrArray *jobs, const char *name, const CompareOptions *o)
+{
+	g_autoptr(GString) common = g_string_new(NULL);
+	g_autoptr(GString) vars = NULL;
+	g_autofree char *summary = g_build_filename(o->out, "summary.csv", NULL);
+	g_autofree char *heading = NULL;
+	gboolean ok = TRUE;
+
+	set_units(common, jobs);
+	set_timeline_files(common, jobs);
+	vars = g_string_new(common->str);
+	set_tiers(vars, jobs);
+	heading = g_strdup_printf("%s: memory used over time", name);
+	gs_plot_set_string(vars, "heading", heading);
+	ok &= draw(plotter, "memory.gp", "memory", vars, o->out);
+
+	g_string_assign(vars, common->str);
+	g_free(heading);
+	heading = g_strdup_printf("%s: thread states over time", name);
+	gs_plot_set_string(vars, "heading", heading);
+	g_string_append(vars, "tmax=tmax_ns/tdiv;");
+	ok &= draw(plotter, "threads.gp", "threads", vars, o->out);
+
+	g_string_assign(vars, common->str);
+	g_free(heading);
+	heading = g_strdup_printf("%s: variants compared", name);
+	gs_plot_set_string(vars, "heading", heading);
+	gs_plot_set_string(vars, "file", summary);
+	ok &= draw(plotter, "bars.gp", "metrics", vars, o->out);
+	return ok;
+}
+
+/* ---- the command ---- */
+
+static int
+compare(const char *path, CompareOptions *o)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GPtrArray) variants = gs_batch_variants(path, o->variants, &error);
+	g_autoptr(GPtrArray) stems = NULL;
+	g_autoptr(GPtrArray) jobs = NULL;
+	g_autoptr(GsPlotter) plotter = NULL;
+	g_autofree char *csv = NULL;
+	g_autofree char *csv_path = NULL;
+	const char *scenario_name;
+
+	if (variants == NULL) {
+		fprintf(stderr, "%s%s\n", error->domain == G_OPTION_ERROR ? "gpusim compare: " : "",
+			error->message);
+		return GS_EXIT_USAGE;
+	}
+	stems = variant_stems(variants);
+	jobs = make_jobs(variants, stems, o);
+	if (!gs_batch_load(path, jobs, &error)) {
+		fprintf(stderr, "%s\n", error->message);
+		return GS_EXIT_USAGE;
+	}
+	for (guint i = 0; o->seed >= 0 && i < jobs->len; i++)
+		((GsBatchJob *) jobs->pdata[i])->workload->seed = (guint64) o->seed;
+	if (g_mkdir_with_parents(o->out, 0777) != 0) {
+		fprintf(stderr, "gpusim compare: cannot create %s: %s\n", o->out,
+			g_strerror(errno));
+		return GS_EXIT_USAGE;
+	}
+	if (!gs_batch_run(jobs, (guint) o->jobs, NULL, NULL, &error)) {
+		fprintf(stderr, "gpusim compare: %s\n", error->message);
+		return GS_EXIT_USAGE;
+	}
+	csv = summary_csv(jobs);
+	csv_path = g_build_filename(o->out, "summary.csv", NULL);
+	if (!gs_report_write_file(csv_path, csv, &error)) {
+		fprintf(stderr, "gpusim compare: %s\n", error->message);
+		return GS_EXIT_USAGE;
+	}
+	scenario_name = ((GsBatchJob *) jobs->pdata[0])->workload->name;
+	if (!o->quiet) {
+		g_autofree char *table = comparison_table(jobs);
+
+		printf("scenario %s: %u variants\n\n%s\n", scenario_name, jobs->len, table);
+	}
+	plotter = gs_plotter_new();
+	if (gs_plotter_missing(plotter) != NULL) {
+		fprintf(stderr, "gpusim compare: plots skipped: %s. The data is in %s (summary.csv, "
+				"*.timeline.csv); install gnuplot (e.g. apt-get install gnuplot-nox) "
+				"and run the command again to draw them.\n",
+			gs_plotter_missing(plotter), o->out);
+	} else if (!draw_plots(plotter, jobs, scenario_name, o)) {
+		return GS_EXIT_INTERNAL;
+	}
+	if (!o->quiet)
+		printf("wrote %s/: summary.csv, one .json and .timeline.csv per variant%s%s\n",
+		       o->out, o->trace ? ", .trace.json (open in ui.perfetto.dev)" : "",
+		       gs_plotter_missing(plotter) == NULL ? ", memory, threads and metrics plots "
+							     "(.png, .svg)"
+							   : "");
+	return GS_EXIT_OK;
+}
+
+/* The default folder: the scenario's file name without .yaml, plus ".compare". */
+static char *
+default_out(const char *path)
+{
+	g_autofree char *base = g_path_get_basename(path);
+	char *dot = strrchr(base, '.');
+
+	if (dot != NULL && dot != base)
+		*dot = '\0';
+	return g_strconcat(base, ".compare", NULL);
+}
+
+int
+gs_cmd_compare(int argc, char **argv)
+{
+	CompareOptions o = {.seed = -1, .jobs = 0};
+	GOptionEntry entries[] = {
+		{"variants", 0, 0, G_OPTION_ARG_STRING, &o.variants,
+		 "Variants to compare, comma-separated (default: all, or fail,block,retry)",
+		 "A,B,..."},
+		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &o.out,
+		 "Folder for the results (default: SCENARIO.compare)", "DIR"},
+		{"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sets,
+		 "Override a scenario key in every variant", "KEY=VALUE"},
+		{"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "Seed for generators and jitter", "N"},
+		{"jobs", 'j', 0, G_OPTION_ARG_INT, &o.jobs,
+		 "Variants run at once (default: one per processor)", "N"},
+		{"trace", 0, 0, G_OPTION_ARG_NONE, &o.trace,
+		 "Also write a Chrome/Perfetto trace per variant", NULL},
+		{"backend", 0, 0, G_OPTION_ARG_STRING, &o.backend, "sim (default) or cuda", "NAME"},
+		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "Print no table", NULL},
+		G_OPTION_ENTRY_NULL,
+	};
+	g_autoptr(GOptionContext) context = g_option_context_new("SCENARIO.yaml");
+	g_autoptr(GError) error = NULL;
+	int status = GS_EXIT_OK;
+
+	g_option_context_set_summary(context,
+				     "Run every variant of a scenario and compare them: a table, "
+				     "summary.csv,\none result JSON and timeline per variant, and "
+				     "plots (with gnuplot).");
+	g_option_context_set_description(context,
+					 "Exit status: 0 every variant ran (whatever its outcome); "
+					 "2 bad usage or an invalid scenario;\n3 the backend is "
+					 "unavailable; 4 a plot failed.");
+	g_option_context_add_main_entries(context, entries, NULL);
+	if (!g_option_context_parse(context, &argc, &argv, &error)) {
+		fprintf(stderr, "gpusim compare: %s\nTry 'gpusim compare --help'.\n",
+			error->message);
+		status = GS_EXIT_USAGE;
+	} else if (argc != 2) {
+		fprintf(stderr, "gpusim compare: give one scenario file\n"
+				"Try 'gpusim compare --help'.\n");
+		status = GS_EXIT_USAGE;
+	} else if (o.jobs < 0) {
+		fprintf(stderr, "gpusim compare: --jobs must be at least 1\n");
+		status = GS_EXIT_USAGE;
+	} else if (gs_cmd_check_backend(o.backend, &status)) {
+		if (o.out == NULL)
+			o.out = default_out(argv[1]);
+		if (o.jobs == 0)
+			o.jobs = (gint) g_get_num_processors();
+		status = compare(argv[1], &o);
+	}
+	g_free(o.backend);
+	g_free(o.variants);
+	g_free(o.out);
+	g_strfreev(o.sets);
+	return status;
+}

@@ -1,0 +1,238 @@
+/*
+ * gpusim: drawing comparisons with gnuplot (see plot.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "plot.h"
+
+struct GsPlotter {
+	char *gnuplot;     /* absolute path, or NULL */
+	char *plots_dir;   /* holds common.gp, or NULL */
+	const char *png;   /* "pngcairo" or "png", found on first use */
+	const char *missing;
+};
+
+static gboolean
+usable_program(const char *path)
+{
+	return path != NULL && g_file_test(path, G_FILE_TEST_IS_EXECUTABLE) &&
+	       !g_file_test(path, G_FILE_TEST_IS_DIR);
+}
+
+static char *
+find_gnuplot(void)
+{
+	const char *forced = g_getenv("GPUSIM_GNUPLOT");
+
+	if (forced != NULL) {
+		if (strcmp(forced, "no") == 0 || *forced == '\0')
+			return NULL;
+		return usable_program(forced) ? g_strdup(forced) : g_find_program_in_path(forced);
+	}
+	if (usable_program(GS_GNUPLOT_PATH))
+		return g_strdup(GS_GNUPLOT_PATH);
+	return g_find_program_in_path("gnuplot");
+}
+
+static gboolean
+has_scripts(const char *dir)
+{
+	g_autofree char *common = NULL;
+
+	if (dir == NULL)
+		return FALSE;
+	common = g_build_filename(dir, "common.gp", NULL);
+	return g_file_test(common, G_FILE_TEST_IS_REGULAR);
+}
+
+static char *
+find_scripts(void)
+{
+	const char *candidates[] = {g_getenv("GPUSIM_PLOTS_DIR"), GS_PLOTS_DIR,
+				    GS_SOURCE_PLOTS_DIR};
+
+	for (guint i = 0; i < G_N_ELEMENTS(candidates); i++)
+		if (has_scripts(candidates[i]))
+			return g_strdup(candidates[i]);
+	return NULL;
+}
+
+GsPlotter *
+gs_plotter_new(void)
+{
+	GsPlotter *p = g_new0(GsPlotter, 1);
+
+	p->gnuplot = find_gnuplot();
+	p->plots_dir = find_scripts();
+	if (p->gnuplot == NULL)
+		p->missing = "gnuplot was not found";
+	else if (p->plots_dir == NULL)
+		p->missing = "the plot scripts were not found (set GPUSIM_PLOTS_DIR to gpusim's "
+			     "plots/ folder)";
+	return p;
+}
+
+void
+gs_plotter_free(GsPlotter *p)
+{
+	if (p == NULL)
+		return;
+	g_free(p->gnuplot);
+	g_free(p->plots_dir);
+	g_free(p);
+}
+
+const char *
+gs_plotter_missing(const GsPlotter *p)
+{
+	return p->missing;
+}
+
+void
+gs_plot_set_string(GString *vars, const char *name, const char *value)
+{
+	/* In a single-quoted gnuplot string only the quote itself needs escaping: ''. */
+	g_string_append_printf(vars, "%s='", name);
+	for (const char *c = value; *c != '\0'; c++) {
+		if (*c == '\'')
+			g_string_append_c(vars, '\'');
+		g_string_append_c(vars, *c);
+	}
+	g_string_append(vars, "';");
+}
+
+void
+gs_plot_set_number(GString *vars, const char *name, double value)
+{
+	char buf[G_ASCII_DTOSTR_BUF_SIZE];
+
+	g_string_append_printf(vars, "%s=%s;", name, g_ascii_dtostr(buf, sizeof buf, value));
+}
+
+typedef struct {
+	const char *name;
+	double size;
+} Unit;
+
+static const Unit time_units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+static const Unit byte_units[] = {
+	{"B", 1}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+	{"TiB", 1099511627776.0}};
+
+static const char *
+pick_unit(const Unit *units, guint n, double max, double *size)
+{
+	guint i = 0;
+
+	while (i + 1 < n && max >= units[i + 1].size)
+		i++;
+	*size = units[i].size;
+	return units[i].name;
+}
+
+const char *
+gs_plot_time_unit(double max_ns, double *ns_per_unit)
+{
+	return pick_unit(time_units, G_N_ELEMENTS(time_units), max_ns, ns_per_unit);
+}
+
+const char *
+gs_plot_byte_unit(double max_bytes, double *bytes_per_unit)
+{
+	return pick_unit(byte_units, G_N_ELEMENTS(byte_units), max_bytes, bytes_per_unit);
+}
+
+void
+gs_plot_set_time_unit(GString *vars, gint64 max_ns)
+{
+	double size;
+	const char *name = gs_plot_time_unit((double) max_ns, &size);
+
+	gs_plot_set_number(vars, "tdiv", size);
+	gs_plot_set_string(vars, "tunit", name);
+}
+
+void
+gs_plot_set_byte_unit(GString *vars, gint64 max_bytes)
+{
+	double size;
+	const char *name = gs_plot_byte_unit((double) max_bytes, &size);
+
+	gs_plot_set_number(vars, "bdiv", size);
+	gs_plot_set_string(vars, "bunit", name);
+}
+
+/* Runs gnuplot; FALSE with @error holding what it said when it failed. */
+static gboolean
+run_gnuplot(const GsPlotter *p, const char *expression, const char *script, GError **error)
+{
+	const char *argv[] = {p->gnuplot, "-e", expression, script, NULL};
+	g_autofree char *err = NULL;
+	int wait_status = 0;
+
+	if (!g_spawn_sync(NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+			  &err, &wait_status, error))
+		return FALSE;
+	if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0) {
+		g_set_error(error, G_SPAWN_ERROR, G_SPAWN_ERROR_FAILED, "gnuplot %s: %s", script,
+			    err != NULL && *err != '\0' ? g_strstrip(err) : "failed");
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* pngcairo draws anti-aliased lines; the libgd png terminal is the fallback. */
+static const char *
+png_terminal(GsPlotter *p)
+{
+	if (p->png == NULL)
+		p->png = run_gnuplot(p, "set terminal pngcairo", "/dev/null", NULL) ? "pngcairo"
+										   : "png";
+	return p->png;
+}
+
+static gboolean
+draw_one(GsPlotter *p, const char *script_path, const GString *vars, const char *final_path,
+	 const char *term, GError **error)
+{
+	g_autofree char *tmp_path = g_strconcat(final_path, ".tmp", NULL);
+	g_autoptr(GString) expression = g_string_new(vars->str);
+
+	gs_plot_set_string(expression, "term", term);
+	gs_plot_set_string(expression, "out", tmp_path);
+	gs_plot_set_string(expression, "plotsdir", p->plots_dir);
+	if (!run_gnuplot(p, expression->str, script_path, error)) {
+		g_unlink(tmp_path);
+		return FALSE;
+	}
+	if (g_rename(tmp_path, final_path) != 0) {
+		int saved = errno;
+
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
+			    "cannot write %s: %s", final_path, g_strerror(saved));
+		g_unlink(tmp_path);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean
+gs_plotter_draw(GsPlotter *p, const char *script, const GString *vars, const char *dir,
+		const char *stem, GError **error)
+{
+	g_autofree char *script_path = NULL;
+	g_autofree char *png = NULL;
+	g_autofree char *svg = NULL;
+
+	g_return_val_if_fail(p->missing == NULL, FALSE);
+	script_path = g_build_filename(p->plots_dir, script, NULL);
+	png = g_strdup_printf("%s/%s.png", dir, stem);
+	svg = g_strdup_printf("%s/%s.svg", dir, stem);
+	return draw_one(p, script_path, vars, png, png_terminal(p), error) &&
+	       draw_one(p, script_path, vars, svg, "svg", error);
+}

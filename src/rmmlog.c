@@ -1,0 +1,450 @@
+/*
+ * gpusim: RMM logging-adaptor logs turned into scenarios (see rmmlog.h).
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "loader.h"
+#include "rmmlog.h"
+
+#define RMM_HEADER "Thread,Time,Action,Pointer,Size,Stream"
+#define ALIGNMENT 256
+#define US_PER_DAY G_GINT64_CONSTANT(86400000000)
+
+typedef struct {
+	char *id;       /* as logged */
+	GString *ops;   /* its ops, as YAML lines */
+	gint64 start_us, last_us;
+	guint n_ops;
+	guint next_buf; /* buffers are p1, p2, ... */
+} LogThread;
+
+typedef struct {
+	guint thread; /* index into Importer.threads */
+	guint buf;
+	gint64 bytes; /* aligned */
+	guint line;
+} Live;
+
+typedef struct {
+	const char *path;
+	GPtrArray *threads;      /* LogThread*, in order of first appearance */
+	GHashTable *thread_of;   /* id -> index + 1; only for lookups */
+	GHashTable *live;        /* pointer text -> Live*; only for lookups */
+	gint64 live_bytes;
+	gboolean have_time;
+	gint64 first_us, prev_us, day_offset_us;
+	GsRmmImport *out;
+} Importer;
+
+/* One row's fields and where each starts (1-based columns). */
+typedef struct {
+	char **fields;
+	guint columns[6];
+	guint line;
+} Row;
+
+enum { F_THREAD, F_TIME, F_ACTION, F_POINTER, F_SIZE, F_STREAM, N_FIELDS };
+
+static void
+log_thread_free(LogThread *t)
+{
+	g_free(t->id);
+	g_string_free(t->ops, TRUE);
+	g_free(t);
+}
+
+static void
+problem(Importer *im, const Row *row, guint field, const char *format, ...) G_GNUC_PRINTF(4, 5);
+
+static void
+problem(Importer *im, const Row *row, guint field, const char *format, ...)
+{
+	va_list args;
+	g_autofree char *what = NULL;
+
+	va_start(args, format);
+	what = g_strdup_vprintf(format, args);
+	va_end(args);
+	g_ptr_array_add(im->out->problems,
+			g_strdup_printf("%s:%u:%u: %s; the row is left out", im->path, row->line,
+					row->columns[field], what));
+}
+
+/* ---- fields ---- */
+
+/* "HH:MM:SS.ffffff" in microseconds; more than six decimals are cut. */
+static gboolean
+parse_time(const char *text, gint64 *us)
+{
+	guint64 part[3];
+	const char *p = text;
+	gint64 fraction = 0;
+	int digits = 0;
+
+	for (int i = 0; i < 3; i++) {
+		char *end;
+
+		if (!g_ascii_isdigit(*p))
+			return FALSE;
+		part[i] = g_ascii_strtoull(p, &end, 10);
+		p = end;
+		if (i < 2 && *p++ != ':')
+			return FALSE;
+	}
+	if (*p == '.') {
+		for (p++; g_ascii_isdigit(*p); p++, digits++)
+			if (digits < 6)
+				fraction = fraction * 10 + (*p - '0');
+		if (digits == 0)
+			return FALSE;
+		for (; digits < 6; digits++)
+			fraction *= 10;
+	}
+	if (*p != '\0' || part[1] > 59 || part[2] > 60 || part[0] > 1000)
+		return FALSE;
+	*us = (gint64) ((part[0] * 60 + part[1]) * 60 + part[2]) * 1000000 + fraction;
+	return TRUE;
+}
+
+/* A %p pointer: hexadecimal, with or without 0x; glibc prints NULL as "(nil)". */
+static gboolean
+parse_pointer(const char *text, guint64 *pointer)
+{
+	char *end;
+
+	if (strcmp(text, "(nil)") == 0) {
+		*pointer = 0;
+		return TRUE;
+	}
+	if (g_str_has_prefix(text, "0x") || g_str_has_prefix(text, "0X"))
+		text += 2;
+	if (!g_ascii_isxdigit(*text))
+		return FALSE;
+	*pointer = g_ascii_strtoull(text, &end, 16);
+	return *end == '\0';
+}
+
+static gboolean
+parse_size(const char *text, gint64 *size)
+{
+	char *end;
+	guint64 value;
+
+	if (!g_ascii_isdigit(*text))
+		return FALSE;
+	value = g_ascii_strtoull(text, &end, 10);
+	if (*end != '\0' || value > G_MAXINT64 / 2)
+		return FALSE;
+	*size = (gint64) value;
+	return TRUE;
+}
+
+/* ---- threads and ops ---- */
+
+static LogThread *
+thread_for(Importer *im, const char *id, gint64 now_us)
+{
+	gpointer found = g_hash_table_lookup(im->thread_of, id);
+	LogThread *t;
+
+	if (found != NULL)
+		return im->threads->pdata[GPOINTER_TO_UINT(found) - 1];
+	t = g_new0(LogThread, 1);
+	t->id = g_strdup(id);
+	t->ops = g_string_new(NULL);
+	t->start_us = now_us;
+	t->last_us = now_us;
+	g_ptr_array_add(im->threads, t);
+	g_hash_table_insert(im->thread_of, t->id, GUINT_TO_POINTER(im->threads->len));
+	return t;
+}
+
+/*
+ * The time a thread spent since its previous op becomes compute, just before
+ * its next op, so that the rows left out between them add to one gap.
+ */
+static void
+advance(LogThread *t, gint64 now_us)
+{
+	if (now_us > t->last_us) {
+		g_string_append_printf(t->ops, "          - compute: %" G_GINT64_FORMAT "us\n",
+				       now_us - t->last_us);
+		t->n_ops++;
+	}
+	t->last_us = MAX(t->last_us, now_us);
+}
+
+/* Log time, in microseconds since the first row, across midnight. */
+static gint64
+log_time(Importer *im, gint64 clock_us)
+{
+	gint64 us = clock_us + im->day_offset_us;
+
+	if (!im->have_time) {
+		im->have_time = TRUE;
+		im->first_us = us;
+	} else if (us < im->prev_us - US_PER_DAY / 2) {
+		im->day_offset_us += US_PER_DAY;
+		us += US_PER_DAY;
+	}
+	im->prev_us = MAX(im->prev_us, us);
+	return us - im->first_us;
+}
+
+static void
+allocate(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us, const char *pointer,
+	 gint64 size)
+{
+	Live *live = g_new0(Live, 1);
+	Live *old = g_hash_table_lookup(im->live, pointer);
+
+	if (old != NULL) {
+		g_ptr_array_add(im->out->problems,
+				g_strdup_printf("%s:%u:%u: pointer %s is allocated again, still live "
+						"from line %u; that earlier buffer is never freed",
+						im->path, row->line, row->columns[F_POINTER],
+						pointer, old->line));
+	}
+	advance(t, now_us);
+	live->thread = index;
+	live->buf = ++t->next_buf;
+	live->bytes = (size + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+	live->line = row->line;
+	g_hash_table_insert(im->live, g_strdup(pointer), live);
+	im->live_bytes += live->bytes;
+	im->out->peak_bytes = MAX(im->out->peak_bytes, im->live_bytes);
+	g_string_append_printf(t->ops, "          - alloc: {buf: p%u, size: %" G_GINT64_FORMAT "}\n",
+			       live->buf, size);
+	t->n_ops++;
+	im->out->allocations++;
+}
+
+static void
+release(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us, const char *pointer)
+{
+	Live *live = g_hash_table_lookup(im->live, pointer);
+
+	if (live == NULL) {
+		problem(im, row, F_POINTER, "free of %s, which is not allocated (never, or freed "
+					    "already)", pointer);
+		return;
+	}
+	if (live->thread != index) {
+		problem(im, row, F_THREAD,
+			"thread %s frees %s, allocated by thread %s on line %u (a scenario frees a "
+			"buffer on the thread that allocated it)",
+			t->id, pointer, ((LogThread *) im->threads->pdata[live->thread])->id,
+			live->line);
+		return;
+	}
+	advance(t, now_us);
+	g_string_append_printf(t->ops, "          - free: p%u\n", live->buf);
+	t->n_ops++;
+	im->live_bytes -= live->bytes;
+	g_hash_table_remove(im->live, pointer);
+	im->out->frees++;
+}
+
+/* ---- rows ---- */
+
+static gboolean
+split_row(Importer *im, const char *text, Row *row)
+{
+	guint n, column = 1;
+
+	row->fields = g_strsplit(text, ",", -1);
+	n = g_strv_length(row->fields);
+	for (guint i = 0; i < n && i < N_FIELDS; i++) {
+		row->columns[i] = column;
+		column += (guint) strlen(row->fields[i]) + 1;
+	}
+	if (n != N_FIELDS) {
+		row->columns[0] = 1;
+		problem(im, row, 0, "expected 6 fields (%s), found %u", RMM_HEADER, n);
+		return FALSE;
+	}
+	for (guint i = 0; i < N_FIELDS; i++)
+		g_strstrip(row->fields[i]);
+	return TRUE;
+}
+
+static void
+import_row(Importer *im, const char *text, guint line)
+{
+	Row row = {.line = line};
+	gint64 clock_us, now_us, size = 0;
+	guint64 pointer;
+	LogThread *t;
+	guint index;
+	const char *action;
+	g_autofree char *pointer_key = NULL;
+
+	if (!split_row(im, text, &row))
+		goto done;
+	action = row.fields[F_ACTION];
+	if (*row.fields[F_THREAD] == '\0') {
+		problem(im, &row, F_THREAD, "no thread id");
+		goto done;
+	}
+	if (!parse_time(row.fields[F_TIME], &clock_us)) {
+		problem(im, &row, F_TIME, "time '%s' is not HH:MM:SS.ffffff", row.fields[F_TIME]);
+		goto done;
+	}
+	if (strcmp(action, "allocate") != 0 && strcmp(action, "free") != 0 &&
+	    strcmp(action, "allocate failure") != 0) {
+		problem(im, &row, F_ACTION,
+			"unknown action '%s' (allocate, allocate failure or free)", action);
+		goto done;
+	}
+	if (!parse_pointer(row.fields[F_POINTER], &pointer)) {
+		problem(im, &row, F_POINTER, "pointer '%s' is not hexadecimal or (nil)",
+			row.fields[F_POINTER]);
+		goto done;
+	}
+	if (!parse_size(row.fields[F_SIZE], &size)) {
+		problem(im, &row, F_SIZE, "size '%s' is not a number of bytes", row.fields[F_SIZE]);
+		goto done;
+	}
+	now_us = log_time(im, clock_us);
+	t = thread_for(im, row.fields[F_THREAD], now_us);
+	index = GPOINTER_TO_UINT(g_hash_table_lookup(im->thread_of, t->id)) - 1;
+	pointer_key = g_strdup_printf("0x%" G_GINT64_MODIFIER "x", pointer);
+	if (strcmp(action, "allocate failure") == 0) {
+		advance(t, now_us);
+		g_string_append_printf(t->ops, "          # line %u: allocate failure, %" G_GINT64_FORMAT
+					       " bytes\n", line, size);
+		im->out->failures++;
+	} else if (pointer == 0) {
+		problem(im, &row, F_POINTER, "%s of a null pointer", action);
+	} else if (strcmp(action, "allocate") == 0) {
+		allocate(im, &row, t, index, now_us, pointer_key, size);
+	} else {
+		release(im, &row, t, index, now_us, pointer_key);
+	}
+done:
+	g_strfreev(row.fields);
+}
+
+/* ---- the scenario ---- */
+
+/* A name made of the log's file name: letters, digits, '-' and '_'. */
+static char *
+scenario_name(const char *path)
+{
+	g_autofree char *base = g_path_get_basename(path);
+	char *dot = strrchr(base, '.');
+	GString *s = g_string_new(NULL);
+
+	if (dot != NULL && dot != base)
+		*dot = '\0';
+	for (const char *c = base; *c != '\0'; c++)
+		g_string_append_c(s, g_ascii_isalnum(*c) || *c == '-' ? *c : '_');
+	if (s->len == 0)
+		g_string_append(s, "rmm-log");
+	return g_string_free(s, FALSE);
+}
+
+static char *
+write_scenario(Importer *im)
+{
+	GString *s = g_string_new("gpusim: 1\n");
+	g_autofree char *name = scenario_name(im->path);
+	gint64 mib = 1024 * 1024;
+	gint64 capacity_mib = MAX(1, (im->out->peak_bytes + mib - 1) / mib);
+	g_autofree char *base = g_path_get_basename(im->path);
+
+	g_string_append_printf(s, "name: %s\n", name);
+	g_string_append_printf(
+		s,
+		"description: >\n"
+		"  Imported from the RMM log %s (threads %u, allocations %u, frees %u,\n"
+		"  failed allocations %u, kept as comments). Each logged thread is one task; the gaps\n"
+		"  between a thread's rows are compute. The GPU holds the log's peak\n"
+		"  (%" G_GINT64_FORMAT " bytes, 256-byte aligned) rounded up to a MiB; shrink it\n"
+		"  with --set memory.gpu.capacity=... to see the policies at work.\n",
+		base, im->threads->len, im->out->allocations, im->out->frees, im->out->failures,
+		im->out->peak_bytes);
+	g_string_append_printf(s, "memory:\n  gpu: {capacity: %" G_GINT64_FORMAT "MiB}\ntasks:\n",
+			       capacity_mib);
+	for (guint i = 0; i < im->threads->len; i++) {
+		const LogThread *t = im->threads->pdata[i];
+
+		g_string_append_printf(s, "  # logged thread %s\n  - id: t%u\n", t->id, i);
+		g_string_append_printf(s, "    start: %" G_GINT64_FORMAT "us\n", t->start_us);
+		g_string_append_printf(s, "    threads:\n      - ops:%s\n%s",
+				       t->n_ops == 0 ? " []" : "", t->ops->str);
+	}
+	return g_string_free(s, FALSE);
+}
+
+/* ---- the whole log ---- */
+
+static gboolean
+check_header(const char *path, const char *first, GError **error)
+{
+	g_autofree char *header = g_strstrip(g_strdup(first != NULL ? first : ""));
+
+	/* A UTF-8 byte-order mark, as some editors write, is not part of the header. */
+	if (g_str_has_prefix(header, "\xef\xbb\xbf"))
+		memmove(header, header + 3, strlen(header + 3) + 1);
+	if (strcmp(header, RMM_HEADER) == 0)
+		return TRUE;
+	g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID,
+		    "%s:1:1: not an RMM log: the first line must be '%s'", path, RMM_HEADER);
+	return FALSE;
+}
+
+GsRmmImport *
+gs_rmm_import(const char *path, GError **error)
+{
+	g_autofree char *contents = NULL;
+	g_auto(GStrv) lines = NULL;
+	g_autoptr(GError) local = NULL;
+	Importer im = {.path = path};
+	GsRmmImport *out;
+	guint n_lines;
+
+	if (!g_file_get_contents(path, &contents, NULL, &local)) {
+		g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID, "%s",
+			    local->message);
+		return NULL;
+	}
+	lines = g_strsplit(contents, "\n", -1);
+	if (!check_header(path, lines[0], error))
+		return NULL;
+	out = g_new0(GsRmmImport, 1);
+	out->problems = g_ptr_array_new_with_free_func(g_free);
+	im.out = out;
+	im.threads = g_ptr_array_new_with_free_func((GDestroyNotify) log_thread_free);
+	im.thread_of = g_hash_table_new(g_str_hash, g_str_equal);
+	im.live = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	n_lines = g_strv_length(lines);
+	for (guint i = 1; i < n_lines; i++) {
+		char *line = lines[i];
+		gsize len = strlen(line);
+
+		if (len > 0 && line[len - 1] == '\r')
+			line[len - 1] = '\0';
+		if (*g_strstrip(line) != '\0')
+			import_row(&im, line, i + 1);
+	}
+	out->threads = im.threads->len;
+	if (out->allocations > 0)
+		out->yaml = write_scenario(&im);
+	g_ptr_array_unref(im.threads);
+	g_hash_table_unref(im.thread_of);
+	g_hash_table_unref(im.live);
+	return out;
+}
+
+void
+gs_rmm_import_free(GsRmmImport *import)
+{
+	if (import == NULL)
+		return;
+	g_free(import->yaml);
+	g_ptr_array_unref(import->problems);
+	g_free(import);
+}

@@ -1,0 +1,52 @@
+/*
+ * gpusim: RMM logging-adaptor logs turned into scenarios (SPEC §2
+ * `import-rmm-log`, reference §B.5).
+ *
+ * This module decides what a logged run becomes: one task with one thread per
+ * logged thread id, in order of first appearance (t0, t1, ...), starting when
+ * that thread first logs; its allocations and frees in log order, each
+ * `allocate` an `alloc` of the logged (unaligned) size and each `free` the
+ * `free` of the buffer allocated at that pointer; the time between one
+ * thread's consecutive rows a `compute` of that length (the log has
+ * microseconds); `allocate failure` rows kept as comments where they were. The
+ * GPU's capacity is the most bytes the log held at once, each allocation
+ * rounded up to 256 B, then up to a whole MiB, so the replay fits as logged
+ * and shrinking it (--set memory.gpu.capacity=...) shows the policies at work.
+ * The policy is left at its defaults.
+ *
+ * Rows it cannot use are left out and each is reported with its line and the
+ * column of the offending field: a wrong number of fields, a malformed time,
+ * pointer or size, an unknown action, a free of a pointer not allocated (or
+ * already freed), and a free on another thread than the allocation (a
+ * scenario's buffers belong to one thread). An allocation at a pointer that is
+ * still live is used, and reported, since the earlier buffer then is never
+ * freed. Times that go back by more than twelve hours are taken to have
+ * crossed midnight (the log has no date).
+ *
+ * A log that cannot be read or lacks the header line
+ * `Thread,Time,Action,Pointer,Size,Stream` is an error ("file:1:1: ...");
+ * one without a usable allocation gives no scenario (yaml NULL) but its
+ * problems. Nothing here prints.
+ */
+#ifndef GPUSIM_RMMLOG_H
+#define GPUSIM_RMMLOG_H
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct {
+	char *yaml;          /* the scenario; NULL when no allocation could be used */
+	GPtrArray *problems; /* char*: "LOG:LINE:COLUMN: what; the row is left out" */
+	guint threads, allocations, frees, failures;
+	gint64 peak_bytes;   /* most bytes live at once, 256-byte aligned */
+} GsRmmImport;
+
+/** Reads the log at @path; NULL with @error set when it is unreadable or not an RMM log. */
+GsRmmImport *gs_rmm_import(const char *path, GError **error);
+void gs_rmm_import_free(GsRmmImport *import);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsRmmImport, gs_rmm_import_free)
+
+G_END_DECLS
+
+#endif /* GPUSIM_RMMLOG_H */

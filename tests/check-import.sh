@@ -1,0 +1,85 @@
+#!/bin/sh
+# gpusim import-rmm-log: a hand-made log with known content becomes a
+# scenario that run accepts and replays as logged; rows it cannot use are
+# reported with line and column; a file that is not a log is exit 2.
+set -u
+gpusim="$top_builddir/gpusim"
+data="$top_srcdir/tests/data"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+status() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $?; }
+
+# rmm-small.csv: thread 140001 allocates 1 MiB at 0, 1000 B at 500 us, frees
+# them at 2 ms and 3 ms; thread 140002 allocates 2 MiB at 100 us, fails to get
+# 8 MiB at 1 ms, frees at 2.1 ms.
+[ "$(status "$gpusim" import-rmm-log "$data/rmm-small.csv" --out="$tmp/small.yaml")" = 0 ] ||
+	fail "import rmm-small: $(cat "$tmp/err")"
+grep -q 'threads 2, allocations 3, frees 3, failed allocations 1, rows left out 0' "$tmp/err" ||
+	fail "summary line: $(cat "$tmp/err")"
+cat >"$tmp/expected" <<'YAML'
+memory:
+  gpu: {capacity: 4MiB}
+tasks:
+  # logged thread 140001
+  - id: t0
+    start: 0us
+    threads:
+      - ops:
+          - alloc: {buf: p1, size: 1048576}
+          - compute: 500us
+          - alloc: {buf: p2, size: 1000}
+          - compute: 1500us
+          - free: p1
+          - compute: 1000us
+          - free: p2
+  # logged thread 140002
+  - id: t1
+    start: 100us
+    threads:
+      - ops:
+          - alloc: {buf: p1, size: 2097152}
+          - compute: 900us
+          # line 5: allocate failure, 8388608 bytes
+          - compute: 1100us
+          - free: p1
+YAML
+sed -n '/^memory:/,$p' "$tmp/small.yaml" >"$tmp/got"
+diff "$tmp/expected" "$tmp/got" >"$tmp/diff" || fail "the scenario differs: $(cat "$tmp/diff")"
+head -2 "$tmp/small.yaml" | tr '\n' ' ' | grep -q '^gpusim: 1 name: rmm-small ' || fail "scenario head"
+# run accepts it and replays the log's timing: t0's last free at 3 ms, plus
+# its two allocations' latency (1 us each); the peak is the log's, aligned.
+"$gpusim" run -q --json="$tmp/r.json" "$tmp/small.yaml" || fail "run rejects the imported scenario"
+grep -q '"makespan_ns": 3002000,' "$tmp/r.json" || fail "makespan: $(grep makespan "$tmp/r.json")"
+grep -q '"gpu": {"capacity": 4194304, "peak_used": 3146752,' "$tmp/r.json" ||
+	fail "gpu peak: $(grep '"gpu"' "$tmp/r.json")"
+grep -q '"outcome": "completed"' "$tmp/r.json" || fail "the replay did not complete"
+# Standard output when no --out is given.
+"$gpusim" import-rmm-log "$data/rmm-small.csv" 2>/dev/null | cmp -s - "$tmp/small.yaml" ||
+	fail "stdout and --out differ"
+
+# rmm-bad.csv: one usable allocation and free among rows it cannot use.
+[ "$(status "$gpusim" import-rmm-log "$data/rmm-bad.csv" -o "$tmp/bad.yaml")" = 0 ] ||
+	fail "import rmm-bad: $(cat "$tmp/err")"
+for at in 3:1: 4:19: 5:3: 6:1: 7:24: 8:28: 9:35:; do
+	grep -q "rmm-bad.csv:$at .*; the row is left out$" "$tmp/err" || fail "row $at not reported: $(cat "$tmp/err")"
+done
+[ "$(grep -c 'left out$' "$tmp/err")" = 7 ] || fail "exactly 7 rows are left out"
+grep -q 'rmm-bad.csv:6:1: thread 8 frees 0x1000, allocated by thread 7 on line 2' "$tmp/err" ||
+	fail "cross-thread free message"
+"$gpusim" validate "$tmp/bad.yaml" >/dev/null || fail "the partial scenario is invalid"
+grep -q 'compute: 70us' "$tmp/bad.yaml" || fail "gaps across left-out rows are one compute"
+
+# Not a log, no log, nothing usable, nowhere to write: exit 2, nothing written.
+printf 'a,b,c\n1,2,3\n' >"$tmp/notlog.csv"
+[ "$(status "$gpusim" import-rmm-log "$tmp/notlog.csv" -o "$tmp/x1.yaml")" = 2 ] || fail "not a log"
+grep -q 'notlog.csv:1:1: not an RMM log' "$tmp/err" || fail "not-a-log message: $(cat "$tmp/err")"
+[ "$(status "$gpusim" import-rmm-log "$tmp/missing.csv" -o "$tmp/x2.yaml")" = 2 ] || fail "missing log"
+printf 'Thread,Time,Action,Pointer,Size,Stream\r\n1,00:00:00.000001,free,0x10,8,0\r\n' >"$tmp/empty.csv"
+[ "$(status "$gpusim" import-rmm-log "$tmp/empty.csv" -o "$tmp/x3.yaml")" = 2 ] || fail "no allocation"
+grep -q 'empty.csv:2:24: free of 0x10' "$tmp/err" || fail "CRLF row not reported: $(cat "$tmp/err")"
+[ "$(status "$gpusim" import-rmm-log "$data/rmm-small.csv" -o "$tmp/no/dir/x4.yaml")" = 2 ] ||
+	fail "unwritable output"
+[ "$(status "$gpusim" import-rmm-log)" = 2 ] || fail "no log given"
+for f in x1.yaml x2.yaml x3.yaml no; do [ ! -e "$tmp/$f" ] || fail "a failed import wrote $f"; done
+echo "gpusim import-rmm-log: scenario, replay, reported rows and errors behave"
