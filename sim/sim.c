@@ -336,9 +336,15 @@ static void
 sample(Sim *s)
 {
 	GsSample x = {.time = s->now};
+	GArray *timeline = s->r->timeline;
+	const GsSample *held = timeline->len > 0 ? &g_array_index(timeline, GsSample, timeline->len - 1)
+						 : NULL;
 
 	for (int tier = 0; tier < GS_N_TIERS; tier++) {
-		s->used_integral[tier] += (double) tier_used(s, tier) * (double) (s->now - s->last_sample);
+		/* Since the last sample the tier held what that sample saw. */
+		if (held != NULL)
+			s->used_integral[tier] +=
+				(double) held->used[tier] * (double) (s->now - s->last_sample);
 		x.used[tier] = tier_used(s, tier);
 		x.charged[tier] = gs_memory_charged(s->mem, tier);
 		s->r->tiers[tier].peak_used = MAX(s->r->tiers[tier].peak_used, x.used[tier]);
