@@ -988,22 +988,18 @@ try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 		gs_interp_alloc_done(t->interp, FALSE, 0, s->now);
 }
 
-/* Whether the buffers in @ids are all on the GPU and staying there. */
+/* The GPU bytes the buffers in @ids need to come back, or 0 when none is off the GPU. */
 static gint64
 unspill_need(Sim *s, const GArray *ids)
 {
 	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
+	gint64 need = gs_spill_unspill_plan(gs_memory_store(s->mem), (const GsSpillBufId *) ids->data,
+					    ids->len, moves, NULL);
 
-	gs_spill_unspill_plan(gs_memory_store(s->mem), (const GsSpillBufId *) ids->data, ids->len,
-			      moves, NULL);
 	for (guint i = 0; i < moves->len; i++) {
-		const GsSpillMove *mv = &g_array_index(moves, GsSpillMove, i);
-
 		/* One on the GPU moving out stays: the compute's lock refuses the move's landing. */
-		if (mv->from != GS_TIER_GPU)
-			return MAX(1, gs_spill_unspill_plan(gs_memory_store(s->mem),
-							    (const GsSpillBufId *) ids->data,
-							    ids->len, moves, NULL));
+		if (g_array_index(moves, GsSpillMove, i).from != GS_TIER_GPU)
+			return MAX(1, need);
 	}
 	return 0;
 }

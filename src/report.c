@@ -878,6 +878,35 @@ trace_counter(Json *j, const char *name, const char *cat, GsTime time)
 	put_us(j, "ts", time);
 }
 
+/* "reserve r", "release r", "gate close", "leak": an instant's name on a thread's track. */
+static void
+memory_instant_name(const GsLogEntry *e, char *name, gsize size)
+{
+	switch (e->kind) {
+	case GS_LOG_RESERVE:
+		g_snprintf(name, size, "reserve %s", e->buf);
+		break;
+	case GS_LOG_RELEASE:
+		g_snprintf(name, size, "release %s", e->buf);
+		break;
+	case GS_LOG_GATE:
+		g_snprintf(name, size, "gate %s", e->what);
+		break;
+	case GS_LOG_LEAK:
+	case GS_LOG_STATE:
+	case GS_LOG_THROW:
+	case GS_LOG_ALLOC:
+	case GS_LOG_FREE:
+	case GS_LOG_DEADLOCK:
+	case GS_LOG_TASK:
+	case GS_LOG_SEMAPHORE:
+	case GS_LOG_SPILL:
+	case GS_LOG_DOWNGRADE:
+		g_snprintf(name, size, "%s", e->kind == GS_LOG_LEAK ? "leak" : "memory");
+		break;
+	}
+}
+
 static void
 trace_log(Json *j, Tracks *tracks, const GArray *entries, GsTime makespan)
 {
@@ -936,13 +965,7 @@ trace_log(Json *j, Tracks *tracks, const GArray *entries, GsTime makespan)
 		case GS_LOG_LEAK:
 			if (tid == 0)
 				break;
-			g_snprintf(name, sizeof name, "%s%s%s",
-				   e->kind == GS_LOG_RESERVE ? "reserve "
-				   : e->kind == GS_LOG_RELEASE ? "release "
-				   : e->kind == GS_LOG_GATE   ? "gate "
-							      : "leak",
-				   e->kind == GS_LOG_GATE ? e->what : e->kind == GS_LOG_LEAK ? "" : e->buf,
-				   "");
+			memory_instant_name(e, name, sizeof name);
 			trace_instant(j, tid, name, "memory", e->time);
 			obj_begin(j, "args", STYLE_TIGHT);
 			put_int(j, "bytes", e->bytes);
