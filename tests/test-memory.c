@@ -1,7 +1,7 @@
 /*
  * Unit tests of sim/memory.h: the over-reservation policies with their
  * charges (increase charges the growth once, where the reference charges the
- * shortfall twice, §A.7), copy costs from the links, HOST rounding to whole blocks, reservation
+ * shortfall twice, §A.7), the attribution of frees, copy costs from the links, HOST rounding to whole blocks, reservation
  * strategies and modes, a copy's two steps (both copies hold memory, the
  * source stays authoritative until the commit), and runs of spill-heavy
  * generated workloads whose every copy lands with its buffer's content tag.
@@ -98,6 +98,48 @@ START_TEST(test_over_reservation)
 	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), row->charged_after_free);
 	gs_memory_release(m, &res);
 	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), row->charged_after_release);
+}
+END_TEST
+
+/* ---- attribution of frees: origin (default) or the freeing stream (cuCascade) ---- */
+
+typedef struct {
+	GsAttribution attribution;
+	gint64 charged_after_free;  /* r1 released, r2 (2 MiB) held, the 3 MiB buffer freed */
+} AttributionRow;
+
+static const AttributionRow attribution_rows[] = {
+	/* origin: r1 is released, so the free credits all 3 MiB */
+	{GS_ATTRIBUTION_ORIGIN, 2 * MIB},
+	/* stream: the free credits r2, whose allocated bytes go negative: only what is
+	   above r2's size, nothing, comes back; the 3 MiB stay charged (§A.8's drift) */
+	{GS_ATTRIBUTION_STREAM, 5 * MIB},
+};
+
+START_TEST(test_attribution)
+{
+	const AttributionRow *row = &attribution_rows[_i];
+	g_autoptr(GsWorkload) w = workload(10 * MIB, FALSE);
+	g_autoptr(GsMemory) m = NULL;
+	GsMemReservation r1 = {0}, r2 = {0};
+	GsOp op = reserve_op(GS_TIER_GPU, GS_STRATEGY_ANY_IN_TIER, GS_RESERVE_OR_NULL, 3 * MIB);
+	GsMemAlloc a;
+
+	w->policy.reservations.attribution = row->attribution;
+	m = gs_memory_new(w);
+	ck_assert_int_eq(gs_memory_reserve(m, &op, &r1), GS_RESERVATION_GRANTED);
+	a = alloc(m, GS_KIND_GPU, 3 * MIB, &r1);
+	ck_assert_int_eq(a.outcome, GS_MEM_OK);
+	/* Released while its buffer lives: the 3 MiB stay charged. */
+	ck_assert_int_eq(gs_memory_release(m, &r1), 0);
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), 3 * MIB);
+	op.reserve.size = 2 * MIB;
+	ck_assert_int_eq(gs_memory_reserve(m, &op, &r2), GS_RESERVATION_GRANTED);
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), 5 * MIB);
+	gs_memory_free_buffer(m, a.buf, &r2);
+	ck_mem(m);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_GPU), 0);
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), row->charged_after_free);
 }
 END_TEST
 
@@ -374,6 +416,7 @@ memory_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_over_reservation, 0, G_N_ELEMENTS(over_rows));
+	tcase_add_loop_test(tc, test_attribution, 0, G_N_ELEMENTS(attribution_rows));
 	tcase_add_loop_test(tc, test_copy_time, 0, G_N_ELEMENTS(cost_rows));
 	tcase_add_test(tc, test_copy_time_instant_links);
 	tcase_add_test(tc, test_host_blocks);
