@@ -2,11 +2,19 @@
  * gpusim: the discrete-event simulator (see sim.h for the loop and its rules).
  *
  * Threads move between a few driver statuses: READY (a resumption is due),
- * BUSY (computing, or paying allocation latency), SLEEPING (a sleep op: the
- * watchdog may count it as waiting outside the allocator), PARKED (waiting in
- * the engine for a wake-up), SEMAPHORE (waiting for a GPU permit) and DONE.
- * Every scheduled resumption carries the thread's generation; bumping it
- * cancels the ones in flight (when a task ends under a busy thread).
+ * BUSY (computing, paying allocation latency, or waiting for its copies),
+ * SLEEPING (a sleep op: the watchdog may count it as waiting outside the
+ * allocator), PARKED (waiting in the engine for a wake-up), SEMAPHORE
+ * (waiting for a GPU permit), RESERVE (a blocking reservation), GATE (a copy
+ * waiting for the evacuation gate to drain) and DONE. Every scheduled
+ * resumption carries the thread's generation; bumping it cancels the ones in
+ * flight (when a task ends under a busy thread).
+ *
+ * The memory tiers (sim/memory.h) decide where buffers live and what each
+ * space is charged; this file decides when to spill (inside a failing
+ * allocation, and proactively after an instant), who waits for a copy (the
+ * thread whose allocation needed it, for the links' time), and what a thread
+ * that ends gives back (locks, reservations, copies in flight).
  */
 #include "config.h"
 

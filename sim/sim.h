@@ -3,10 +3,12 @@
  *
  * This module decides nothing about policy: it replays a workload on a
  * virtual clock (integer nanoseconds) and carries out what the interpreter
- * and the engine decide. It owns the modelled devices (sim/device.h), the
- * event heap (sim/heap.h), the executor slots and their FIFO queue, the GPU
- * semaphore, task attempts, the periodic watchdog, and the detection of a run
- * in which threads wait and nothing can wake them.
+ * and the engine decide. It owns the modelled memory (sim/memory.h: GPU,
+ * host and disk spaces, reservations, spillable buffers, the evacuation
+ * gate), the event heap (sim/heap.h), the executor slots and their FIFO
+ * queue, the GPU semaphore, task attempts, the periodic watchdog, proactive
+ * downgrading, and the detection of a run in which threads wait and nothing
+ * can wake them.
  *
  * The loop, one pass per instant (SPEC §3, DESIGN.md):
  *   1. pop every event due now, in (time, sequence) order: task arrivals,
