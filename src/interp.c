@@ -79,6 +79,9 @@ struct GsInterp {
 	guint told;        /* exceptions passed to on_exception so far */
 	GsExceptionFunc on_exception;
 	gpointer on_exception_data;
+	const GsInterpHooks *hooks; /* NULL: the engine is called directly */
+	gpointer hooks_data;
+	gboolean alloc_fresh; /* the allocation has not met the engine yet */
 };
 
 /* ---- split arithmetic ---- */
@@ -97,6 +100,31 @@ gs_split_time(GsTime time, const guint8 *path, guint n)
 	for (guint i = 0; i < n; i++)
 		time = path[i] ? time - time / 2 : time / 2;
 	return time;
+}
+
+/* ---- driver hooks (interp.h: GsInterpHooks) ---- */
+
+void
+gs_interp_set_hooks(GsInterp *it, const GsInterpHooks *hooks, gpointer data)
+{
+	g_return_if_fail(hooks == NULL || hooks->api_version == 1);
+	it->hooks = hooks;
+	it->hooks_data = data;
+}
+
+/* Every engine call sits between these two, for drivers that lock the engine. */
+static void
+enter(GsInterp *it)
+{
+	if (it->hooks != NULL)
+		it->hooks->enter(it->hooks_data);
+}
+
+static void
+leave(GsInterp *it)
+{
+	if (it->hooks != NULL)
+		it->hooks->leave(it->hooks_data);
 }
 
 /* ---- frames ---- */
@@ -289,7 +317,9 @@ static void
 restart_attempt(GsInterp *it, GsTime now)
 {
 	top(it)->pos = 0;
+	enter(it);
 	gs_engine_retry_block_start(it->engine, it->thread, now);
+	leave(it);
 }
 
 /* Takes the next piece off the block's work list and runs it. */
@@ -337,7 +367,9 @@ unwind(GsInterp *it, GsTime now)
 	Frame *f = top(it);
 
 	if (f->kind == FRAME_RETRY) {
+		enter(it);
 		gs_engine_retry_block_end(it->engine, it->thread, now);
+		leave(it);
 		hand_up(it, f->depth);
 	}
 	pop(it);
@@ -387,7 +419,9 @@ handle_exception(GsInterp *it, GsException exc, GsTime now)
 		/* A split request this block cannot honour escapes it as CouldNotSplit. */
 		seen->handled = !split_request || can_split(f);
 		tell_exceptions(it); /* before the frees it causes */
+		enter(it);
 		gs_engine_retry_block_end(it->engine, it->thread, now);
+		leave(it);
 		free_from_depth(it, f->depth, now);
 		if (!split_request) {
 			it->mode = MODE_RETRY_BLOCK;
@@ -433,8 +467,23 @@ misuse(GsInterp *it, GsDecision d, GsTime now)
 static gboolean
 alloc_begin(GsInterp *it, GsEffect *out, GsTime now)
 {
-	GsDecision d = gs_engine_alloc_begin(it->engine, it->thread, it->alloc.alloc_kind,
-					     it->alloc.blocking, now);
+	GsDecision d;
+	guint64 handle;
+
+	if (it->alloc_fresh && it->hooks != NULL && it->hooks->fast_alloc != NULL) {
+		it->alloc_fresh = FALSE;
+		if (it->hooks->fast_alloc(it->hooks_data, &it->alloc, &handle)) {
+			add_buffer(it, it->alloc.buf, it->alloc.size, it->alloc.alloc_kind, handle);
+			top(it)->pos++;
+			it->mode = MODE_RUN;
+			return FALSE;
+		}
+	}
+	it->alloc_fresh = FALSE;
+	enter(it);
+	d = gs_engine_alloc_begin(it->engine, it->thread, it->alloc.alloc_kind, it->alloc.blocking,
+				  now);
+	leave(it);
 
 	switch (d.verdict) {
 	case GS_VERDICT_PROCEED:
@@ -464,8 +513,10 @@ gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now)
 
 	g_return_if_fail(it->mode == MODE_ALLOC_TRY);
 	if (ok) {
+		enter(it);
 		gs_engine_alloc_success(it->engine, it->thread, it->alloc.alloc_kind, it->alloc.size,
 					it->recursive, now);
+		leave(it);
 		add_buffer(it, it->alloc.buf, it->alloc.size, it->alloc.alloc_kind, handle);
 		top(it)->pos++;
 		it->mode = MODE_RUN;
@@ -473,13 +524,17 @@ gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now)
 	}
 	if (it->policy == GS_OOM_FAIL) {
 		/* No state machine to consult: the allocation fails for good. */
+		enter(it);
 		gs_engine_alloc_failed(it->engine, it->thread, it->alloc.alloc_kind, FALSE,
 				       it->alloc.blocking, it->recursive, now);
+		leave(it);
 		throw_exception(it, gs_exception_fatal_oom(it->alloc.alloc_kind), now);
 		return;
 	}
+	enter(it);
 	d = gs_engine_alloc_failed(it->engine, it->thread, it->alloc.alloc_kind, TRUE,
 				   it->alloc.blocking, it->recursive, now);
+	leave(it);
 	if (d.verdict == GS_VERDICT_RETRY && !it->alloc.blocking) {
 		/* A non-blocking host allocation gives up: no buffer, no exception. */
 		top(it)->pos++;
@@ -504,6 +559,7 @@ start_alloc(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 		.blocking = op->alloc.kind == GS_KIND_GPU || op->alloc.blocking,
 		.op = op,
 	};
+	it->alloc_fresh = TRUE;
 	if (op->alloc.kind == GS_KIND_GPU && it->require_permit) {
 		it->mode = MODE_PERMIT;
 		*out = effect(GS_EFFECT_PERMIT, op);
@@ -550,7 +606,11 @@ free_op(GsInterp *it, const GsOp *op, GsTime now)
 static gboolean
 block_until_ready(GsInterp *it, GsEffect *out, GsTime now)
 {
-	GsDecision d = gs_engine_block_until_ready(it->engine, it->thread, now);
+	GsDecision d;
+
+	enter(it);
+	d = gs_engine_block_until_ready(it->engine, it->thread, now);
+	leave(it);
 
 	switch (d.verdict) {
 	case GS_VERDICT_PROCEED:
@@ -579,11 +639,13 @@ block_until_ready(GsInterp *it, GsEffect *out, GsTime now)
 static void
 inject(GsInterp *it, const GsOp *op)
 {
+	enter(it);
 	gs_engine_force_retry_oom(it->engine, it->thread, op->inject.retry_oom, op->inject.kind,
 				  op->inject.skip);
 	gs_engine_force_split_oom(it->engine, it->thread, op->inject.split_oom, op->inject.kind,
 				  op->inject.skip);
 	gs_engine_force_cudf_exception(it->engine, it->thread, op->inject.cudf_exception);
+	leave(it);
 }
 
 /* The end of a frame's op list: loop, next piece, or back to the parent. */
@@ -603,7 +665,9 @@ end_of_frame(GsInterp *it, GsTime now)
 		}
 		break;
 	case FRAME_RETRY:
+		enter(it);
 		gs_engine_retry_block_end(it->engine, it->thread, now);
+		leave(it);
 		hand_up(it, f->depth);
 		if (f->pieces->len > 0) {
 			start_attempt(it, now);
@@ -643,7 +707,9 @@ run_op(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 		inject(it, op);
 		break;
 	case GS_OP_WAIT_ON_POOL:
+		enter(it);
 		gs_engine_set_pool_blocked(it->engine, it->thread, op->wait_on_pool);
+		leave(it);
 		break;
 	case GS_OP_REPEAT:
 		if (op->repeat.times == 0)
@@ -721,7 +787,12 @@ tell_free(GsInterp *it, GsTime now)
 	if (!it->freed)
 		return;
 	it->freed = FALSE;
+	if (it->hooks != NULL && it->hooks->fast_free != NULL &&
+	    it->hooks->fast_free(it->hooks_data, &it->last_free))
+		return;
+	enter(it);
 	gs_engine_dealloc(it->engine, it->thread, it->last_free.alloc_kind, it->last_free.size, now);
+	leave(it);
 }
 
 GsEffect
