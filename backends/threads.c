@@ -17,9 +17,11 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "threads.h"
 
@@ -67,16 +69,16 @@ typedef struct {
 	GsInterp *interp;        /* the thread's own */
 	GsThreadId id;
 	RealTask *task;          /* NULL for pool threads */
-	GThread *os;
+	pthread_t os;
 	gpointer bk;             /* the backend's per-thread state */
 	atomic_int status;       /* Status */
 	atomic_int engine_state; /* mirror of the engine's record, set under lock */
 	atomic_uint reached;     /* bit i: the thread was in GsThreadState i */
 	atomic_bool stop;        /* its task ended, or the run did */
 	gboolean woken;          /* under lock */
-	GCond cond;              /* with lock: parked, semaphore */
-	GMutex sleep_lock;
-	GCond sleep_cond;        /* with sleep_lock: timed waits */
+	pthread_cond_t cond;     /* with lock: parked, semaphore */
+	pthread_mutex_t sleep_lock;
+	pthread_cond_t sleep_cond; /* with sleep_lock: timed waits */
 	gboolean fast_ok;        /* no inject op anywhere in its ops */
 	gboolean parked_last;    /* its last effect was WAIT (thread-owned) */
 	GsTime parked_since, semaphore_since; /* under lock */
@@ -110,8 +112,8 @@ struct Real {
 	gpointer bk;
 	GsResult *res;
 	GsEngine *engine;
-	GMutex lock;
-	GCond done_cond;         /* with lock: the run may have ended */
+	pthread_mutex_t lock;
+	pthread_cond_t done_cond; /* with lock: the run may have ended */
 	gint64 t0;               /* monotonic microseconds at the start */
 	double scale;
 	Space *gpus;
@@ -155,6 +157,33 @@ static gint64
 real_at(Real *r, GsTime t)
 {
 	return r->t0 + (gint64) ((double) t * r->scale / 1000.0);
+}
+
+/*
+ * Plain pthreads rather than GMutex/GCond: GLib implements those with futexes
+ * on Linux, which ThreadSanitizer cannot see, and the tests run under it.
+ * Condition variables wait on CLOCK_MONOTONIC, the clock of
+ * g_get_monotonic_time().
+ */
+static void
+cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+/* Waits until the monotonic microsecond @deadline at most. */
+static void
+cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, gint64 deadline)
+{
+	struct timespec ts = {.tv_sec = deadline / G_USEC_PER_SEC,
+			      .tv_nsec = (deadline % G_USEC_PER_SEC) * 1000};
+
+	pthread_cond_timedwait(cond, mutex, &ts);
 }
 
 /* ---- logging ---- */
@@ -258,7 +287,7 @@ drain_wakes(Real *r)
 		t->woken = TRUE;
 		if (atomic_load(&t->status) == T_PARKED) {
 			set_status(r, t, T_READY);
-			g_cond_signal(&t->cond);
+			pthread_cond_signal(&t->cond);
 		}
 	}
 }
@@ -266,7 +295,7 @@ drain_wakes(Real *r)
 static void
 engine_lock(gpointer data)
 {
-	g_mutex_lock(&((Real *) data)->lock);
+	pthread_mutex_lock(&((Real *) data)->lock);
 }
 
 static void
@@ -275,7 +304,7 @@ engine_unlock(gpointer data)
 	Real *r = data;
 
 	drain_wakes(r);
-	g_mutex_unlock(&r->lock);
+	pthread_mutex_unlock(&r->lock);
 }
 
 /* Under lock: asks the thread to stop, wherever it waits. */
@@ -283,10 +312,10 @@ static void
 stop_thread(RealThread *t)
 {
 	atomic_store(&t->stop, TRUE);
-	g_cond_signal(&t->cond);
-	g_mutex_lock(&t->sleep_lock);
-	g_cond_signal(&t->sleep_cond);
-	g_mutex_unlock(&t->sleep_lock);
+	pthread_cond_signal(&t->cond);
+	pthread_mutex_lock(&t->sleep_lock);
+	pthread_cond_signal(&t->sleep_cond);
+	pthread_mutex_unlock(&t->sleep_lock);
 }
 
 /* Waits until scenario time @until or a stop; FALSE when stopped. */
@@ -296,10 +325,10 @@ wait_until(RealThread *t, GsTime until)
 	gint64 deadline = real_at(t->r, until);
 	gboolean stopped;
 
-	g_mutex_lock(&t->sleep_lock);
+	pthread_mutex_lock(&t->sleep_lock);
 	while (!(stopped = atomic_load(&t->stop)) && g_get_monotonic_time() < deadline)
-		g_cond_wait_until(&t->sleep_cond, &t->sleep_lock, deadline);
-	g_mutex_unlock(&t->sleep_lock);
+		cond_wait_until(&t->sleep_cond, &t->sleep_lock, deadline);
+	pthread_mutex_unlock(&t->sleep_lock);
 	return !stopped;
 }
 
@@ -613,7 +642,7 @@ grant_permits(Real *r)
 			if (atomic_load(&t->status) == T_SEMAPHORE) {
 				r->res->totals.semaphore_wait_ns += now(r) - t->semaphore_since;
 				set_status(r, t, T_READY);
-				g_cond_signal(&t->cond);
+				pthread_cond_signal(&t->cond);
 			}
 		}
 	}
@@ -631,7 +660,7 @@ take_permit(RealThread *t)
 	/* Held until the task's threads have all exited: readable without the lock. */
 	if (task == NULL || atomic_load(&task->has_permit))
 		return TRUE;
-	g_mutex_lock(&r->lock);
+	pthread_mutex_lock(&r->lock);
 	e.task = task->result->id;
 	if (!atomic_load(&task->has_permit) && r->permits > 0 && !task->waits_for_permit) {
 		r->permits--;
@@ -647,14 +676,14 @@ take_permit(RealThread *t)
 		set_status(r, t, T_SEMAPHORE);
 		t->semaphore_since = now(r);
 		while (atomic_load(&t->status) == T_SEMAPHORE && !atomic_load(&t->stop))
-			g_cond_wait(&t->cond, &r->lock);
+			pthread_cond_wait(&t->cond, &r->lock);
 		if (atomic_load(&t->status) == T_SEMAPHORE) {
 			r->res->totals.semaphore_wait_ns += now(r) - t->semaphore_since;
 			set_status(r, t, T_READY);
 		}
 	}
 	ok = !atomic_load(&t->stop);
-	g_mutex_unlock(&r->lock);
+	pthread_mutex_unlock(&r->lock);
 	return ok;
 }
 
@@ -667,18 +696,18 @@ park(RealThread *t)
 	Real *r = t->r;
 	gboolean ok;
 
-	g_mutex_lock(&r->lock);
+	pthread_mutex_lock(&r->lock);
 	if (!t->woken) {
 		set_status(r, t, T_PARKED);
 		t->parked_since = now(r);
 		while (!t->woken && !atomic_load(&t->stop))
-			g_cond_wait(&t->cond, &r->lock);
+			pthread_cond_wait(&t->cond, &r->lock);
 		if (atomic_load(&t->status) == T_PARKED)
 			set_status(r, t, T_READY);
 	}
 	t->woken = FALSE;
 	ok = !atomic_load(&t->stop);
-	g_mutex_unlock(&r->lock);
+	pthread_mutex_unlock(&r->lock);
 	return ok;
 }
 
@@ -690,7 +719,7 @@ do_pool(RealThread *t, const GsOp *op)
 	Real *r = t->r;
 	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsTaskId));
 
-	g_mutex_lock(&r->lock);
+	pthread_mutex_lock(&r->lock);
 	for (guint i = 0; i < op->pool.tasks->len; i++) {
 		guint spec_index = g_array_index(op->pool.tasks, guint, i);
 
@@ -819,7 +848,7 @@ finish_task(Real *r, RealTask *task)
 	grant_permits(r);
 	while (slot_free(r) && !g_queue_is_empty(&r->queue))
 		start_task(r, g_queue_pop_head(&r->queue));
-	g_cond_broadcast(&r->done_cond);
+	pthread_cond_broadcast(&r->done_cond);
 }
 
 /* The task ends now: the engine removes it, its other threads are told to stop. */
@@ -962,7 +991,7 @@ thread_main(gpointer data)
 	if (stopped)
 		unwind(t);
 	gs_backend_thread_end(r->ops, r->bk, t->bk);
-	g_mutex_lock(&r->lock);
+	pthread_mutex_lock(&r->lock);
 	set_status(r, t, T_DONE);
 	thread_exited(r, t, ends_task, failed, failure);
 	engine_unlock(r);
@@ -982,9 +1011,9 @@ thread_new(Real *r, const GsThreadSpec *spec, RealTask *task, const char *name)
 	atomic_init(&t->status, T_DONE);
 	atomic_init(&t->engine_state, GS_THREAD_UNKNOWN);
 	set_status(r, t, T_READY);
-	g_cond_init(&t->cond);
-	g_mutex_init(&t->sleep_lock);
-	g_cond_init(&t->sleep_cond);
+	cond_init(&t->cond);
+	pthread_mutex_init(&t->sleep_lock, NULL);
+	cond_init(&t->sleep_cond);
 	t->fast_ok = !ops_inject(spec->ops);
 	t->log = g_array_new(FALSE, FALSE, sizeof(LogItem));
 	t->live = g_ptr_array_new();
@@ -1007,7 +1036,10 @@ thread_new(Real *r, const GsThreadSpec *spec, RealTask *task, const char *name)
 static void
 thread_spawn(RealThread *t)
 {
-	t->os = g_thread_new(t->result->name, thread_main, t);
+	int err = pthread_create(&t->os, NULL, thread_main, t);
+
+	if (err != 0)
+		g_error("cannot start a thread for %s: %s", t->result->name, g_strerror(err));
 }
 
 static void
@@ -1016,9 +1048,9 @@ thread_free(gpointer data)
 	RealThread *t = data;
 
 	gs_interp_free(t->interp);
-	g_cond_clear(&t->cond);
-	g_mutex_clear(&t->sleep_lock);
-	g_cond_clear(&t->sleep_cond);
+	pthread_cond_destroy(&t->cond);
+	pthread_mutex_destroy(&t->sleep_lock);
+	pthread_cond_destroy(&t->sleep_cond);
 	g_array_unref(t->log);
 	g_ptr_array_unref(t->live);
 	g_free(t);
@@ -1262,7 +1294,7 @@ cut(Real *r, GsOutcome outcome)
 	r->ended = TRUE;
 	for (guint i = 0; i < r->threads->len; i++)
 		stop_thread(r->threads->pdata[i]);
-	g_cond_broadcast(&r->done_cond);
+	pthread_cond_broadcast(&r->done_cond);
 }
 
 /*
@@ -1280,7 +1312,7 @@ run_loop(Real *r)
 	guint arrived = 0;
 	gboolean last_hope = FALSE;
 
-	g_mutex_lock(&r->lock);
+	pthread_mutex_lock(&r->lock);
 	for (guint i = 0; i < r->tasks->len; i++)
 		g_ptr_array_add(arrivals, r->tasks->pdata[i]);
 	g_ptr_array_sort(arrivals, compare_arrivals);
@@ -1316,7 +1348,7 @@ run_loop(Real *r)
 			wake = MIN(wake, next_watchdog);
 		if (r->opts.max_time > 0)
 			wake = MIN(wake, r->opts.max_time);
-		g_cond_wait_until(&r->done_cond, &r->lock, real_at(r, MAX(wake, t + 1)));
+		cond_wait_until(&r->done_cond, &r->lock, real_at(r, MAX(wake, t + 1)));
 	}
 	if (!r->ended) {
 		/* Pool threads still at work when the last task ends are cut short. */
@@ -1325,7 +1357,7 @@ run_loop(Real *r)
 		for (guint i = 0; i < r->threads->len; i++)
 			stop_thread(r->threads->pdata[i]);
 	}
-	g_mutex_unlock(&r->lock);
+	pthread_mutex_unlock(&r->lock);
 }
 
 /* ---- a run ---- */
@@ -1363,8 +1395,8 @@ real_init(Real *r, const GsWorkload *w, const GsBackendOps *ops, const GsRealOpt
 	r->res->seed = w->seed;
 	r->engine = gs_engine_new(&engine_opts);
 	gs_engine_set_observer(r->engine, &observer, r);
-	g_mutex_init(&r->lock);
-	g_cond_init(&r->done_cond);
+	pthread_mutex_init(&r->lock, NULL);
+	cond_init(&r->done_cond);
 	spaces_init(r);
 	r->tasks = g_ptr_array_new_with_free_func(task_free);
 	r->threads = g_ptr_array_new_with_free_func(thread_free);
@@ -1428,8 +1460,8 @@ real_clear(Real *r)
 	g_array_unref(r->log);
 	g_free(r->gpus);
 	gs_engine_free(r->engine);
-	g_mutex_clear(&r->lock);
-	g_cond_clear(&r->done_cond);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->done_cond);
 }
 
 gboolean
@@ -1460,18 +1492,18 @@ gs_real_run(const GsWorkload *w, const GsBackendOps *backend, const GsRealOption
 	}
 	add_tasks(&r);
 	r.t0 = g_get_monotonic_time();
-	g_mutex_lock(&r.lock);
+	pthread_mutex_lock(&r.lock);
 	for (guint i = 0; i < w->pool_threads->len; i++) {
 		const GsThreadSpec *spec = w->pool_threads->pdata[i];
 
 		thread_spawn(thread_new(&r, spec, NULL, spec->name));
 	}
 	sample(&r);
-	g_mutex_unlock(&r.lock);
+	pthread_mutex_unlock(&r.lock);
 	run_loop(&r);
 	/* Threads are only ever added under lock, and none is added once the run ended. */
 	for (guint i = 0; i < r.threads->len; i++)
-		g_thread_join(((RealThread *) r.threads->pdata[i])->os);
+		pthread_join(((RealThread *) r.threads->pdata[i])->os, NULL);
 	real_finish(&r);
 	flush_logs(&r);
 	if (stats != NULL) {
