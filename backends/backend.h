@@ -86,6 +86,12 @@ typedef struct {
 	gboolean (*round_trip)(gpointer state, gpointer thread, guint64 handle, GsTier to,
 			       GError **error);
 	void (*stats)(gpointer state, GsBackendStats *out);
+	/*
+	 * Optional: measures the device (allocation and free latency, copy
+	 * bandwidth both ways, disk bandwidth in @disk_path) and appends the
+	 * `memory:` / `links:` keys a scenario can include to @yaml.
+	 */
+	gboolean (*calibrate)(const char *disk_path, GString *yaml, GError **error);
 } GsBackendOps;
 
 /** The backend called @name; NULL with GS_BACKEND_ERROR_UNKNOWN or _UNAVAILABLE. */
@@ -111,6 +117,9 @@ void gs_backend_compute_end(const GsBackendOps *ops, gpointer state, gpointer th
 gboolean gs_backend_round_trip(const GsBackendOps *ops, gpointer state, gpointer thread,
 			       guint64 handle, GsTier to, GError **error);
 void gs_backend_stats(const GsBackendOps *ops, gpointer state, GsBackendStats *out);
+/** Unsupported is GS_BACKEND_ERROR_INVALID: only some backends can measure a device. */
+gboolean gs_backend_calibrate(const GsBackendOps *ops, const char *disk_path, GString *yaml,
+			      GError **error);
 
 /* ---- the backends built in ---- */
 

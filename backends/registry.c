@@ -129,3 +129,15 @@ gs_backend_stats(const GsBackendOps *ops, gpointer state, GsBackendStats *out)
 	if (ops->stats != NULL && state != NULL)
 		ops->stats(state, out);
 }
+
+gboolean
+gs_backend_calibrate(const GsBackendOps *ops, const char *disk_path, GString *yaml, GError **error)
+{
+	if (ops->calibrate == NULL) {
+		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID,
+			    "the %s backend has no device to calibrate (calibrate --backend=cuda)",
+			    ops->name);
+		return FALSE;
+	}
+	return ops->calibrate(disk_path, yaml, error);
+}

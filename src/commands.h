@@ -16,5 +16,6 @@ enum {
 };
 
 int gs_cmd_run(int argc, char **argv);
+int gs_cmd_calibrate(int argc, char **argv);
 
 #endif /* GPUSIM_COMMANDS_H */

@@ -110,6 +110,7 @@ typedef struct {
 static const Command commands[] = {
 	{"run", gs_cmd_run, "Replay a scenario on the simulator and report what happened"},
 	{"validate", cmd_validate, "Check scenario files and their variants without running them"},
+	{"calibrate", gs_cmd_calibrate, "Measure a real device (--backend=cuda) for a scenario to include"},
 };
 
 static char *
