@@ -64,7 +64,7 @@ typedef struct {
 	GsBackendStats backend;
 } GsRealStats;
 
-/** Parses "fast" / "global" (GPUSIM_LOCKING takes the same words). */
+/** Parses "fast" / "global", the words of `gpusim run --locking`. */
 gboolean gs_locking_from_name(const char *name, GsLocking *out);
 
 /**

@@ -13,6 +13,10 @@
  * retry depth it was allocated at, which is how an attempt's buffers are found
  * when it throws. FREE effects for those are
  * queued and handed out one per step before anything else.
+ *
+ * Every engine call sits between enter() and leave(), which call the driver's
+ * hooks when it installed any (GsInterpHooks: a real-thread driver locks the
+ * engine there); the simulator installs none.
  */
 #include "config.h"
 

@@ -97,12 +97,14 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("cuda");
-	TCase *tc = tcase_create("device");
+	Suite *s;
+	TCase *tc;
 	int n;
 
 	if (!gs_cuda_device_count(&n, NULL))
 		return 77; /* no GPU here: SKIP */
+	s = suite_create("cuda");
+	tc = tcase_create("device");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_round_trips_on_the_device);
 	tcase_add_test(tc, test_a_capacity_above_free_memory_is_refused);
