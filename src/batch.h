@@ -7,7 +7,7 @@
  * scenario's own, or, when it defines none, the three OOM policies fail,
  * block and retry (SPEC §3.6). Every job is loaded before any runs, so a bad
  * scenario or value stops the whole batch with nothing written. The jobs then
- * run on a GLib thread pool, each one wholly inside one worker (generate,
+ * run on a pool of POSIX threads, each one wholly inside one worker (generate,
  * simulate, write its own files): a run stays single-threaded and gives the
  * same bytes whatever the number of workers, because the loader and the
  * simulator keep no mutable global state and results are kept by job index,

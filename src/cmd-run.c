@@ -16,6 +16,7 @@
 #include "loader.h"
 #include "report.h"
 #include "sim.h"
+#include "threads.h"
 
 typedef struct {
 	char *backend;
@@ -24,23 +25,61 @@ typedef struct {
 	gint64 seed;
 	char *json, *events, *trace, *timeline;
 	char *max_time;
+	char *time_scale;
+	char *locking;
 	gboolean quiet;
 } RunOptions;
+
+/*
+ * The backend by name: NULL in *@ops for the simulator (NULL or "sim"); a
+ * real backend from the registry; otherwise prints why and sets *@status to
+ * GS_EXIT_USAGE (unknown) or GS_EXIT_BACKEND (known, not in this build or no
+ * device).
+ */
+static gboolean
+check_backend(const char *backend, const GsBackendOps **ops, int *status)
+{
+	g_autoptr(GError) error = NULL;
+
+	*ops = NULL;
+	if (backend == NULL || g_strcmp0(backend, "sim") == 0)
+		return TRUE;
+	*ops = gs_backend_lookup(backend, &error);
+	if (*ops != NULL)
+		return TRUE;
+	fprintf(stderr, "gpusim: %s\n", error->message);
+	*status = g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE)
+			  ? GS_EXIT_BACKEND
+			  : GS_EXIT_USAGE;
+	return FALSE;
+}
 
 gboolean
 gs_cmd_check_backend(const char *backend, int *status)
 {
-	if (backend == NULL || g_strcmp0(backend, "sim") == 0)
-		return TRUE;
-	if (g_strcmp0(backend, "cuda") == 0) {
-		fprintf(stderr, "gpusim: the cuda backend is not available in this build of gpusim "
-				"(%s); use --backend=sim\n", gs_version());
-		*status = GS_EXIT_BACKEND;
+	const GsBackendOps *ops = NULL;
+
+	if (!check_backend(backend, &ops, status))
 		return FALSE;
-	}
-	fprintf(stderr, "gpusim: unknown backend '%s' (sim or cuda)\n", backend);
-	*status = GS_EXIT_USAGE;
+	if (ops == NULL)
+		return TRUE;
+	fprintf(stderr, "gpusim: the %s backend runs one scenario at a time: use 'gpusim run "
+			"--backend=%s'; compare and sweep use the simulator\n", ops->name, ops->name);
+	*status = GS_EXIT_BACKEND;
 	return FALSE;
+}
+
+/* --time-scale: real time per scenario time, a positive number. */
+static gboolean
+parse_scale(const char *text, double *out)
+{
+	char *end = NULL;
+
+	*out = 1.0;
+	if (text == NULL)
+		return TRUE;
+	*out = g_ascii_strtod(text, &end);
+	return end != text && *end == '\0' && *out > 0 && *out <= 1000;
 }
 
 /* --max-time takes a duration as scenarios write them. */
@@ -81,19 +120,54 @@ write_output(const char *path, char *contents, int *status)
 	return FALSE;
 }
 
+/* Runs on a real backend; NULL with *status set when it cannot. */
+static GsResult *
+run_real(const GsWorkload *w, const GsBackendOps *ops, GsRealOptions *real, int *status)
+{
+	g_autoptr(GError) error = NULL;
+	GsRealStats stats = {0};
+	GsResult *result = gs_real_run(w, ops, real, &stats, &error);
+
+	if (result == NULL) {
+		fprintf(stderr, "gpusim: %s\n", error->message);
+		if (g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE))
+			*status = GS_EXIT_BACKEND;
+		else if (g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID))
+			*status = GS_EXIT_USAGE;
+		else
+			*status = GS_EXIT_INTERNAL;
+		return NULL;
+	}
+	if (stats.backend.corrupt_buffers > 0)
+		fprintf(stderr, "gpusim: %s backend: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+			" round trips lost or changed data\n", ops->name,
+			stats.backend.corrupt_buffers, stats.backend.round_trips);
+	g_debug("%s backend: %" G_GUINT64_FORMAT " allocations without the engine lock, %"
+		G_GUINT64_FORMAT " through it", ops->name, stats.fast_allocs, stats.locked_allocs);
+	return result;
+}
+
 static int
-run_loaded(GsWorkload *w, const RunOptions *o, GsTime max_time)
+run_loaded(GsWorkload *w, const RunOptions *o, const GsBackendOps *ops, GsRealOptions *real)
 {
 	g_autoptr(GsEventLog) log = gs_event_log_new();
 	g_autoptr(GsResult) result = NULL;
 	g_autoptr(GsExpectReport) report = NULL;
-	GsSimOptions sim = {.max_time = max_time, .log = gs_event_log_add, .log_data = log};
+	GsSimOptions sim = {.max_time = real->max_time, .log = gs_event_log_add, .log_data = log};
 	gint64 started = g_get_monotonic_time();
 	gint64 wall_ns;
 	int status = GS_EXIT_OK;
 
 	gs_generate_tasks(w);
-	result = gs_sim_run(w, &sim);
+	if (ops != NULL) {
+		real->log = gs_event_log_add;
+		real->log_data = log;
+		result = run_real(w, ops, real, &status);
+		if (result == NULL)
+			return status;
+	} else {
+		result = gs_sim_run(w, &sim);
+	}
 	wall_ns = (g_get_monotonic_time() - started) * 1000;
 	report = gs_expect_check(w, result, log);
 	if (!o->quiet) {
@@ -101,7 +175,7 @@ run_loaded(GsWorkload *w, const RunOptions *o, GsTime max_time)
 
 		fputs(summary, stdout);
 	}
-	if (!write_output(o->json, gs_report_json(w, result, "sim", wall_ns, report), &status) ||
+	if (!write_output(o->json, gs_report_json(w, result, ops != NULL ? ops->name : "sim", wall_ns, report), &status) ||
 	    !write_output(o->events, gs_report_events(log), &status) ||
 	    !write_output(o->trace, gs_report_trace(w, result, log), &status) ||
 	    !write_output(o->timeline, gs_report_timeline_csv(result), &status))
@@ -122,7 +196,14 @@ gs_cmd_run(int argc, char **argv)
 {
 	RunOptions o = {.seed = -1};
 	GOptionEntry entries[] = {
-		{"backend", 0, 0, G_OPTION_ARG_STRING, &o.backend, "sim (default) or cuda", "NAME"},
+		{"backend", 0, 0, G_OPTION_ARG_STRING, &o.backend,
+		 "sim (default), host (real threads, host memory) or cuda", "NAME"},
+		{"time-scale", 0, 0, G_OPTION_ARG_STRING, &o.time_scale,
+		 "Real backends: real time per scenario time (e.g. 0.1 runs ten times faster)",
+		 "FACTOR"},
+		{"locking", 0, 0, G_OPTION_ARG_STRING, &o.locking,
+		 "Real backends: fast (allocations that fit take no global lock) or global",
+		 "fast|global"},
 		{"variant", 0, 0, G_OPTION_ARG_STRING, &o.variant, "Apply a variant's overrides",
 		 "NAME"},
 		{"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sets, "Override a scenario key",
@@ -144,10 +225,12 @@ gs_cmd_run(int argc, char **argv)
 	g_autoptr(GOptionContext) context = g_option_context_new("SCENARIO.yaml");
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GsWorkload) w = NULL;
-	GsTime max_time = 0;
+	const GsBackendOps *ops = NULL;
+	GsRealOptions real = {0};
 	int status = GS_EXIT_OK;
 
-	g_option_context_set_summary(context, "Replay a workload on the simulator and report.");
+	g_option_context_set_summary(context, "Replay a workload on the simulator (or on real "
+					      "threads with --backend) and report.");
 	g_option_context_add_main_entries(context, entries, NULL);
 	if (!g_option_context_parse(context, &argc, &argv, &error)) {
 		fprintf(stderr, "gpusim run: %s\n", error->message);
@@ -155,11 +238,19 @@ gs_cmd_run(int argc, char **argv)
 	} else if (argc != 2) {
 		fprintf(stderr, "gpusim run: give one scenario file\nTry 'gpusim run --help'.\n");
 		status = GS_EXIT_USAGE;
-	} else if (o.max_time != NULL && !parse_max_time(o.max_time, &max_time)) {
+	} else if (o.max_time != NULL && !parse_max_time(o.max_time, &real.max_time)) {
 		fprintf(stderr, "gpusim run: --max-time: not a duration: '%s' (e.g. 500ms, 10s)\n",
 			o.max_time);
 		status = GS_EXIT_USAGE;
-	} else if (gs_cmd_check_backend(o.backend, &status)) {
+	} else if (!parse_scale(o.time_scale, &real.time_scale)) {
+		fprintf(stderr, "gpusim run: --time-scale: not a factor in (0, 1000]: '%s'\n",
+			o.time_scale);
+		status = GS_EXIT_USAGE;
+	} else if (o.locking != NULL && !gs_locking_from_name(o.locking, &real.locking)) {
+		fprintf(stderr, "gpusim run: --locking: '%s' is neither fast nor global\n",
+			o.locking);
+		status = GS_EXIT_USAGE;
+	} else if (check_backend(o.backend, &ops, &status)) {
 		w = gs_loader_load(argv[1], o.variant, (const char *const *) o.sets, &error);
 		if (w == NULL) {
 			fprintf(stderr, "%s\n", error->message);
@@ -167,7 +258,7 @@ gs_cmd_run(int argc, char **argv)
 		} else {
 			if (o.seed >= 0)
 				w->seed = (guint64) o.seed;
-			status = run_loaded(w, &o, max_time);
+			status = run_loaded(w, &o, ops, &real);
 		}
 	}
 	g_free(o.backend);
@@ -178,5 +269,7 @@ gs_cmd_run(int argc, char **argv)
 	g_free(o.trace);
 	g_free(o.timeline);
 	g_free(o.max_time);
+	g_free(o.time_scale);
+	g_free(o.locking);
 	return status;
 }

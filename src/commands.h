@@ -21,10 +21,13 @@ int gs_cmd_run(int argc, char **argv);
 int gs_cmd_compare(int argc, char **argv);
 int gs_cmd_sweep(int argc, char **argv);
 int gs_cmd_import_rmm_log(int argc, char **argv);
+int gs_cmd_calibrate(int argc, char **argv);
 
 /*
- * TRUE if @backend (NULL: the default) can run here; else prints why and sets
- * *@status to GS_EXIT_BACKEND (a known backend not built) or GS_EXIT_USAGE.
+ * For the commands that run only the simulator (compare, sweep): TRUE if
+ * @backend is NULL or "sim"; else prints why and sets *@status to
+ * GS_EXIT_USAGE (an unknown backend) or GS_EXIT_BACKEND (a real backend: not
+ * in this build, or available to `gpusim run` only).
  */
 gboolean gs_cmd_check_backend(const char *backend, int *status);
 

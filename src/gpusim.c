@@ -113,6 +113,7 @@ static const Command commands[] = {
 	{"sweep", gs_cmd_sweep, "Run a scenario over a grid of parameter values, in parallel"},
 	{"validate", cmd_validate, "Check scenario files and their variants without running them"},
 	{"import-rmm-log", gs_cmd_import_rmm_log, "Turn an RMM logging-adaptor CSV into a scenario"},
+	{"calibrate", gs_cmd_calibrate, "Measure a real device (--backend=cuda) for a scenario to include"},
 };
 
 static char *

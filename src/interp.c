@@ -22,6 +22,10 @@
  * op list's data pointer and length rather than the GArray. What most threads
  * never need is allocated on first use: the buffer lists (threads that never
  * allocate), a retry block's pieces, the exceptions seen.
+ *
+ * Every engine call sits between enter() and leave(), which call the driver's
+ * hooks when it installed any (GsInterpHooks: a real-thread driver locks the
+ * engine there); the simulator installs none.
  */
 #include "config.h"
 
@@ -95,6 +99,7 @@ struct GsInterp {
 	guint require_permit : 1;
 	guint recursive : 1;
 	guint unspill : 1;    /* the allocation in progress is gs_interp_unspill_first()'s */
+	guint alloc_fresh : 1;/* the allocation has not met the engine yet (fast_alloc) */
 	guint8 last_out;      /* GsEffectKind of the effect handed out last */
 	guint n_frames;
 	Frame *frames;        /* inline_frames, or a heap array once deeper */
@@ -116,6 +121,8 @@ struct GsInterp {
 	gpointer on_exception_data;
 	GsBlockFunc on_block;
 	gpointer on_block_data;
+	const GsInterpHooks *hooks; /* NULL: the engine is called directly */
+	gpointer hooks_data;
 };
 
 G_STATIC_ASSERT(GS_N_EXCEPTIONS <= 256 && GS_N_KINDS <= 256);
@@ -136,6 +143,31 @@ gs_split_time(GsTime time, const guint8 *path, guint n)
 	for (guint i = 0; i < n; i++)
 		time = path[i] ? time - time / 2 : time / 2;
 	return time;
+}
+
+/* ---- driver hooks (interp.h: GsInterpHooks) ---- */
+
+void
+gs_interp_set_hooks(GsInterp *it, const GsInterpHooks *hooks, gpointer data)
+{
+	g_return_if_fail(hooks == NULL || hooks->api_version == 1);
+	it->hooks = hooks;
+	it->hooks_data = data;
+}
+
+/* Every engine call sits between these two, for drivers that lock the engine. */
+static void
+enter(GsInterp *it)
+{
+	if (it->hooks != NULL)
+		it->hooks->enter(it->hooks_data);
+}
+
+static void
+leave(GsInterp *it)
+{
+	if (it->hooks != NULL)
+		it->hooks->leave(it->hooks_data);
 }
 
 /* ---- frames ---- */
@@ -372,7 +404,9 @@ static void
 restart_attempt(GsInterp *it, GsTime now)
 {
 	top(it)->pos = 0;
+	enter(it);
 	gs_engine_retry_block_start(it->engine, it->thread, now);
+	leave(it);
 }
 
 /* Takes the next piece off the block's work list and runs it. */
@@ -420,7 +454,9 @@ unwind(GsInterp *it, GsTime now)
 	Frame *f = top(it);
 
 	if (f->kind == FRAME_RETRY) {
+		enter(it);
 		gs_engine_retry_block_end(it->engine, it->thread, now);
+		leave(it);
 		hand_up(it, f->count);
 	}
 	pop(it);
@@ -470,7 +506,9 @@ handle_exception(GsInterp *it, GsException exc, GsTime now)
 		/* A split request this block cannot honour escapes it as CouldNotSplit. */
 		seen->handled = !split_request || can_split(f);
 		tell_exceptions(it); /* before the frees it causes */
+		enter(it);
 		gs_engine_retry_block_end(it->engine, it->thread, now);
+		leave(it);
 		free_from_depth(it, f->count, now);
 		if (!split_request) {
 			it->mode = MODE_RETRY_BLOCK;
@@ -543,8 +581,30 @@ alloc_effect(const GsInterp *it)
 static gboolean
 alloc_begin(GsInterp *it, GsEffect *out, GsTime now)
 {
-	GsDecision d = gs_engine_alloc_begin(it->engine, it->thread, alloc_kind(it),
-					     alloc_blocking(it), now);
+	GsDecision d;
+	guint64 handle;
+
+	/*
+	 * Once per allocation, the driver may satisfy it itself; never the
+	 * unspill, whose bytes are the spilled buffers' and not a new buffer.
+	 */
+	if (it->alloc_fresh && !it->unspill && it->hooks != NULL &&
+	    it->hooks->fast_alloc != NULL) {
+		GsEffect alloc = alloc_effect(it);
+
+		it->alloc_fresh = FALSE;
+		if (it->hooks->fast_alloc(it->hooks_data, &alloc, &handle)) {
+			add_buffer(it, it->alloc_op->alloc.buf, it->alloc_size, alloc_kind(it),
+				   handle);
+			top(it)->pos++;
+			it->mode = MODE_RUN;
+			return FALSE;
+		}
+	}
+	it->alloc_fresh = FALSE;
+	enter(it);
+	d = gs_engine_alloc_begin(it->engine, it->thread, alloc_kind(it), alloc_blocking(it), now);
+	leave(it);
 
 	switch (d.verdict) {
 	case GS_VERDICT_PROCEED:
@@ -575,14 +635,18 @@ gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now)
 	g_return_if_fail(it->mode == MODE_ALLOC_TRY);
 	if (ok && it->unspill) {
 		/* The compute's buffers are back: run the compute op again. */
+		enter(it);
 		gs_engine_alloc_success(it->engine, it->thread, GS_KIND_GPU, 0, it->recursive, now);
+		leave(it);
 		it->unspill = FALSE;
 		it->mode = MODE_RUN;
 		return;
 	}
 	if (ok) {
+		enter(it);
 		gs_engine_alloc_success(it->engine, it->thread, alloc_kind(it), it->alloc_size,
 					it->recursive, now);
+		leave(it);
 		add_buffer(it, it->alloc_op->alloc.buf, it->alloc_size, alloc_kind(it), handle);
 		top(it)->pos++;
 		it->mode = MODE_RUN;
@@ -590,13 +654,17 @@ gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now)
 	}
 	if (it->policy == GS_OOM_FAIL) {
 		/* No state machine to consult: the allocation fails for good. */
+		enter(it);
 		gs_engine_alloc_failed(it->engine, it->thread, alloc_kind(it), FALSE,
 				       alloc_blocking(it), it->recursive, now);
+		leave(it);
 		throw_exception(it, gs_exception_fatal_oom(alloc_kind(it)), now);
 		return;
 	}
+	enter(it);
 	d = gs_engine_alloc_failed(it->engine, it->thread, alloc_kind(it), TRUE,
 				   alloc_blocking(it), it->recursive, now);
+	leave(it);
 	if (d.verdict == GS_VERDICT_RETRY && !alloc_blocking(it)) {
 		/* A non-blocking host allocation gives up: no buffer, no exception. */
 		top(it)->pos++;
@@ -614,8 +682,10 @@ void
 gs_interp_alloc_throw(GsInterp *it, GsException exc, GsTime now)
 {
 	g_return_if_fail(it->mode == MODE_ALLOC_TRY);
+	enter(it);
 	gs_engine_alloc_failed(it->engine, it->thread, alloc_kind(it), FALSE, alloc_blocking(it),
 			       it->recursive, now);
+	leave(it);
 	it->mode = MODE_RUN;
 	throw_exception(it, exc, now);
 }
@@ -628,6 +698,7 @@ gs_interp_unspill_first(GsInterp *it, gint64 bytes, GsTime now)
 	it->alloc_op = current_op(it);
 	it->alloc_size = bytes;
 	it->unspill = TRUE;
+	it->alloc_fresh = FALSE; /* the unspill always goes through the engine */
 	it->last_out = GS_EFFECT_WAIT; /* once per compute effect */
 	it->mode = MODE_ALLOC_BEGIN;
 }
@@ -654,6 +725,7 @@ start_alloc(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 	it->unspill = FALSE;
 	it->alloc_op = op;
 	it->alloc_size = scaled(it, op->alloc.size, TRUE);
+	it->alloc_fresh = TRUE;
 	if (op->alloc.kind == GS_KIND_GPU && it->require_permit) {
 		it->mode = MODE_PERMIT;
 		*out = effect(GS_EFFECT_PERMIT, op);
@@ -700,7 +772,11 @@ free_op(GsInterp *it, const GsOp *op, GsTime now)
 static gboolean
 block_until_ready(GsInterp *it, GsEffect *out, GsTime now)
 {
-	GsDecision d = gs_engine_block_until_ready(it->engine, it->thread, now);
+	GsDecision d;
+
+	enter(it);
+	d = gs_engine_block_until_ready(it->engine, it->thread, now);
+	leave(it);
 
 	switch (d.verdict) {
 	case GS_VERDICT_PROCEED:
@@ -729,11 +805,13 @@ block_until_ready(GsInterp *it, GsEffect *out, GsTime now)
 static void
 inject(GsInterp *it, const GsOp *op)
 {
+	enter(it);
 	gs_engine_force_retry_oom(it->engine, it->thread, op->inject.retry_oom, op->inject.kind,
 				  op->inject.skip);
 	gs_engine_force_split_oom(it->engine, it->thread, op->inject.split_oom, op->inject.kind,
 				  op->inject.skip);
 	gs_engine_force_cudf_exception(it->engine, it->thread, op->inject.cudf_exception);
+	leave(it);
 }
 
 /* The end of a frame's op list: loop, next piece, or back to the parent. */
@@ -753,7 +831,9 @@ end_of_frame(GsInterp *it, GsTime now)
 		}
 		break;
 	case FRAME_RETRY:
+		enter(it);
 		gs_engine_retry_block_end(it->engine, it->thread, now);
+		leave(it);
 		hand_up(it, f->count);
 		if (f->retry->pieces->len > 0) {
 			start_attempt(it, now);
@@ -793,7 +873,9 @@ run_op(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 		inject(it, op);
 		break;
 	case GS_OP_WAIT_ON_POOL:
+		enter(it);
 		gs_engine_set_pool_blocked(it->engine, it->thread, op->wait_on_pool);
+		leave(it);
 		break;
 	case GS_OP_REPEAT:
 		if (op->repeat.times == 0)
@@ -871,7 +953,16 @@ tell_free(GsInterp *it, GsTime now)
 	if (!it->freed)
 		return;
 	it->freed = FALSE;
+	if (it->hooks != NULL && it->hooks->fast_free != NULL) {
+		GsEffect freed = {.kind = GS_EFFECT_FREE, .size = it->last_free_size,
+				  .alloc_kind = it->last_free_kind};
+
+		if (it->hooks->fast_free(it->hooks_data, &freed))
+			return;
+	}
+	enter(it);
 	gs_engine_dealloc(it->engine, it->thread, it->last_free_kind, it->last_free_size, now);
+	leave(it);
 }
 
 /* The next queued FREE effect; the queue empties once all are handed out. */

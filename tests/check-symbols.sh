@@ -10,7 +10,7 @@ fi
 # own runtime symbols, which are not libgpusim's.
 bad=$(${NM:-nm} -D --defined-only "$lib" | awk '$2 ~ /^[A-Z]$/ { print $3 }' |
 	grep -vE '^gs_' | grep -vE '^(_init|_fini|_edata|_end|__bss_start)$' |
-	grep -vE '^(__asan|__ubsan|__sanitizer|__lsan|__odr_asan)' )
+	grep -vE '^(__asan|__ubsan|__sanitizer|__lsan|__odr_asan|__tsan)' )
 if [ -n "$bad" ]; then
 	echo "global symbols without the gs_ prefix in libgpusim:"
 	echo "$bad"

@@ -159,6 +159,47 @@ GS_API void gs_interp_set_block_func(GsInterp *it, GsBlockFunc func, gpointer da
  */
 GS_API void gs_interp_abort(GsInterp *it, GsTime now);
 
+/*
+ * Hooks for a driver whose threads run at the same time (backends/threads.c).
+ * Without hooks (the simulator) nothing below happens and the interpreter
+ * behaves as it always did.
+ *
+ * The engine is not thread-safe, so every engine call the interpreter makes
+ * is bracketed by enter() and leave(): a real-thread driver takes its engine
+ * lock there, and the interpreter's own state stays with the thread that runs
+ * it. fast_alloc() and fast_free() let the driver keep the common case off
+ * that lock: an allocation the driver could satisfy on its own (it fits, the
+ * thread is RUNNING and nobody else is inside the protocol) is recorded
+ * without any engine call, as if the engine had gone RUNNING -> ALLOC ->
+ * RUNNING and found nobody to wake, which is what it would have done.
+ */
+typedef struct {
+	int api_version; /* 1 */
+	/* Before and after every engine call the interpreter makes. */
+	void (*enter)(gpointer data);
+	void (*leave)(gpointer data);
+	/*
+	 * Once per allocation op, after the GPU permit and before the protocol
+	 * begins, with the ALLOC effect the engine's path would hand out: TRUE
+	 * when the driver got the memory itself (*handle set); the buffer is
+	 * recorded and the engine is not called. FALSE: the allocation goes
+	 * through the engine as usual. Never called for the allocation of
+	 * gs_interp_unspill_first() (GS_INTERP_UNSPILL_BUF), which always goes
+	 * through the engine. May be NULL.
+	 */
+	gboolean (*fast_alloc)(gpointer data, const GsEffect *alloc, guint64 *handle);
+	/*
+	 * After the driver carried out a FREE effect, before the engine hears
+	 * of it: TRUE when the engine need not (no thread could be woken or
+	 * retried by it). @freed has .kind (FREE), .size and .alloc_kind set;
+	 * the other fields are zero. May be NULL.
+	 */
+	gboolean (*fast_free)(gpointer data, const GsEffect *freed);
+} GsInterpHooks;
+
+/** Installs @hooks (NULL removes them); @hooks must outlive the interpreter. */
+GS_API void gs_interp_set_hooks(GsInterp *it, const GsInterpHooks *hooks, gpointer data);
+
 /** Whether the thread has ended (DONE, FAILED or TASK_DONE returned). */
 GS_API gboolean gs_interp_finished(const GsInterp *it);
 

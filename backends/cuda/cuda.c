@@ -1,0 +1,545 @@
+/*
+ * gpusim: the CUDA backend: real device memory, real copies, real files.
+ *
+ * GPU memory comes from one CUDA memory pool per device, capped at
+ * memory.gpu.capacity (a capacity above what the device has free is refused
+ * at open), allocated and freed stream-ordered on the calling thread's own
+ * stream; sizes are rounded up to memory.gpu.alignment, and an alignment above
+ * the pool's own 256 bytes is honoured by over-allocating and offsetting. A
+ * compute launches a kernel that spins for the time on the device's global
+ * timer while reading the buffers it uses, and the thread synchronises its
+ * stream at the end. The host tier is a pool of pinned blocks (block_size,
+ * pool_blocks per pool, initial_pools at open, one more pool at a time up to
+ * the host capacity); the disk tier is files in a private directory (0700)
+ * inside memory.disk.path, removed at close, on error too.
+ *
+ * A round trip (a spill and its unspill) copies a GPU buffer into pinned host
+ * blocks with cudaMemcpyAsync, optionally on to a file and back, clears the
+ * device copy, copies it back and checks every word against the buffer's
+ * pattern on the device, which fill wrote at allocation. Mismatches are
+ * counted, never repaired.
+ *
+ * Without a device (or a driver), open fails with
+ * GS_BACKEND_ERROR_UNAVAILABLE and one sentence saying why; nothing here
+ * needs a GPU to compile or link.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+#include <glib/gstdio.h>
+
+#include "backend.h"
+#include "cuda/cuda.h"
+#include "cuda/kernel.h"
+#include "pattern.h"
+
+#define POOL_ALIGNMENT 256
+
+typedef struct {
+	cudaMemPool_t pool;
+	unsigned long long *mismatches; /* device counter for checks */
+	pthread_mutex_t check_lock;     /* one check at a time per device */
+} Device;
+
+/* Pinned host blocks: a free list over pools allocated whole. */
+typedef struct {
+	pthread_mutex_t lock;
+	GPtrArray *pools;   /* pinned allocations, freed at close */
+	GPtrArray *free;    /* free blocks */
+	gint64 block_size;
+	guint pool_blocks;
+	gint64 capacity;
+	gint64 pinned;      /* bytes pinned so far */
+} Pinned;
+
+typedef struct {
+	int n_devices;
+	Device *devices;
+	Pinned host;
+	char *disk_dir;
+	gint64 alignment;
+	atomic_uint_fast64_t serial;
+	atomic_uint_fast64_t round_trips, bytes_checked, corrupt, refusals;
+} Cuda;
+
+/* A buffer on the GPU, or in pinned host blocks (host tier). */
+typedef struct {
+	GsTier tier;
+	int device;
+	void *base;            /* what the pool returned (GPU) */
+	unsigned long long *words;
+	gint64 bytes;
+	guint64 seed;
+	GPtrArray *blocks;     /* host tier: pinned blocks */
+} Buf;
+
+typedef struct {
+	cudaStream_t *streams; /* per device, made on first use */
+	int n;
+} Thread;
+
+static gboolean
+failed(cudaError_t err, const char *what, GError **error)
+{
+	if (err == cudaSuccess)
+		return FALSE;
+	g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED, "CUDA: %s: %s", what,
+		    cudaGetErrorString(err));
+	return TRUE;
+}
+
+gboolean
+gs_cuda_device_count(int *count, GError **error)
+{
+	cudaError_t err = cudaGetDeviceCount(count);
+
+	if (err != cudaSuccess || *count == 0) {
+		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE,
+			    "the cuda backend needs a GPU, and none is available here (%s)",
+			    err != cudaSuccess ? cudaGetErrorString(err) : "no CUDA device");
+		cudaGetLastError();
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* ---- pinned host blocks ---- */
+
+static gboolean
+pinned_grow(Pinned *p, GError **error)
+{
+	gint64 bytes = p->block_size * p->pool_blocks;
+	char *pool;
+
+	if (p->pinned + bytes > MAX(p->capacity, bytes))
+		return FALSE;
+	if (failed(cudaHostAlloc((void **) &pool, (size_t) bytes, cudaHostAllocDefault),
+		   "pinning host memory", error))
+		return FALSE;
+	g_ptr_array_add(p->pools, pool);
+	for (guint i = 0; i < p->pool_blocks; i++)
+		g_ptr_array_add(p->free, pool + (gint64) i * p->block_size);
+	p->pinned += bytes;
+	return TRUE;
+}
+
+/* Takes ceil(bytes / block) blocks, growing one pool at a time; NULL if none left. */
+static GPtrArray *
+pinned_take(Pinned *p, gint64 bytes)
+{
+	guint need = (guint) ((bytes + p->block_size - 1) / p->block_size);
+	GPtrArray *blocks = NULL;
+
+	pthread_mutex_lock(&p->lock);
+	while (p->free->len < need && pinned_grow(p, NULL))
+		;
+	if (p->free->len >= need) {
+		blocks = g_ptr_array_new();
+		for (guint i = 0; i < need; i++)
+			g_ptr_array_add(blocks, g_ptr_array_steal_index_fast(p->free, p->free->len - 1));
+	}
+	pthread_mutex_unlock(&p->lock);
+	return blocks;
+}
+
+static void
+pinned_give(Pinned *p, GPtrArray *blocks)
+{
+	pthread_mutex_lock(&p->lock);
+	for (guint i = 0; i < blocks->len; i++)
+		g_ptr_array_add(p->free, blocks->pdata[i]);
+	pthread_mutex_unlock(&p->lock);
+	g_ptr_array_unref(blocks);
+}
+
+/* ---- open, close ---- */
+
+static gboolean
+device_open(Device *d, int index, gint64 capacity, GError **error)
+{
+	struct cudaMemPoolProps props = {0};
+	size_t free_bytes = 0, total = 0;
+	guint64 threshold = (guint64) capacity;
+
+	if (failed(cudaSetDevice(index), "selecting the device", error) ||
+	    failed(cudaMemGetInfo(&free_bytes, &total), "reading free memory", error))
+		return FALSE;
+	if ((guint64) capacity > free_bytes) {
+		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID,
+			    "memory.gpu.capacity is %" G_GINT64_FORMAT " bytes, but GPU %d has only %"
+			    G_GSIZE_FORMAT " bytes free", capacity, index, free_bytes);
+		return FALSE;
+	}
+	props.allocType = cudaMemAllocationTypePinned;
+	props.location.type = cudaMemLocationTypeDevice;
+	props.location.id = index;
+	props.maxSize = (size_t) capacity;
+	if (failed(cudaMemPoolCreate(&d->pool, &props), "creating the memory pool", error))
+		return FALSE;
+	/* Keep what the pool has reserved: a free is not a trip to the driver. */
+	cudaMemPoolSetAttribute(d->pool, cudaMemPoolAttrReleaseThreshold, &threshold);
+	pthread_mutex_init(&d->check_lock, NULL);
+	return !failed(cudaMalloc((void **) &d->mismatches, sizeof(unsigned long long)),
+		       "allocating the check counter", error);
+}
+
+static void cuda_close(gpointer state);
+
+static gpointer
+cuda_open(const GsWorkload *w, GError **error)
+{
+	Cuda *c = g_new0(Cuda, 1);
+	int count;
+
+	pthread_mutex_init(&c->host.lock, NULL);
+	c->host.pools = g_ptr_array_new();
+	c->host.free = g_ptr_array_new();
+	c->host.block_size = MAX(w->host.block_size, 4096);
+	c->host.pool_blocks = MAX(w->host.pool_blocks, 1);
+	c->host.capacity = w->host.capacity;
+	c->alignment = MAX(w->gpu.alignment, 1);
+	if (!gs_cuda_device_count(&count, error)) {
+		cuda_close(c);
+		return NULL;
+	}
+	if ((int) MAX(w->gpu.devices, 1) > count) {
+		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID,
+			    "memory.gpu.devices is %u, but this machine has %d GPU(s)",
+			    MAX(w->gpu.devices, 1), count);
+		cuda_close(c);
+		return NULL;
+	}
+	c->n_devices = (int) MAX(w->gpu.devices, 1);
+	c->devices = g_new0(Device, c->n_devices);
+	for (int i = 0; i < c->n_devices; i++) {
+		if (!device_open(&c->devices[i], i, w->gpu.capacity, error)) {
+			cuda_close(c);
+			return NULL;
+		}
+	}
+	for (guint i = 0; i < w->host.initial_pools; i++) {
+		if (!pinned_grow(&c->host, error)) {
+			if (error != NULL && *error != NULL) {
+				cuda_close(c);
+				return NULL;
+			}
+			break; /* the host capacity is smaller than the initial pools */
+		}
+	}
+	c->disk_dir = gs_private_dir_new(w->disk.path, error);
+	if (c->disk_dir == NULL) {
+		cuda_close(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void
+cuda_close(gpointer state)
+{
+	Cuda *c = state;
+
+	for (int i = 0; c->devices != NULL && i < c->n_devices; i++) {
+		cudaSetDevice(i);
+		cudaDeviceSynchronize();
+		if (c->devices[i].mismatches != NULL)
+			cudaFree(c->devices[i].mismatches);
+		if (c->devices[i].pool != NULL)
+			cudaMemPoolDestroy(c->devices[i].pool);
+		pthread_mutex_destroy(&c->devices[i].check_lock);
+	}
+	for (guint i = 0; i < c->host.pools->len; i++)
+		cudaFreeHost(c->host.pools->pdata[i]);
+	g_ptr_array_unref(c->host.pools);
+	g_ptr_array_unref(c->host.free);
+	pthread_mutex_destroy(&c->host.lock);
+	gs_private_dir_remove(c->disk_dir);
+	g_free(c->disk_dir);
+	g_free(c->devices);
+	g_free(c);
+}
+
+/* ---- per-thread streams ---- */
+
+static gpointer
+cuda_thread_begin(gpointer state)
+{
+	Cuda *c = state;
+	Thread *t = g_new0(Thread, 1);
+
+	t->n = c->n_devices;
+	t->streams = g_new0(cudaStream_t, t->n);
+	return t;
+}
+
+static void
+cuda_thread_end(gpointer state, gpointer thread)
+{
+	Thread *t = thread;
+
+	for (int i = 0; i < t->n; i++) {
+		if (t->streams[i] != NULL) {
+			cudaSetDevice(i);
+			cudaStreamSynchronize(t->streams[i]);
+			cudaStreamDestroy(t->streams[i]);
+		}
+	}
+	g_free(t->streams);
+	g_free(t);
+}
+
+/* The thread's stream on @device (made current); NULL if none can be made. */
+static cudaStream_t
+stream_of(Thread *t, int device)
+{
+	cudaSetDevice(device);
+	if (t->streams[device] == NULL &&
+	    cudaStreamCreateWithFlags(&t->streams[device], cudaStreamNonBlocking) != cudaSuccess) {
+		cudaGetLastError();
+		return NULL;
+	}
+	return t->streams[device];
+}
+
+/* ---- memory ---- */
+
+static gsize
+words_of(gint64 bytes)
+{
+	return ((gsize) bytes + 7) / 8;
+}
+
+static gboolean
+gpu_alloc(Cuda *c, Thread *t, Buf *b)
+{
+	cudaStream_t stream = stream_of(t, b->device);
+	gint64 aligned = (b->bytes + c->alignment - 1) / c->alignment * c->alignment;
+	gint64 extra = c->alignment > POOL_ALIGNMENT ? c->alignment : 0;
+	guintptr p;
+
+	if (stream == NULL)
+		return FALSE;
+	if (cudaMallocFromPoolAsync(&b->base, (size_t) (aligned + extra),
+				    c->devices[b->device].pool, stream) != cudaSuccess) {
+		cudaGetLastError();
+		return FALSE;
+	}
+	p = (guintptr) b->base;
+	p = (p + (guintptr) c->alignment - 1) / (guintptr) c->alignment * (guintptr) c->alignment;
+	b->words = (unsigned long long *) p;
+	return gs_cuda_fill(b->words, words_of(b->bytes), b->seed, stream) == cudaSuccess;
+}
+
+static gboolean
+cuda_alloc(gpointer state, gpointer thread, GsTier tier, guint device, gint64 bytes,
+	   guint64 *handle)
+{
+	Cuda *c = state;
+	Buf *b = g_new0(Buf, 1);
+	gboolean ok;
+
+	b->tier = tier;
+	b->device = (int) MIN(device, (guint) c->n_devices - 1);
+	b->bytes = bytes;
+	b->seed = atomic_fetch_add(&c->serial, 1) + 1;
+	if (tier == GS_TIER_GPU) {
+		ok = gpu_alloc(c, thread, b);
+	} else {
+		b->blocks = pinned_take(&c->host, bytes);
+		ok = b->blocks != NULL;
+	}
+	if (!ok) {
+		atomic_fetch_add(&c->refusals, 1);
+		g_free(b);
+		return FALSE;
+	}
+	*handle = GPOINTER_TO_SIZE(b);
+	return TRUE;
+}
+
+static void
+cuda_free(gpointer state, gpointer thread, GsTier tier, guint64 handle)
+{
+	Cuda *c = state;
+	Buf *b = GSIZE_TO_POINTER(handle);
+
+	if (b->tier == GS_TIER_GPU) {
+		cudaStream_t stream = stream_of(thread, b->device);
+
+		if (stream == NULL || cudaFreeAsync(b->base, stream) != cudaSuccess) {
+			cudaGetLastError();
+			cudaFree(b->base);
+		}
+	} else {
+		pinned_give(&c->host, b->blocks);
+	}
+	g_free(b);
+}
+
+/* ---- compute ---- */
+
+static void
+cuda_compute_begin(gpointer state, gpointer thread, GsTime ns, const guint64 *uses, guint n_uses)
+{
+	Cuda *c = state;
+	GsCudaUses u = {0};
+	int device = 0;
+
+	for (guint i = 0; i < n_uses && u.n < GS_CUDA_MAX_USES; i++) {
+		const Buf *b = GSIZE_TO_POINTER(uses[i]);
+
+		if (b->tier != GS_TIER_GPU)
+			continue;
+		device = b->device;
+		u.ptr[u.n] = b->words;
+		u.words[u.n++] = words_of(b->bytes);
+	}
+	(void) c;
+	if (gs_cuda_busy(ns, u, stream_of(thread, device)) != cudaSuccess)
+		cudaGetLastError(); /* the driver still waits the time on the CPU */
+}
+
+static void
+cuda_compute_end(gpointer state, gpointer thread)
+{
+	Thread *t = thread;
+
+	for (int i = 0; i < t->n; i++) {
+		if (t->streams[i] != NULL) {
+			cudaSetDevice(i);
+			cudaStreamSynchronize(t->streams[i]);
+		}
+	}
+}
+
+/* ---- round trips ---- */
+
+/* Moves the buffer's bytes between the device and its pinned blocks. */
+static cudaError_t
+copy_blocks(Buf *b, GPtrArray *blocks, gint64 block_size, gboolean to_host, cudaStream_t stream)
+{
+	char *dev = (char *) b->words;
+	gint64 left = (gint64) words_of(b->bytes) * 8;
+
+	for (guint i = 0; i < blocks->len && left > 0; i++) {
+		gint64 n = MIN(left, block_size);
+		cudaError_t err = to_host ? cudaMemcpyAsync(blocks->pdata[i], dev, (size_t) n,
+							    cudaMemcpyDeviceToHost, stream)
+					  : cudaMemcpyAsync(dev, blocks->pdata[i], (size_t) n,
+							    cudaMemcpyHostToDevice, stream);
+
+		if (err != cudaSuccess)
+			return err;
+		dev += n;
+		left -= n;
+	}
+	return cudaSuccess;
+}
+
+/* The pinned copy goes to a file and comes back; the blocks are scribbled between. */
+static gboolean
+disk_leg(Cuda *c, Buf *b, GPtrArray *blocks, GError **error)
+{
+	g_autofree char *path = g_strdup_printf("%s/buf-%" G_GUINT64_FORMAT, c->disk_dir, b->seed);
+	gint64 left = (gint64) words_of(b->bytes) * 8;
+	gboolean ok = TRUE;
+
+	for (guint i = 0; ok && i < blocks->len; i++) {
+		g_autofree char *block_path = g_strdup_printf("%s.%u", path, i);
+		gint64 n = MIN(left - (gint64) i * c->host.block_size, c->host.block_size);
+
+		ok = gs_file_write_all(block_path, blocks->pdata[i], (gsize) n, error);
+		if (ok) {
+			memset(blocks->pdata[i], 0, (gsize) n);
+			ok = gs_file_read_all(block_path, blocks->pdata[i], (gsize) n, error);
+		}
+		g_unlink(block_path);
+	}
+	return ok;
+}
+
+static gboolean
+cuda_round_trip(gpointer state, gpointer thread, guint64 handle, GsTier to, GError **error)
+{
+	Cuda *c = state;
+	Buf *b = GSIZE_TO_POINTER(handle);
+	Device *d = &c->devices[b->device];
+	cudaStream_t stream;
+	GPtrArray *blocks;
+	unsigned long long mismatches = 0;
+	gboolean ok = FALSE;
+
+	if (b->tier != GS_TIER_GPU) {
+		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
+			    "only GPU buffers make round trips");
+		return FALSE;
+	}
+	stream = stream_of(thread, b->device);
+	blocks = pinned_take(&c->host, (gint64) words_of(b->bytes) * 8);
+	if (stream == NULL || blocks == NULL) {
+		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
+			    "no stream or no pinned host blocks for a round trip");
+		if (blocks != NULL)
+			pinned_give(&c->host, blocks);
+		return FALSE;
+	}
+	if (failed(copy_blocks(b, blocks, c->host.block_size, TRUE, stream), "spilling", error) ||
+	    failed(cudaStreamSynchronize(stream), "spilling", error))
+		goto out;
+	if (to == GS_TIER_DISK && !disk_leg(c, b, blocks, error))
+		goto out;
+	/* The device copy is cleared: what comes back must come from the blocks. */
+	if (failed(cudaMemsetAsync(b->words, 0, words_of(b->bytes) * 8, stream), "clearing", error) ||
+	    failed(copy_blocks(b, blocks, c->host.block_size, FALSE, stream), "unspilling", error))
+		goto out;
+	pthread_mutex_lock(&d->check_lock);
+	ok = !failed(cudaMemsetAsync(d->mismatches, 0, sizeof mismatches, stream), "checking", error) &&
+	     !failed(gs_cuda_check(b->words, words_of(b->bytes), b->seed, d->mismatches, stream),
+		     "checking", error) &&
+	     !failed(cudaMemcpyAsync(&mismatches, d->mismatches, sizeof mismatches,
+				     cudaMemcpyDeviceToHost, stream), "checking", error) &&
+	     !failed(cudaStreamSynchronize(stream), "checking", error);
+	pthread_mutex_unlock(&d->check_lock);
+	if (ok) {
+		atomic_fetch_add(&c->round_trips, 1);
+		atomic_fetch_add(&c->bytes_checked, words_of(b->bytes) * 8);
+		if (mismatches > 0) {
+			atomic_fetch_add(&c->corrupt, 1);
+			ok = FALSE;
+		}
+	}
+out:
+	pinned_give(&c->host, blocks);
+	return ok;
+}
+
+static void
+cuda_stats(gpointer state, GsBackendStats *out)
+{
+	Cuda *c = state;
+
+	out->round_trips = atomic_load(&c->round_trips);
+	out->bytes_checked = atomic_load(&c->bytes_checked);
+	out->corrupt_buffers = atomic_load(&c->corrupt);
+	out->device_refusals = atomic_load(&c->refusals);
+}
+
+const GsBackendOps gs_backend_cuda = {
+	.api_version = 1,
+	.name = "cuda",
+	.open = cuda_open,
+	.close = cuda_close,
+	.thread_begin = cuda_thread_begin,
+	.thread_end = cuda_thread_end,
+	.alloc = cuda_alloc,
+	.free = cuda_free,
+	.compute_begin = cuda_compute_begin,
+	.compute_end = cuda_compute_end,
+	.round_trip = cuda_round_trip,
+	.stats = cuda_stats,
+	.calibrate = gs_cuda_calibrate,
+};

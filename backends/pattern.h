@@ -1,0 +1,43 @@
+/*
+ * gpusim: how a backend proves that a copy lost nothing, and where it puts
+ * the disk tier.
+ *
+ * A buffer is filled with 64-bit words derived from a seed (its serial
+ * number) and its word index, so that two buffers never look alike and a word
+ * moved within a buffer is caught; after every round trip the whole buffer is
+ * compared again. The disk tier lives in a private directory (mode 0700)
+ * created inside memory.disk.path and removed, with whatever is left in it,
+ * when the backend closes.
+ */
+#ifndef GPUSIM_PATTERN_H
+#define GPUSIM_PATTERN_H
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/** The word at @index of the buffer seeded @seed. */
+static inline guint64
+gs_pattern_word(guint64 seed, gsize index)
+{
+	guint64 x = seed * 0x9e3779b97f4a7c15ull ^ (guint64) index * 0xbf58476d1ce4e5b9ull;
+
+	return x ^ (x >> 31);
+}
+
+void gs_pattern_fill(guint64 *words, gsize n, guint64 seed);
+/** TRUE when every word is what gs_pattern_fill() wrote. */
+gboolean gs_pattern_check(const guint64 *words, gsize n, guint64 seed);
+
+/** Creates a private directory (0700) inside @parent; NULL with @error set. */
+char *gs_private_dir_new(const char *parent, GError **error);
+/** Removes @dir and the plain files in it; NULL is fine. */
+void gs_private_dir_remove(const char *dir);
+
+/** Writes / reads exactly @n bytes, retrying short transfers. */
+gboolean gs_file_write_all(const char *path, const void *data, gsize n, GError **error);
+gboolean gs_file_read_all(const char *path, void *data, gsize n, GError **error);
+
+G_END_DECLS
+
+#endif /* GPUSIM_PATTERN_H */

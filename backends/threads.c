@@ -1,0 +1,1523 @@
+/*
+ * gpusim: the real-thread driver (see threads.h for what it decides and how
+ * it locks).
+ *
+ * Who owns what. `lock` (the engine mutex) guards the engine, the task and
+ * queue bookkeeping, the shared event log, every thread's `woken` flag and the
+ * permit queue. A thread's interpreter, its backend state, its own event log
+ * and its footprint belong to the thread that runs it and are read by others
+ * only after it has been joined. Thread statuses, the engine-state mirror,
+ * the contended count and the memory counters are atomics, read without the
+ * lock by the fast path and the watchdog.
+ *
+ * A thread waits in three places: parked in the engine (on its `cond` with
+ * `lock`, until `woken` or `stop`), for a GPU permit (same), and in a compute,
+ * sleep or until (on its `sleep_cond` with its own `sleep_lock`, with a
+ * deadline), so that stopping a thread wakes it wherever it is.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "threads.h"
+
+typedef enum {
+	T_READY,     /* running ops */
+	T_SLEEPING,  /* a sleep op: the watchdog may count it as waiting */
+	T_PARKED,    /* waiting in the engine for a wake-up */
+	T_SEMAPHORE, /* waiting for a GPU permit */
+	T_DONE,
+} Status;
+
+typedef enum { TASK_PENDING, TASK_QUEUED, TASK_RUNNING, TASK_ENDED } TaskStatus;
+
+/* Memory admitted in one space: a bounded counter, on its own cache line. */
+typedef struct {
+	_Alignas(64) atomic_int_fast64_t used;
+	atomic_int_fast64_t peak;
+	gint64 capacity;
+	gint64 alignment;
+	GsTier tier;
+	guint device;
+} Space;
+
+/* What the interpreter gets as a handle: the backend's, and where it was charged. */
+typedef struct {
+	guint64 backend;
+	Space *space;
+	gint64 charged;
+	guint name;   /* the buffer's index in the thread's spec */
+} Held;
+
+/* A log entry with the order in which it was taken, for the merge at the end. */
+typedef struct {
+	GsLogEntry entry;
+	guint64 seq;
+} LogItem;
+
+typedef struct Real Real;
+typedef struct RealTask RealTask;
+
+typedef struct {
+	Real *r;
+	GsThreadResult *result;  /* owned by the GsResult */
+	const GsThreadSpec *spec;
+	GsInterp *interp;        /* the thread's own */
+	GsThreadId id;
+	RealTask *task;          /* NULL for pool threads */
+	pthread_t os;
+	gpointer bk;             /* the backend's per-thread state */
+	atomic_int status;       /* Status */
+	atomic_int engine_state; /* mirror of the engine's record, set under lock */
+	atomic_uint reached;     /* bit i: the thread was in GsThreadState i */
+	atomic_bool stop;        /* its task ended, or the run did */
+	gboolean woken;          /* under lock */
+	pthread_cond_t cond;     /* with lock: parked, semaphore */
+	pthread_mutex_t sleep_lock;
+	pthread_cond_t sleep_cond; /* with sleep_lock: timed waits */
+	gboolean fast_ok;        /* no inject op anywhere in its ops */
+	gboolean parked_last;    /* its last effect was WAIT (thread-owned) */
+	GsTime parked_since, semaphore_since; /* under lock */
+	gint64 footprint;        /* GPU bytes it holds (thread-owned) */
+	atomic_int_fast64_t max_footprint; /* written by the thread, read under lock */
+	GArray *log;             /* LogItem (thread-owned) */
+	GPtrArray *live;         /* Held* the thread holds (thread-owned), for compute uses */
+} RealThread;
+
+struct RealTask {
+	GsTaskResult *result;    /* the logical task, shared by its attempts */
+	const GsTaskSpec *spec;
+	guint spec_index;
+	GsTaskId engine_id;
+	guint attempt;
+	TaskStatus status;       /* under lock */
+	GPtrArray *threads;      /* RealThread* */
+	guint alive;             /* threads that have not exited (under lock) */
+	gboolean failed;
+	GsException failure;
+	atomic_bool has_permit;
+	gboolean waits_for_permit;
+	guint id_rank;
+	GsTime arrival;
+};
+
+struct Real {
+	const GsWorkload *w;
+	GsRealOptions opts;
+	const GsBackendOps *ops;
+	gpointer bk;
+	GsResult *res;
+	GsEngine *engine;
+	pthread_mutex_t lock;
+	pthread_cond_t done_cond; /* with lock: the run may have ended */
+	gint64 t0;               /* monotonic microseconds at the start */
+	double scale;
+	Space *gpus;
+	guint n_gpus;
+	Space host;
+	atomic_int contended;    /* records in a state other than RUNNING */
+	atomic_uint_fast64_t seq;
+	atomic_uint_fast64_t fast_allocs, locked_allocs, fast_frees, frees;
+	GPtrArray *tasks;        /* RealTask*, every attempt (under lock) */
+	GPtrArray *threads;      /* RealThread*, index id - 1 (under lock) */
+	GQueue queue;            /* RealTask* waiting for a slot */
+	guint running;
+	guint permits;
+	GQueue permit_queue;
+	guint open_tasks;
+	gboolean failed_any;
+	GsThreadId next_thread;
+	GsTaskId next_task;
+	guint started;
+	guint active;            /* threads neither parked, waiting for a permit, nor done */
+	atomic_bool ended;       /* the run is over: threads unwind without reporting */
+	GsTime end_time;
+	GArray *log;             /* LogItem taken under lock */
+	double used_integral[GS_N_TIERS];
+	GsTime last_sample;
+};
+
+static const GsInterpHooks fast_hooks;
+static const GsInterpHooks global_hooks;
+
+/* ---- time ---- */
+
+static GsTime
+now(Real *r)
+{
+	return (GsTime) ((double) (g_get_monotonic_time() - r->t0) * 1000.0 / r->scale);
+}
+
+/* The monotonic microsecond at which scenario time @t falls. */
+static gint64
+real_at(Real *r, GsTime t)
+{
+	return r->t0 + (gint64) ((double) t * r->scale / 1000.0);
+}
+
+/*
+ * Plain pthreads rather than GMutex/GCond: GLib implements those with futexes
+ * on Linux, which ThreadSanitizer cannot see, and the tests run under it.
+ * Condition variables wait on CLOCK_MONOTONIC, the clock of
+ * g_get_monotonic_time().
+ */
+static void
+cond_init(pthread_cond_t *cond)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+/* Waits until the monotonic microsecond @deadline at most. */
+static void
+cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, gint64 deadline)
+{
+	struct timespec ts = {.tv_sec = deadline / G_USEC_PER_SEC,
+			      .tv_nsec = (deadline % G_USEC_PER_SEC) * 1000};
+
+	pthread_cond_timedwait(cond, mutex, &ts);
+}
+
+/* ---- logging ---- */
+
+static void
+log_to(Real *r, GArray *log, GsLogEntry *entry)
+{
+	LogItem item = {.entry = *entry};
+
+	if (r->opts.log == NULL || r->ended)
+		return;
+	item.entry.time = now(r);
+	item.seq = atomic_fetch_add(&r->seq, 1);
+	g_array_append_val(log, item);
+}
+
+/* Under lock. */
+static void
+log_locked(Real *r, GsLogEntry *entry)
+{
+	log_to(r, r->log, entry);
+}
+
+static void
+log_task(Real *r, RealTask *task, const char *what)
+{
+	GsLogEntry e = {.kind = GS_LOG_TASK, .task = task->result->id, .what = what};
+
+	log_locked(r, &e);
+}
+
+static int
+compare_items(gconstpointer a, gconstpointer b)
+{
+	const LogItem *x = a, *y = b;
+
+	if (x->entry.time != y->entry.time)
+		return x->entry.time < y->entry.time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Merges the shared log and every thread's own into one, in time order. */
+static void
+flush_logs(Real *r)
+{
+	g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(LogItem));
+
+	if (r->opts.log == NULL)
+		return;
+	g_array_append_vals(all, r->log->data, r->log->len);
+	for (guint i = 0; i < r->threads->len; i++) {
+		RealThread *t = r->threads->pdata[i];
+
+		g_array_append_vals(all, t->log->data, t->log->len);
+	}
+	g_array_sort(all, compare_items);
+	for (guint i = 0; i < all->len; i++)
+		r->opts.log(&g_array_index(all, LogItem, i).entry, r->opts.log_data);
+}
+
+/* ---- threads, statuses, wake-ups ---- */
+
+static RealThread *
+thread_of(Real *r, GsThreadId id)
+{
+	return id >= 1 && id <= r->threads->len ? r->threads->pdata[id - 1] : NULL;
+}
+
+static gboolean
+counts_active(Status s)
+{
+	return s == T_READY || s == T_SLEEPING;
+}
+
+/* Every change between active and waiting happens under lock, so `active` is exact there. */
+static void
+set_status(Real *r, RealThread *t, Status s)
+{
+	Status old = atomic_exchange(&t->status, s);
+
+	r->active += counts_active(s);
+	r->active -= counts_active(old);
+}
+
+/* Under lock: the engine's queued wake-ups reach their threads. */
+static void
+drain_wakes(Real *r)
+{
+	GsThreadId id;
+
+	while (gs_engine_pop_wake(r->engine, &id)) {
+		RealThread *t = thread_of(r, id);
+
+		if (t == NULL)
+			continue;
+		/*
+		 * A thread told WAIT may not have parked yet: the flag makes
+		 * park() return at once. A stale flag costs one more look at
+		 * the engine, which answers WAIT again.
+		 */
+		t->woken = TRUE;
+		if (atomic_load(&t->status) == T_PARKED) {
+			set_status(r, t, T_READY);
+			pthread_cond_signal(&t->cond);
+		}
+	}
+}
+
+static void
+engine_lock(gpointer data)
+{
+	pthread_mutex_lock(&((Real *) data)->lock);
+}
+
+static void
+engine_unlock(gpointer data)
+{
+	Real *r = data;
+
+	drain_wakes(r);
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Under lock: asks the thread to stop, wherever it waits. */
+static void
+stop_thread(RealThread *t)
+{
+	atomic_store(&t->stop, TRUE);
+	pthread_cond_signal(&t->cond);
+	pthread_mutex_lock(&t->sleep_lock);
+	pthread_cond_signal(&t->sleep_cond);
+	pthread_mutex_unlock(&t->sleep_lock);
+}
+
+/* Waits until scenario time @until or a stop; FALSE when stopped. */
+static gboolean
+wait_until(RealThread *t, GsTime until)
+{
+	gint64 deadline = real_at(t->r, until);
+	gboolean stopped;
+
+	pthread_mutex_lock(&t->sleep_lock);
+	while (!(stopped = atomic_load(&t->stop)) && g_get_monotonic_time() < deadline)
+		cond_wait_until(&t->sleep_cond, &t->sleep_lock, deadline);
+	pthread_mutex_unlock(&t->sleep_lock);
+	return !stopped;
+}
+
+/* ---- the engine's observer (called under lock) ---- */
+
+static gboolean
+is_contended(GsThreadState s)
+{
+	return s != GS_THREAD_RUNNING && s != GS_THREAD_UNKNOWN;
+}
+
+static void
+on_state(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to, GsThreadEvent cause,
+	 GsTime when)
+{
+	Real *r = data;
+	RealThread *t = thread_of(r, id);
+	GsLogEntry e = {.kind = GS_LOG_STATE, .from = from, .to = to};
+
+	/* Sequentially consistent: the fast path's half of the no-lost-wake-up argument. */
+	atomic_fetch_add(&r->contended, is_contended(to) - is_contended(from));
+	if (t == NULL)
+		return;
+	atomic_store(&t->engine_state, to);
+	atomic_fetch_or(&t->reached, 1u << to);
+	e.thread = t->result->name;
+	log_locked(r, &e);
+}
+
+static void
+on_bust(gpointer data, GsThreadId victim, GsBustAction action, GsCheckReason reason, GsTime when)
+{
+	Real *r = data;
+	RealThread *t = thread_of(r, victim);
+	GsLogEntry e = {.kind = GS_LOG_DEADLOCK, .action = action};
+
+	r->res->totals.deadlocks_busted++;
+	e.thread = t != NULL ? t->result->name : "?";
+	log_locked(r, &e);
+}
+
+static const GsEngineObserver observer = {
+	.api_version = 1,
+	.state_changed = on_state,
+	.busted = on_bust,
+};
+
+/* The interpreter tells its own thread of exceptions: no lock needed. */
+static void
+on_exception(const GsSeenException *x, gpointer data)
+{
+	RealThread *t = data;
+	GsLogEntry e = {.kind = GS_LOG_THROW, .thread = t->result->name, .exception = x->exception,
+			.handled = x->handled};
+
+	log_to(t->r, t->log, &e);
+}
+
+/* ---- memory: bounded counters ---- */
+
+static void
+note_peak(Space *s, gint64 used)
+{
+	gint64 peak = atomic_load_explicit(&s->peak, memory_order_relaxed);
+
+	while (used > peak && !atomic_compare_exchange_weak(&s->peak, &peak, used))
+		;
+}
+
+/* Admits @n bytes if they fit; sequentially consistent, see threads.h. */
+static gboolean
+space_take(Space *s, gint64 n)
+{
+	gint64 used = atomic_load(&s->used);
+
+	do {
+		if (used + n > s->capacity)
+			return FALSE;
+	} while (!atomic_compare_exchange_weak(&s->used, &used, used + n));
+	note_peak(s, used + n);
+	return TRUE;
+}
+
+static void
+space_give(Space *s, gint64 n)
+{
+	atomic_fetch_sub(&s->used, n);
+}
+
+static Space *
+space_for(Real *r, const GsEffect *e)
+{
+	guint device = e->op != NULL && e->op->kind == GS_OP_ALLOC ? e->op->alloc.device : 0;
+
+	if (e->alloc_kind == GS_KIND_HOST)
+		return &r->host;
+	return &r->gpus[MIN(device, r->n_gpus - 1)];
+}
+
+static gint64
+charge_of(const Space *s, gint64 size)
+{
+	return (size + s->alignment - 1) / s->alignment * s->alignment;
+}
+
+/* Admits and allocates; the handle is a Held. FALSE: it does not fit, or the device said no. */
+static gboolean
+take_memory(RealThread *t, const GsEffect *e, guint64 *handle)
+{
+	Real *r = t->r;
+	Space *s = space_for(r, e);
+	gint64 charged = charge_of(s, e->size);
+	Held *held;
+	guint64 bk;
+
+	if (!space_take(s, charged))
+		return FALSE;
+	if (!gs_backend_alloc(r->ops, r->bk, t->bk, s->tier, s->device, e->size, &bk)) {
+		space_give(s, charged);
+		return FALSE;
+	}
+	held = g_new(Held, 1);
+	*held = (Held){.backend = bk, .space = s, .charged = charged, .name = e->buf};
+	g_ptr_array_add(t->live, held);
+	*handle = GPOINTER_TO_SIZE(held);
+	if (e->alloc_kind == GS_KIND_GPU) {
+		t->footprint += e->size;
+		if (t->footprint > atomic_load_explicit(&t->max_footprint, memory_order_relaxed))
+			atomic_store_explicit(&t->max_footprint, t->footprint,
+					      memory_order_relaxed);
+	}
+	return TRUE;
+}
+
+static void
+log_alloc(RealThread *t, const GsEffect *e, gboolean ok)
+{
+	GsLogEntry le = {.kind = GS_LOG_ALLOC, .thread = t->result->name, .bytes = e->size,
+			 .tier = e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, .ok = ok};
+
+	le.buf = t->spec->buffers->pdata[e->buf];
+	log_to(t->r, t->log, &le);
+}
+
+/* ---- the fast path (GsInterpHooks) ---- */
+
+static void
+log_own_state(RealThread *t, GsThreadState from, GsThreadState to)
+{
+	GsLogEntry e = {.kind = GS_LOG_STATE, .thread = t->result->name, .from = from, .to = to};
+
+	log_to(t->r, t->log, &e);
+}
+
+/*
+ * An allocation that fits, by a RUNNING thread while nobody is contended,
+ * without the engine mutex. The thread's own record cannot change meanwhile:
+ * only its own calls move a RUNNING record, except removal, which stop covers.
+ */
+static gboolean
+fast_alloc(gpointer data, const GsEffect *alloc, guint64 *handle)
+{
+	RealThread *t = data;
+	Real *r = t->r;
+
+	if (!t->fast_ok || atomic_load(&t->engine_state) != GS_THREAD_RUNNING ||
+	    atomic_load(&r->contended) != 0)
+		return FALSE;
+	if (!take_memory(t, alloc, handle))
+		return FALSE;
+	atomic_fetch_or(&t->reached, 1u << GS_THREAD_ALLOC);
+	log_own_state(t, GS_THREAD_RUNNING, GS_THREAD_ALLOC);
+	log_alloc(t, alloc, TRUE);
+	log_own_state(t, GS_THREAD_ALLOC, GS_THREAD_RUNNING);
+	atomic_fetch_add_explicit(&r->fast_allocs, 1, memory_order_relaxed);
+	return TRUE;
+}
+
+/* The bytes went back before this runs: if nobody is contended now, nobody can need them. */
+static gboolean
+fast_free(gpointer data, const GsEffect *freed)
+{
+	RealThread *t = data;
+
+	if (atomic_load(&t->r->contended) != 0)
+		return FALSE;
+	atomic_fetch_add_explicit(&t->r->fast_frees, 1, memory_order_relaxed);
+	return TRUE;
+}
+
+/* The interpreter's hooks get the thread; the engine lock is the run's. */
+static void
+thread_enter(gpointer data)
+{
+	engine_lock(((RealThread *) data)->r);
+}
+
+static void
+thread_leave(gpointer data)
+{
+	engine_unlock(((RealThread *) data)->r);
+}
+
+static const GsInterpHooks fast_hooks = {
+	.api_version = 1,
+	.enter = thread_enter,
+	.leave = thread_leave,
+	.fast_alloc = fast_alloc,
+	.fast_free = fast_free,
+};
+
+static const GsInterpHooks global_hooks = {
+	.api_version = 1,
+	.enter = thread_enter,
+	.leave = thread_leave,
+};
+
+/* ---- effects ---- */
+
+static void
+do_alloc(RealThread *t, const GsEffect *e)
+{
+	guint64 handle = 0;
+	gboolean ok = take_memory(t, e, &handle);
+
+	log_alloc(t, e, ok);
+	atomic_fetch_add_explicit(&t->r->locked_allocs, 1, memory_order_relaxed);
+	gs_interp_alloc_done(t->interp, ok, handle, now(t->r));
+}
+
+static void
+do_free(RealThread *t, const GsEffect *e)
+{
+	Real *r = t->r;
+	Held *held = GSIZE_TO_POINTER(e->handle);
+	GsLogEntry le = {.kind = GS_LOG_FREE, .thread = t->result->name, .bytes = e->size,
+			 .tier = e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU};
+
+	gs_backend_free(r->ops, r->bk, t->bk, held->space->tier, held->backend);
+	space_give(held->space, held->charged);
+	if (e->alloc_kind == GS_KIND_GPU)
+		t->footprint -= e->size;
+	g_ptr_array_remove_fast(t->live, held);
+	g_free(held);
+	atomic_fetch_add_explicit(&r->frees, 1, memory_order_relaxed);
+	le.buf = t->spec->buffers->pdata[e->buf];
+	log_to(r, t->log, &le);
+}
+
+/* Frees what an ending thread still holds, through its interpreter. */
+static void
+drain_frees(RealThread *t)
+{
+	for (GsEffect e = gs_interp_step(t->interp, now(t->r)); e.kind == GS_EFFECT_FREE;
+	     e = gs_interp_step(t->interp, now(t->r))) {
+		do_free(t, &e);
+	}
+}
+
+/* Keeps the device busy for @e's time, reading the buffers it uses; FALSE when stopped. */
+static gboolean
+do_compute(RealThread *t, const GsEffect *e)
+{
+	Real *r = t->r;
+	g_autoptr(GArray) uses = g_array_new(FALSE, FALSE, sizeof(guint64));
+	GsTime until = now(r) + e->time; /* touching the buffers is part of the time */
+	gboolean ok;
+
+	/* The interpreter names buffers; the backend wants the live handles of those names. */
+	if (e->op != NULL && e->op->compute.uses != NULL) {
+		for (guint i = 0; i < e->op->compute.uses->len; i++) {
+			guint name = g_array_index(e->op->compute.uses, guint, i);
+
+			for (guint k = 0; k < t->live->len; k++) {
+				const Held *held = t->live->pdata[k];
+
+				if (held->name == name)
+					g_array_append_val(uses, held->backend);
+			}
+		}
+	}
+	gs_backend_compute_begin(r->ops, r->bk, t->bk, (GsTime) ((double) e->time * r->scale),
+				 (const guint64 *) uses->data, uses->len);
+	ok = wait_until(t, until);
+	gs_backend_compute_end(r->ops, r->bk, t->bk);
+	return ok;
+}
+
+/* ---- the GPU semaphore (under lock) ---- */
+
+static gboolean
+semaphore_on(Real *r)
+{
+	return r->w->policy.concurrent_gpu_tasks > 0;
+}
+
+static void
+grant_permits(Real *r)
+{
+	while (r->permits > 0 && !g_queue_is_empty(&r->permit_queue)) {
+		RealTask *task = g_queue_pop_head(&r->permit_queue);
+		GsLogEntry e = {.kind = GS_LOG_SEMAPHORE, .task = task->result->id, .what = "acquire"};
+
+		r->permits--;
+		atomic_store(&task->has_permit, TRUE);
+		task->waits_for_permit = FALSE;
+		log_locked(r, &e);
+		for (guint i = 0; i < task->threads->len; i++) {
+			RealThread *t = task->threads->pdata[i];
+
+			if (atomic_load(&t->status) == T_SEMAPHORE) {
+				r->res->totals.semaphore_wait_ns += now(r) - t->semaphore_since;
+				set_status(r, t, T_READY);
+				pthread_cond_signal(&t->cond);
+			}
+		}
+	}
+}
+
+/* Waits for the task's permit; FALSE when stopped first. */
+static gboolean
+take_permit(RealThread *t)
+{
+	Real *r = t->r;
+	RealTask *task = t->task;
+	GsLogEntry e = {.kind = GS_LOG_SEMAPHORE, .what = "acquire"};
+	gboolean ok;
+
+	/* Held until the task's threads have all exited: readable without the lock. */
+	if (task == NULL || atomic_load(&task->has_permit))
+		return TRUE;
+	pthread_mutex_lock(&r->lock);
+	e.task = task->result->id;
+	if (!atomic_load(&task->has_permit) && r->permits > 0 && !task->waits_for_permit) {
+		r->permits--;
+		atomic_store(&task->has_permit, TRUE);
+		log_locked(r, &e);
+	} else if (!atomic_load(&task->has_permit)) {
+		if (!task->waits_for_permit) {
+			task->waits_for_permit = TRUE;
+			g_queue_push_tail(&r->permit_queue, task);
+			e.what = "wait";
+			log_locked(r, &e);
+		}
+		set_status(r, t, T_SEMAPHORE);
+		t->semaphore_since = now(r);
+		while (atomic_load(&t->status) == T_SEMAPHORE && !atomic_load(&t->stop))
+			pthread_cond_wait(&t->cond, &r->lock);
+		if (atomic_load(&t->status) == T_SEMAPHORE) {
+			r->res->totals.semaphore_wait_ns += now(r) - t->semaphore_since;
+			set_status(r, t, T_READY);
+		}
+	}
+	ok = !atomic_load(&t->stop);
+	pthread_mutex_unlock(&r->lock);
+	return ok;
+}
+
+/* ---- parking in the engine ---- */
+
+/* Waits for the engine's wake-up; FALSE when stopped first. */
+static gboolean
+park(RealThread *t)
+{
+	Real *r = t->r;
+	gboolean ok;
+
+	pthread_mutex_lock(&r->lock);
+	if (!t->woken) {
+		set_status(r, t, T_PARKED);
+		t->parked_since = now(r);
+		while (!t->woken && !atomic_load(&t->stop))
+			pthread_cond_wait(&t->cond, &r->lock);
+		if (atomic_load(&t->status) == T_PARKED)
+			set_status(r, t, T_READY);
+	}
+	t->woken = FALSE;
+	ok = !atomic_load(&t->stop);
+	pthread_mutex_unlock(&r->lock);
+	return ok;
+}
+
+/* ---- the pool op (under lock) ---- */
+
+static void
+do_pool(RealThread *t, const GsOp *op)
+{
+	Real *r = t->r;
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsTaskId));
+
+	pthread_mutex_lock(&r->lock);
+	for (guint i = 0; i < op->pool.tasks->len; i++) {
+		guint spec_index = g_array_index(op->pool.tasks, guint, i);
+
+		for (guint k = 0; k < r->tasks->len; k++) {
+			RealTask *task = r->tasks->pdata[k];
+
+			if (task->spec_index == spec_index && task->status != TASK_ENDED)
+				g_array_append_val(ids, task->engine_id);
+		}
+	}
+	if (op->pool.done)
+		gs_engine_pool_done(r->engine, t->id, (GsTaskId *) ids->data, ids->len, now(r));
+	else
+		gs_engine_register_pool(r->engine, t->id, (GsTaskId *) ids->data, ids->len,
+					t->spec->shuffle, now(r));
+	engine_unlock(r);
+}
+
+/* ---- tasks (under lock) ---- */
+
+static void start_task(Real *r, RealTask *task);
+
+static RealTask *
+task_new(Real *r, GsTaskResult *result, const GsTaskSpec *spec, guint spec_index, guint attempt)
+{
+	RealTask *task = g_new0(RealTask, 1);
+
+	task->result = result;
+	task->spec = spec;
+	task->spec_index = spec_index;
+	task->attempt = attempt;
+	task->engine_id = r->next_task++;
+	task->threads = g_ptr_array_new();
+	g_ptr_array_add(r->tasks, task);
+	result->attempts = attempt;
+	r->res->totals.task_attempts++;
+	return task;
+}
+
+static void
+task_free(gpointer data)
+{
+	RealTask *task = data;
+
+	g_ptr_array_unref(task->threads);
+	g_free(task);
+}
+
+static gboolean
+slot_free(Real *r)
+{
+	return r->w->executor_slots == 0 || r->running < r->w->executor_slots;
+}
+
+static void
+admit(Real *r, RealTask *task)
+{
+	if (slot_free(r) && g_queue_is_empty(&r->queue)) {
+		start_task(r, task);
+		return;
+	}
+	task->status = TASK_QUEUED;
+	g_queue_push_tail(&r->queue, task);
+	log_task(r, task, "queued");
+}
+
+static void
+collect_metrics(Real *r, RealTask *task)
+{
+	GsMetrics m;
+	gint64 footprint = 0;
+
+	gs_engine_task_metrics(r->engine, task->engine_id, now(r), &m);
+	task->result->retries += m.retries;
+	task->result->splits += m.splits;
+	task->result->blocked_ns += m.blocked_ns;
+	task->result->lost_ns += m.lost_ns;
+	/*
+	 * The engine sees only the allocations that went through it; each
+	 * thread counted its own, so the footprint is summed from those (the
+	 * engine's roll-up also sums its threads' footprints).
+	 */
+	for (guint i = 0; i < task->threads->len; i++)
+		footprint += atomic_load_explicit(
+			&((RealThread *) task->threads->pdata[i])->max_footprint, memory_order_relaxed);
+	task->result->max_footprint = MAX(task->result->max_footprint, footprint);
+	gs_engine_forget_task_metrics(r->engine, task->engine_id);
+}
+
+/*
+ * The last thread of an ended task has exited: its metrics are final, its
+ * slot and permit go to the next, and a failed attempt may go again.
+ */
+static void
+finish_task(Real *r, RealTask *task)
+{
+	collect_metrics(r, task);
+	for (guint i = 0; i < task->threads->len; i++) {
+		RealThread *t = task->threads->pdata[i];
+
+		t->result->final_state = gs_engine_thread_state(r->engine, t->id);
+	}
+	if (atomic_load(&task->has_permit)) {
+		atomic_store(&task->has_permit, FALSE);
+		r->permits++;
+	}
+	if (task->waits_for_permit)
+		g_queue_remove(&r->permit_queue, task);
+	r->running--;
+	if (task->failed && task->attempt < r->w->policy.task_attempts) {
+		RealTask *again = task_new(r, task->result, task->spec, task->spec_index,
+					   task->attempt + 1);
+
+		log_task(r, again, "retry");
+		grant_permits(r);
+		while (slot_free(r) && !g_queue_is_empty(&r->queue))
+			start_task(r, g_queue_pop_head(&r->queue));
+		admit(r, again);
+		return;
+	}
+	task->result->outcome = task->failed ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
+	task->result->failure = task->failure;
+	r->failed_any |= task->failed;
+	r->open_tasks--;
+	r->end_time = now(r);
+	grant_permits(r);
+	while (slot_free(r) && !g_queue_is_empty(&r->queue))
+		start_task(r, g_queue_pop_head(&r->queue));
+	pthread_cond_broadcast(&r->done_cond);
+}
+
+/* The task ends now: the engine removes it, its other threads are told to stop. */
+static void
+end_task(Real *r, RealTask *task, gboolean failed, GsException failure)
+{
+	task->status = TASK_ENDED;
+	task->failed = failed;
+	task->failure = failure;
+	gs_engine_task_done(r->engine, task->engine_id, now(r));
+	log_task(r, task, failed ? "failed" : "done");
+	task->result->end_ns = now(r);
+	for (guint i = 0; i < task->threads->len; i++) {
+		RealThread *t = task->threads->pdata[i];
+
+		if (atomic_load(&t->status) != T_DONE)
+			stop_thread(t);
+	}
+}
+
+/* Under lock: a thread of @t's task is gone; the task may end or finish with it. */
+static void
+thread_exited(Real *r, RealThread *t, gboolean ends_task, gboolean failed, GsException failure)
+{
+	RealTask *task = t->task;
+
+	if (task == NULL)
+		return;
+	task->alive--;
+	if (r->ended)
+		return;
+	if (task->status == TASK_RUNNING && (ends_task || task->alive == 0))
+		end_task(r, task, failed, failure);
+	if (task->status == TASK_ENDED && task->alive == 0)
+		finish_task(r, task);
+}
+
+/* ---- one simulated thread ---- */
+
+/* Scans the ops for inject: such a thread must always meet the engine. */
+static gboolean
+ops_inject(const GArray *ops)
+{
+	for (guint i = 0; ops != NULL && i < ops->len; i++) {
+		const GsOp *op = &g_array_index(ops, GsOp, i);
+
+		if (op->kind == GS_OP_INJECT ||
+		    (op->kind == GS_OP_RETRY && ops_inject(op->retry.ops)) ||
+		    (op->kind == GS_OP_REPEAT && ops_inject(op->repeat.ops)))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* Carries out one effect; FALSE when the thread ends (or was stopped). */
+static gboolean
+carry_out(RealThread *t, const GsEffect *e, gboolean *ends_task, gboolean *failed,
+	  GsException *failure)
+{
+	Real *r = t->r;
+
+	t->parked_last = FALSE;
+	switch (e->kind) {
+	case GS_EFFECT_PERMIT:
+		if (!take_permit(t))
+			return FALSE;
+		gs_interp_permit_granted(t->interp);
+		return TRUE;
+	case GS_EFFECT_ALLOC:
+		do_alloc(t, e);
+		return TRUE;
+	case GS_EFFECT_FREE:
+		do_free(t, e);
+		return TRUE;
+	case GS_EFFECT_COMPUTE:
+		return do_compute(t, e);
+	case GS_EFFECT_SLEEP: {
+		gboolean ok;
+
+		atomic_store(&t->status, T_SLEEPING); /* active either way: no lock needed */
+		ok = wait_until(t, now(r) + e->time);
+		atomic_store(&t->status, T_READY);
+		return ok;
+	}
+	case GS_EFFECT_UNTIL:
+		return wait_until(t, e->time);
+	case GS_EFFECT_OP:
+		if (e->op->kind == GS_OP_POOL)
+			do_pool(t, e->op);
+		return TRUE;
+	case GS_EFFECT_WAIT:
+		t->parked_last = TRUE;
+		return park(t);
+	case GS_EFFECT_TASK_DONE:
+		*ends_task = TRUE;
+		return FALSE;
+	case GS_EFFECT_DONE:
+		return FALSE;
+	case GS_EFFECT_FAILED:
+		*ends_task = TRUE;
+		*failed = TRUE;
+		*failure = e->exception;
+		return FALSE;
+	}
+	return FALSE;
+}
+
+/*
+ * A stopped thread gives back what it holds. One parked in the engine first
+ * steps into its removal (it throws ThreadRemoved), as the simulator's does.
+ */
+static void
+unwind(RealThread *t)
+{
+	if (t->parked_last)
+		drain_frees(t);
+	gs_interp_abort(t->interp, now(t->r));
+	drain_frees(t);
+}
+
+static gpointer
+thread_main(gpointer data)
+{
+	RealThread *t = data;
+	Real *r = t->r;
+	gboolean ends_task = FALSE, failed = FALSE, stopped;
+	GsException failure = GS_EXC_NONE;
+
+	t->bk = gs_backend_thread_begin(r->ops, r->bk);
+	for (;;) {
+		GsEffect e;
+
+		if (atomic_load(&t->stop))
+			break;
+		e = gs_interp_step(t->interp, now(r));
+		if (!carry_out(t, &e, &ends_task, &failed, &failure))
+			break;
+	}
+	stopped = atomic_load(&t->stop) && !ends_task && !failed && !gs_interp_finished(t->interp);
+	if (stopped)
+		unwind(t);
+	gs_backend_thread_end(r->ops, r->bk, t->bk);
+	pthread_mutex_lock(&r->lock);
+	set_status(r, t, T_DONE);
+	thread_exited(r, t, ends_task, failed, failure);
+	engine_unlock(r);
+	return NULL;
+}
+
+/* Under lock. */
+static RealThread *
+thread_new(Real *r, const GsThreadSpec *spec, RealTask *task, const char *name)
+{
+	RealThread *t = g_new0(RealThread, 1);
+
+	t->r = r;
+	t->id = r->next_thread++;
+	t->spec = spec;
+	t->task = task;
+	atomic_init(&t->status, T_DONE);
+	atomic_init(&t->engine_state, GS_THREAD_UNKNOWN);
+	set_status(r, t, T_READY);
+	cond_init(&t->cond);
+	pthread_mutex_init(&t->sleep_lock, NULL);
+	cond_init(&t->sleep_cond);
+	t->fast_ok = !ops_inject(spec->ops);
+	t->log = g_array_new(FALSE, FALSE, sizeof(LogItem));
+	t->live = g_ptr_array_new();
+	t->result = g_new0(GsThreadResult, 1);
+	t->result->name = g_strdup(name);
+	t->result->task = task != NULL ? g_strdup(task->result->id) : NULL;
+	t->result->pool = task == NULL;
+	g_ptr_array_add(r->res->threads, t->result);
+	g_ptr_array_add(r->threads, t);
+	if (task != NULL)
+		gs_engine_register_dedicated(r->engine, t->id, task->engine_id, now(r));
+	t->interp = gs_interp_new(r->engine, spec, t->id, r->w->policy.oom);
+	gs_interp_set_exception_func(t->interp, on_exception, t);
+	gs_interp_require_permit(t->interp, task != NULL && semaphore_on(r));
+	gs_interp_set_hooks(t->interp,
+			    r->opts.locking == GS_LOCKING_FAST ? &fast_hooks : &global_hooks, t);
+	return t;
+}
+
+static void
+thread_spawn(RealThread *t)
+{
+	int err = pthread_create(&t->os, NULL, thread_main, t);
+
+	if (err != 0)
+		g_error("cannot start a thread for %s: %s", t->result->name, g_strerror(err));
+}
+
+static void
+thread_free(gpointer data)
+{
+	RealThread *t = data;
+
+	gs_interp_free(t->interp);
+	pthread_cond_destroy(&t->cond);
+	pthread_mutex_destroy(&t->sleep_lock);
+	pthread_cond_destroy(&t->sleep_cond);
+	g_array_unref(t->log);
+	g_ptr_array_unref(t->live);
+	g_free(t);
+}
+
+/* ---- starting tasks (under lock) ---- */
+
+/* Explicit ranks sit above every task ranked by the policy (as in the simulator). */
+#define POLICY_PRIORITY_TOP (G_MAXINT64 - ((gint64) 1 << 32))
+
+static gint64
+task_priority(Real *r, RealTask *task)
+{
+	if (task->spec->priority > 0)
+		return G_MAXINT64 - (gint64) task->spec->priority;
+	if (r->w->policy.priority == GS_PRIORITY_TASK_ID)
+		return POLICY_PRIORITY_TOP - task->id_rank;
+	return POLICY_PRIORITY_TOP - r->started;
+}
+
+/* A#2's threads: A#2.0 for A.0; other names get the copy suffix. */
+static char *
+thread_name(const RealTask *task, const GsThreadSpec *spec)
+{
+	const char *dot = strchr(spec->name, '.');
+
+	if (task->spec->repeat <= 1)
+		return g_strdup(spec->name);
+	if (dot != NULL && strncmp(spec->name, task->spec->id, dot - spec->name) == 0)
+		return g_strconcat(task->result->id, dot, NULL);
+	return g_strconcat(spec->name, strchr(task->result->id, '#'), NULL);
+}
+
+static void
+start_task(Real *r, RealTask *task)
+{
+	task->status = TASK_RUNNING;
+	r->running++;
+	r->started++;
+	log_task(r, task, "start");
+	if (task->attempt == 1)
+		task->result->start_ns = now(r);
+	gs_task_priorities_set(gs_engine_get_priorities(r->engine), task->engine_id,
+			       task_priority(r, task));
+	for (guint i = 0; i < task->spec->threads->len; i++) {
+		g_autofree char *name = thread_name(task, task->spec->threads->pdata[i]);
+
+		g_ptr_array_add(task->threads,
+				thread_new(r, task->spec->threads->pdata[i], task, name));
+		task->alive++;
+	}
+	if (task->alive == 0) {
+		end_task(r, task, FALSE, GS_EXC_NONE);
+		finish_task(r, task);
+		return;
+	}
+	/* Registered all before any runs, as the simulator's start in one instant. */
+	for (guint i = 0; i < task->threads->len; i++)
+		thread_spawn(task->threads->pdata[i]);
+}
+
+static int
+compare_ranks(gconstpointer a, gconstpointer b)
+{
+	const gint64 *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* policy.priority task_id: integer ids rank by value, else by their place in the file. */
+static void
+rank_by_id(Real *r)
+{
+	g_autoptr(GArray) keys = g_array_new(FALSE, FALSE, 3 * sizeof(gint64));
+	gboolean integers = TRUE;
+
+	for (guint i = 0; i < r->w->tasks->len; i++) {
+		const char *id = ((GsTaskSpec *) r->w->tasks->pdata[i])->id;
+
+		integers &= g_ascii_string_to_signed(id, 10, G_MININT64, G_MAXINT64, NULL, NULL);
+	}
+	for (guint i = 0; i < r->tasks->len; i++) {
+		RealTask *task = r->tasks->pdata[i];
+		gint64 key[3] = {task->spec_index, i, i};
+
+		if (integers)
+			g_ascii_string_to_signed(task->spec->id, 10, G_MININT64, G_MAXINT64, &key[0],
+						 NULL);
+		g_array_append_vals(keys, key, 1);
+	}
+	g_array_sort(keys, compare_ranks);
+	for (guint i = 0; i < keys->len; i++) {
+		const gint64 *key = (const gint64 *) keys->data + 3 * i;
+
+		((RealTask *) r->tasks->pdata[key[2]])->id_rank = i;
+	}
+}
+
+static void
+add_tasks(Real *r)
+{
+	for (guint i = 0; i < r->w->tasks->len; i++) {
+		const GsTaskSpec *spec = r->w->tasks->pdata[i];
+
+		for (guint k = 0; k < MAX(spec->repeat, 1); k++) {
+			GsTaskResult *result = g_new0(GsTaskResult, 1);
+			RealTask *task;
+
+			result->id = spec->repeat > 1 ? g_strdup_printf("%s#%u", spec->id, k)
+						      : g_strdup(spec->id);
+			g_ptr_array_add(r->res->tasks, result);
+			task = task_new(r, result, spec, i, 1);
+			task->arrival = spec->start + (GsTime) k * spec->every;
+			r->open_tasks++;
+		}
+	}
+	r->res->totals.tasks = r->open_tasks;
+	rank_by_id(r);
+}
+
+static int
+compare_arrivals(gconstpointer a, gconstpointer b)
+{
+	const RealTask *x = *(RealTask *const *) a, *y = *(RealTask *const *) b;
+
+	if (x->arrival != y->arrival)
+		return x->arrival < y->arrival ? -1 : 1;
+	return x->engine_id < y->engine_id ? -1 : x->engine_id > y->engine_id;
+}
+
+/* ---- samples, the watchdog, the end of a run (under lock) ---- */
+
+static gint64
+tier_used(Real *r, GsTier tier)
+{
+	gint64 used = 0;
+
+	if (tier == GS_TIER_HOST)
+		return atomic_load(&r->host.used);
+	if (tier == GS_TIER_DISK)
+		return 0;
+	for (guint i = 0; i < r->n_gpus; i++)
+		used += atomic_load(&r->gpus[i].used);
+	return used;
+}
+
+static void
+sample(Real *r)
+{
+	GsSample x = {.time = now(r)};
+	guint live = 0;
+
+	for (guint i = 0; i < r->threads->len; i++)
+		live += atomic_load(&((RealThread *) r->threads->pdata[i])->status) != T_DONE;
+	for (int tier = 0; tier < GS_N_TIERS; tier++) {
+		r->used_integral[tier] +=
+			(double) tier_used(r, tier) * (double) (x.time - r->last_sample);
+		x.used[tier] = tier_used(r, tier);
+		x.charged[tier] = x.used[tier];
+	}
+	r->last_sample = x.time;
+	x.blocked = gs_engine_n_in_state(r->engine, GS_THREAD_BLOCKED);
+	x.bufn = gs_engine_n_in_state(r->engine, GS_THREAD_BUFN);
+	x.running = live - MIN(live, x.blocked + x.bufn);
+	g_array_append_val(r->res->timeline, x);
+}
+
+static void
+watchdog(Real *r)
+{
+	g_autoptr(GArray) outside = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
+
+	for (guint i = 0; i < r->threads->len; i++) {
+		RealThread *t = r->threads->pdata[i];
+		Status s = atomic_load(&t->status);
+
+		if ((s == T_SLEEPING && r->w->policy.sleep_is_blocked) || s == T_SEMAPHORE)
+			g_array_append_val(outside, t->id);
+	}
+	gs_engine_check_deadlocks(r->engine, (GsThreadId *) outside->data, outside->len, now(r));
+	drain_wakes(r);
+}
+
+/* Every live thread waits in the engine or for a permit, and no task is still to come. */
+static gboolean
+hopeless(Real *r, gboolean all_arrived)
+{
+	return r->active == 0 && all_arrived && r->open_tasks > 0;
+}
+
+/*
+ * Where the threads not in an ended task stand, taken under lock before they
+ * unwind (so that no free made on the way out changes it).
+ */
+static void
+snapshot_threads(Real *r, gboolean deadlock)
+{
+	for (guint i = 0; i < r->threads->len; i++) {
+		RealThread *t = r->threads->pdata[i];
+		Status s = atomic_load(&t->status);
+
+		if (t->task != NULL && t->task->status == TASK_ENDED)
+			continue;
+		t->result->final_state = gs_engine_thread_state(r->engine, t->id);
+		t->result->waiting_at_end = deadlock && (s == T_PARKED || s == T_SEMAPHORE);
+	}
+}
+
+/* A task a deadlock or --max-time stopped reports what it did so far, and the run's outcome. */
+static void
+cut_short(Real *r, RealTask *task)
+{
+	if (task->status == TASK_ENDED)
+		return;
+	if (task->status == TASK_RUNNING) {
+		collect_metrics(r, task);
+		for (guint i = 0; i < task->threads->len; i++) {
+			RealThread *t = task->threads->pdata[i];
+
+			if (atomic_load(&t->status) == T_PARKED)
+				task->result->blocked_ns += now(r) - t->parked_since;
+		}
+	}
+	task->result->outcome = r->res->outcome;
+	task->result->end_ns = r->end_time;
+}
+
+/* Ends the run where it stands: every thread is told to stop. */
+static void
+cut(Real *r, GsOutcome outcome)
+{
+	r->res->outcome = outcome;
+	if (outcome == GS_OUTCOME_DEADLOCK)
+		r->res->totals.deadlocks_unresolved = 1;
+	r->end_time = outcome == GS_OUTCOME_TIMEOUT ? r->opts.max_time : now(r);
+	snapshot_threads(r, outcome == GS_OUTCOME_DEADLOCK);
+	for (guint i = 0; i < r->tasks->len; i++)
+		cut_short(r, r->tasks->pdata[i]);
+	r->ended = TRUE;
+	for (guint i = 0; i < r->threads->len; i++)
+		stop_thread(r->threads->pdata[i]);
+	pthread_cond_broadcast(&r->done_cond);
+}
+
+/*
+ * The driver's own loop, on the calling thread: admits tasks as their start
+ * times come, samples every tick, runs the watchdog every policy.watchdog,
+ * and ends the run when every task is over, at --max-time, or when every
+ * thread waits and even the watchdog changed nothing (the simulator's rule).
+ */
+static void
+run_loop(Real *r)
+{
+	g_autoptr(GPtrArray) arrivals = g_ptr_array_new(); /* borrows r->tasks' entries */
+	const GsTime tick = 1000000; /* 1 ms of scenario time between samples */
+	GsTime next_watchdog = r->w->policy.watchdog;
+	guint arrived = 0;
+	gboolean last_hope = FALSE;
+
+	pthread_mutex_lock(&r->lock);
+	for (guint i = 0; i < r->tasks->len; i++)
+		g_ptr_array_add(arrivals, r->tasks->pdata[i]);
+	g_ptr_array_sort(arrivals, compare_arrivals);
+	while (r->open_tasks > 0 && !r->ended) {
+		GsTime t = now(r), wake = t + tick;
+
+		while (arrived < arrivals->len && ((RealTask *) arrivals->pdata[arrived])->arrival <= t)
+			admit(r, arrivals->pdata[arrived++]);
+		if (arrived < arrivals->len)
+			wake = MIN(wake, ((RealTask *) arrivals->pdata[arrived])->arrival);
+		if (r->opts.max_time > 0 && t >= r->opts.max_time) {
+			cut(r, GS_OUTCOME_TIMEOUT);
+			break;
+		}
+		if (hopeless(r, arrived == arrivals->len)) {
+			/* Only the retry policy's watchdog can break a deadlock. */
+			if (r->w->policy.oom != GS_OOM_RETRY || r->w->policy.watchdog <= 0 || last_hope) {
+				cut(r, GS_OUTCOME_DEADLOCK);
+				break;
+			}
+			last_hope = TRUE;
+		} else {
+			last_hope = FALSE;
+		}
+		if (r->w->policy.watchdog > 0 && t >= next_watchdog) {
+			watchdog(r);
+			next_watchdog = t + r->w->policy.watchdog;
+		}
+		sample(r);
+		if (r->open_tasks == 0)
+			break;
+		if (r->w->policy.watchdog > 0)
+			wake = MIN(wake, next_watchdog);
+		if (r->opts.max_time > 0)
+			wake = MIN(wake, r->opts.max_time);
+		cond_wait_until(&r->done_cond, &r->lock, real_at(r, MAX(wake, t + 1)));
+	}
+	if (!r->ended) {
+		/* Pool threads still at work when the last task ends are cut short. */
+		snapshot_threads(r, FALSE);
+		r->ended = TRUE;
+		for (guint i = 0; i < r->threads->len; i++)
+			stop_thread(r->threads->pdata[i]);
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* ---- a run ---- */
+
+static void
+spaces_init(Real *r)
+{
+	const GsWorkload *w = r->w;
+
+	r->n_gpus = MAX(w->gpu.devices, 1);
+	/* Cache-line aligned, so that two spaces' counters never share a line. */
+	if (posix_memalign((void **) &r->gpus, _Alignof(Space), r->n_gpus * sizeof(Space)) != 0)
+		g_error("out of memory for %u GPU spaces", r->n_gpus);
+	memset(r->gpus, 0, r->n_gpus * sizeof(Space));
+	for (guint i = 0; i < r->n_gpus; i++) {
+		r->gpus[i].capacity = w->gpu.capacity;
+		r->gpus[i].alignment = MAX(w->gpu.alignment, 1);
+		r->gpus[i].tier = GS_TIER_GPU;
+		r->gpus[i].device = i;
+	}
+	r->host.capacity = w->host.capacity;
+	r->host.alignment = 1;
+	r->host.tier = GS_TIER_HOST;
+}
+
+static void
+real_init(Real *r, const GsWorkload *w, const GsBackendOps *ops, const GsRealOptions *opts)
+{
+	GsEngineOpts engine_opts = gs_policy_engine_opts(&w->policy);
+
+	memset(r, 0, sizeof *r);
+	r->w = w;
+	r->ops = ops;
+	if (opts != NULL)
+		r->opts = *opts;
+	r->scale = r->opts.time_scale > 0 ? r->opts.time_scale : 1.0;
+	r->res = gs_result_new();
+	r->res->seed = w->seed;
+	r->engine = gs_engine_new(&engine_opts);
+	gs_engine_set_observer(r->engine, &observer, r);
+	pthread_mutex_init(&r->lock, NULL);
+	cond_init(&r->done_cond);
+	spaces_init(r);
+	r->tasks = g_ptr_array_new_with_free_func(task_free);
+	r->threads = g_ptr_array_new_with_free_func(thread_free);
+	g_queue_init(&r->queue);
+	g_queue_init(&r->permit_queue);
+	r->permits = w->policy.concurrent_gpu_tasks;
+	r->next_thread = 1;
+	r->log = g_array_new(FALSE, FALSE, sizeof(LogItem));
+	r->res->tiers[GS_TIER_GPU].capacity = w->gpu.capacity * r->n_gpus;
+	r->res->tiers[GS_TIER_HOST].capacity = w->host.capacity;
+	r->res->tiers[GS_TIER_DISK].capacity = w->disk.capacity;
+}
+
+static void
+real_finish(Real *r)
+{
+	GsResult *res = r->res;
+	gint64 peak_gpu = 0;
+
+	/* Every thread has been joined: what they own can be read now. */
+	for (guint i = 0; i < r->threads->len; i++) {
+		RealThread *t = r->threads->pdata[i];
+
+		t->result->reached = atomic_load(&t->reached);
+		t->result->exceptions = g_array_copy((GArray *) gs_interp_exceptions(t->interp));
+	}
+	sample(r);
+	res->makespan_ns = r->end_time;
+	for (guint i = 0; i < r->n_gpus; i++)
+		peak_gpu += atomic_load(&r->gpus[i].peak);
+	res->tiers[GS_TIER_GPU].peak_used = peak_gpu;
+	res->tiers[GS_TIER_HOST].peak_used = atomic_load(&r->host.peak);
+	for (int tier = 0; tier < GS_N_TIERS; tier++) {
+		res->tiers[tier].peak_charged = res->tiers[tier].peak_used;
+		res->tiers[tier].mean_used =
+			r->last_sample > 0 ? (gint64) (r->used_integral[tier] / (double) r->last_sample)
+					   : 0;
+	}
+	if (res->outcome != GS_OUTCOME_DEADLOCK && res->outcome != GS_OUTCOME_TIMEOUT)
+		res->outcome = r->failed_any ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
+	for (guint i = 0; i < res->tasks->len; i++) {
+		GsTaskResult *task = res->tasks->pdata[i];
+
+		res->totals.tasks_completed += task->outcome == GS_OUTCOME_COMPLETED;
+		res->totals.tasks_failed += task->outcome == GS_OUTCOME_FAILED;
+		res->totals.retries += task->retries;
+		res->totals.splits += task->splits;
+		res->totals.blocked_ns += task->blocked_ns;
+		res->totals.lost_ns += task->lost_ns;
+	}
+	res->events_processed = atomic_load(&r->seq);
+}
+
+static void
+real_clear(Real *r)
+{
+	g_ptr_array_unref(r->threads);
+	g_ptr_array_unref(r->tasks);
+	g_queue_clear(&r->queue);
+	g_queue_clear(&r->permit_queue);
+	g_array_unref(r->log);
+	free(r->gpus);
+	gs_engine_free(r->engine);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->done_cond);
+}
+
+gboolean
+gs_locking_from_name(const char *name, GsLocking *out)
+{
+	if (g_strcmp0(name, "fast") == 0)
+		*out = GS_LOCKING_FAST;
+	else if (g_strcmp0(name, "global") == 0)
+		*out = GS_LOCKING_GLOBAL;
+	else
+		return FALSE;
+	return TRUE;
+}
+
+GsResult *
+gs_real_run(const GsWorkload *w, const GsBackendOps *backend, const GsRealOptions *options,
+	    GsRealStats *stats, GError **error)
+{
+	Real r;
+	GsResult *res;
+
+	real_init(&r, w, backend, options);
+	r.bk = gs_backend_open(backend, w, error);
+	if (r.bk == NULL) {
+		gs_result_free(r.res);
+		real_clear(&r);
+		return NULL;
+	}
+	add_tasks(&r);
+	r.t0 = g_get_monotonic_time();
+	pthread_mutex_lock(&r.lock);
+	for (guint i = 0; i < w->pool_threads->len; i++) {
+		const GsThreadSpec *spec = w->pool_threads->pdata[i];
+
+		thread_spawn(thread_new(&r, spec, NULL, spec->name));
+	}
+	sample(&r);
+	pthread_mutex_unlock(&r.lock);
+	run_loop(&r);
+	/* Threads are only ever added under lock, and none is added once the run ended. */
+	for (guint i = 0; i < r.threads->len; i++)
+		pthread_join(((RealThread *) r.threads->pdata[i])->os, NULL);
+	real_finish(&r);
+	flush_logs(&r);
+	if (stats != NULL) {
+		stats->fast_allocs = atomic_load(&r.fast_allocs);
+		stats->locked_allocs = atomic_load(&r.locked_allocs);
+		stats->fast_frees = atomic_load(&r.fast_frees);
+		stats->locked_frees = atomic_load(&r.frees) - stats->fast_frees;
+		gs_backend_stats(backend, r.bk, &stats->backend);
+	}
+	gs_backend_close(backend, r.bk);
+	res = r.res;
+	real_clear(&r);
+	return res;
+}

@@ -1,0 +1,79 @@
+/*
+ * gpusim: the real-thread driver: the engine and the interpreter on OS threads.
+ *
+ * This module decides how a scenario is replayed with one OS thread per
+ * simulated thread, in real time, on a backend (backend.h) that supplies the
+ * memory and the work: executor slots and their FIFO queue, the GPU
+ * semaphore, task attempts, a watchdog thread at policy.watchdog that passes
+ * the threads in `sleep` (and those waiting for a permit) as waiting outside
+ * the allocator, the end of a task stopping its other threads, and the
+ * detection of a run in which every thread waits and nothing can wake them.
+ * Its semantics are the simulator's (sim/sim.h); its result is the same
+ * GsResult, so `--json`, the summary and `expect:` work unchanged, with
+ * times measured instead of modelled.
+ *
+ * Locking (GS_LOCKING_FAST, the default). The engine is not thread-safe and
+ * sits behind one mutex, taken by the interpreter around each engine call
+ * (GsInterpHooks). The common path does not take it: memory is admitted by a
+ * bounded atomic counter per space (compare-and-swap of used + size against
+ * the capacity), and an allocation that fits, made by a thread whose state
+ * is THREAD_RUNNING while no thread is in any other state, is recorded by the
+ * thread alone: the engine would have gone RUNNING -> ALLOC -> RUNNING and
+ * woken nobody. A free takes the mutex only when some thread is inside the
+ * protocol. Why this loses no wake-up: a thread entering the protocol counts
+ * itself as contended (under the mutex) before it looks at the counter, and a
+ * freeing thread gives the bytes back before it looks at the contended count;
+ * with both sequentially consistent, either the allocator sees the bytes or
+ * the freer sees the allocator and tells the engine. GS_LOCKING_GLOBAL routes
+ * every allocation and free through the mutex, as spark-rapids-jni's single
+ * adaptor lock does, for comparison (bench/bench-threads.c).
+ *
+ * Time: scenario time is real time divided by time_scale (1: real time; 0.1:
+ * ten times faster). links.alloc_latency is not added: the real allocation
+ * takes what it takes. Event logs are ordered by time, then by the order in
+ * which the events were taken; two runs do not give the same bytes.
+ */
+#ifndef GPUSIM_THREADS_H
+#define GPUSIM_THREADS_H
+
+#include <gpusim/gpusim.h>
+
+#include "backend.h"
+#include "sim.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+	GS_LOCKING_FAST = 0,   /* fits: no global mutex (the default) */
+	GS_LOCKING_GLOBAL = 1, /* every allocation and free under the engine mutex */
+} GsLocking;
+
+typedef struct {
+	GsTime max_time;   /* scenario time; 0: no limit */
+	double time_scale; /* real time per scenario time; 0 means 1 */
+	GsLocking locking;
+	GsLogFunc log;     /* NULL: no event log */
+	gpointer log_data;
+} GsRealOptions;
+
+/** Counters of one run that the result does not carry. */
+typedef struct {
+	guint64 fast_allocs;   /* allocations recorded without the engine mutex */
+	guint64 locked_allocs; /* allocations that went through the engine */
+	guint64 fast_frees, locked_frees;
+	GsBackendStats backend;
+} GsRealStats;
+
+/** Parses "fast" / "global", the words of `gpusim run --locking`. */
+gboolean gs_locking_from_name(const char *name, GsLocking *out);
+
+/**
+ * Replays @w on @backend with real threads. NULL with @error set when the
+ * backend cannot open (GS_BACKEND_ERROR_*). @stats may be NULL.
+ */
+GsResult *gs_real_run(const GsWorkload *w, const GsBackendOps *backend,
+		      const GsRealOptions *options, GsRealStats *stats, GError **error);
+
+G_END_DECLS
+
+#endif /* GPUSIM_THREADS_H */

@@ -1,0 +1,71 @@
+/*
+ * gpusim: the `calibrate` command: measure a real device and write the
+ * `memory:` / `links:` keys a scenario can `include:` (SPEC §2).
+ *
+ * Only a backend with a device can be measured (cuda). Exit statuses: 2 for
+ * usage (an unknown backend, one with nothing to measure, an unwritable
+ * output), 3 when the backend is not in this build or there is no device,
+ * 4 when the device fails while it is measured.
+ */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "backend.h"
+#include "commands.h"
+#include "report.h"
+
+static int
+status_of(const GError *error)
+{
+	if (g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE))
+		return GS_EXIT_BACKEND;
+	if (g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED))
+		return GS_EXIT_INTERNAL;
+	return GS_EXIT_USAGE;
+}
+
+int
+gs_cmd_calibrate(int argc, char **argv)
+{
+	g_autofree char *backend = NULL, *out = NULL, *disk = NULL;
+	GOptionEntry entries[] = {
+		{"backend", 0, 0, G_OPTION_ARG_STRING, &backend, "The device to measure (cuda)",
+		 "NAME"},
+		{"out", 0, 0, G_OPTION_ARG_FILENAME, &out, "Write the YAML here (default: stdout)",
+		 "DEVICE.yaml"},
+		{"disk", 0, 0, G_OPTION_ARG_FILENAME, &disk,
+		 "Directory whose disk is measured (default /var/tmp)", "DIR"},
+		G_OPTION_ENTRY_NULL,
+	};
+	g_autoptr(GOptionContext) context = g_option_context_new(NULL);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GString) yaml = g_string_new(NULL);
+	const GsBackendOps *ops;
+
+	g_option_context_set_summary(context, "Measure a real device and write the memory: and "
+					      "links: values a scenario can include.");
+	g_option_context_add_main_entries(context, entries, NULL);
+	if (!g_option_context_parse(context, &argc, &argv, &error)) {
+		fprintf(stderr, "gpusim calibrate: %s\n", error->message);
+		return GS_EXIT_USAGE;
+	}
+	if (argc != 1 || backend == NULL) {
+		fprintf(stderr, "gpusim calibrate: give --backend=cuda and no other argument\n");
+		return GS_EXIT_USAGE;
+	}
+	ops = gs_backend_lookup(backend, &error);
+	if (ops == NULL || !gs_backend_calibrate(ops, disk != NULL ? disk : "/var/tmp", yaml, &error)) {
+		fprintf(stderr, "gpusim calibrate: %s\n", error->message);
+		return status_of(error);
+	}
+	if (out == NULL) {
+		fputs(yaml->str, stdout);
+		return GS_EXIT_OK;
+	}
+	if (!gs_report_write_file(out, yaml->str, &error)) {
+		fprintf(stderr, "gpusim calibrate: %s\n", error->message);
+		return GS_EXIT_USAGE;
+	}
+	return GS_EXIT_OK;
+}

@@ -1,0 +1,59 @@
+#!/bin/sh
+# Runs the conformance scenarios on real threads (gpusim run --backend=host)
+# and requires their expectations. A scenario that cannot mean the same under
+# real threads says so in its first line, with the reason:
+#     # real-threads: skip: <why>
+# and is skipped here (a mark without a reason is an error). Real threads on a
+# shared machine are noisy, so a failing scenario is run once more before it
+# counts as failed; one that fails twice fails the test.
+set -u
+gpusim="$top_builddir/gpusim"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+ran=0
+skipped=0
+for scenario in "$top_srcdir"/scenarios/*.yaml; do
+	name=$(basename "$scenario" .yaml)
+	mark=$(sed -n '1s/^# real-threads: skip: *//p' "$scenario")
+	if head -1 "$scenario" | grep -q '^# real-threads: skip'; then
+		if [ -z "$mark" ]; then
+			echo "FAIL: $name: a real-threads skip mark needs a reason"
+			status=1
+		fi
+		skipped=$((skipped + 1))
+		"$gpusim" run --quiet --backend=host "$scenario" >"$tmp/$name.out" 2>&1
+		code=$?
+		if [ $code -gt 1 ]; then
+			echo "FAIL: $name under real threads ended with status $code:"
+			tail -30 "$tmp/$name.out"
+			status=1
+		fi
+		continue
+	fi
+	ran=$((ran + 1))
+	for try in 1 2; do
+		if "$gpusim" run --quiet --backend=host "$scenario" >"$tmp/$name.out" 2>&1; then
+			break
+		fi
+		if [ $try -eq 2 ]; then
+			echo "FAIL: $name under real threads:"
+			cat "$tmp/$name.out"
+			status=1
+		fi
+	done
+done
+# --backend=host is the same command: bad options still exit 2.
+"$gpusim" run --backend=host --time-scale=0 "$top_srcdir/scenarios/quickstart.yaml" \
+	>/dev/null 2>&1
+[ $? -eq 2 ] || { echo "FAIL: --time-scale=0 must exit 2"; status=1; }
+"$gpusim" run --backend=host --locking=sometimes "$top_srcdir/scenarios/quickstart.yaml" \
+	>/dev/null 2>&1
+[ $? -eq 2 ] || { echo "FAIL: --locking=sometimes must exit 2"; status=1; }
+# The JSON names the backend.
+"$gpusim" run --quiet --backend=host --locking=global --json=- \
+	"$top_srcdir/scenarios/wide-gaps-rollback.yaml" >"$tmp/r.json" 2>/dev/null ||
+	{ echo "FAIL: wide-gaps-rollback with --locking=global"; status=1; }
+grep -q '"backend": "host"' "$tmp/r.json" || { echo "FAIL: the result does not name the host backend"; status=1; }
+[ $status -eq 0 ] && echo "$ran scenarios met their expectations under real threads; $skipped marked to skip"
+exit $status

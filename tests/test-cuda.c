@@ -1,0 +1,115 @@
+/*
+ * Tests of the CUDA backend (backends/cuda/), built only with CUDA. Without
+ * a GPU (or a driver) the program exits 77 and Automake reports SKIP.
+ *
+ * What needs a device: stream-ordered allocations from the capped pool, the
+ * pattern surviving round trips through pinned host blocks and through disk
+ * files, a capacity above the free memory refused, a scenario replayed on
+ * real threads with real allocations, and calibrate's YAML.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda.h"
+#include "loader.h"
+#include "testlib.h"
+#include "threads.h"
+
+#define MIB ((gint64) 1 << 20)
+
+START_TEST(test_round_trips_on_the_device)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(GError) error = NULL;
+	gpointer state, thread;
+	guint64 handle;
+	GsBackendStats stats;
+
+	w->gpu.capacity = 64 * MIB;
+	w->host.capacity = 256 * MIB;
+	state = gs_backend_open(&gs_backend_cuda, w, &error);
+	ck_assert_msg(state != NULL, "%s", error ? error->message : "?");
+	thread = gs_backend_thread_begin(&gs_backend_cuda, state);
+	ck_assert(gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, 0, 3 * MIB + 5,
+				   &handle));
+	for (int i = 0; i < 3; i++) {
+		ck_assert_msg(gs_backend_round_trip(&gs_backend_cuda, state, thread, handle,
+						    GS_TIER_HOST, &error), "%s",
+			      error ? error->message : "data changed");
+		ck_assert_msg(gs_backend_round_trip(&gs_backend_cuda, state, thread, handle,
+						    GS_TIER_DISK, &error), "%s",
+			      error ? error->message : "data changed");
+	}
+	gs_backend_stats(&gs_backend_cuda, state, &stats);
+	ck_assert_uint_eq(stats.round_trips, 6);
+	ck_assert_uint_eq(stats.corrupt_buffers, 0);
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, handle);
+	gs_backend_thread_end(&gs_backend_cuda, state, thread);
+	gs_backend_close(&gs_backend_cuda, state);
+}
+END_TEST
+
+START_TEST(test_a_capacity_above_free_memory_is_refused)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(GError) error = NULL;
+
+	w->gpu.capacity = (gint64) 1 << 50;
+	ck_assert_ptr_null(gs_backend_open(&gs_backend_cuda, w, &error));
+	ck_assert(g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID));
+}
+END_TEST
+
+START_TEST(test_a_scenario_on_the_device)
+{
+	g_autofree char *path = g_build_filename(g_getenv("top_srcdir") ? g_getenv("top_srcdir") : "..",
+						 "scenarios", "wide-gaps-rollback.yaml", NULL);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = gs_loader_load(path, NULL, NULL, &error);
+	GsRealStats stats = {0};
+	GsResult *r;
+
+	ck_assert_msg(w != NULL, "%s", error ? error->message : "?");
+	r = gs_real_run(w, &gs_backend_cuda, NULL, &stats, &error);
+	ck_assert_msg(r != NULL, "%s", error ? error->message : "?");
+	ck_assert_int_eq(r->outcome, GS_OUTCOME_COMPLETED);
+	ck_assert_uint_ge(r->totals.splits, 1);
+	ck_assert_uint_eq(stats.backend.corrupt_buffers, 0);
+	gs_result_free(r);
+}
+END_TEST
+
+START_TEST(test_calibrate_writes_includable_yaml)
+{
+	g_autoptr(GString) yaml = g_string_new(NULL);
+	g_autoptr(GError) error = NULL;
+
+	ck_assert_msg(gs_backend_calibrate(&gs_backend_cuda, g_get_tmp_dir(), yaml, &error), "%s",
+		      error ? error->message : "?");
+	ck_assert_ptr_nonnull(strstr(yaml->str, "\nmemory:\n  gpu: {capacity: "));
+	ck_assert_ptr_nonnull(strstr(yaml->str, "\nlinks:\n  gpu_host: {bandwidth: "));
+	ck_assert_ptr_nonnull(strstr(yaml->str, "alloc_latency: "));
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s;
+	TCase *tc;
+	int n;
+
+	if (!gs_cuda_device_count(&n, NULL))
+		return 77; /* no GPU here: SKIP */
+	s = suite_create("cuda");
+	tc = tcase_create("device");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_round_trips_on_the_device);
+	tcase_add_test(tc, test_a_capacity_above_free_memory_is_refused);
+	tcase_add_test(tc, test_a_scenario_on_the_device);
+	tcase_add_test(tc, test_calibrate_writes_includable_yaml);
+	suite_add_tcase(s, tc);
+	return tl_run_suite(s);
+}

@@ -1,0 +1,351 @@
+/*
+ * Tests of the real-thread driver (backends/threads.c) on the host backend.
+ *
+ * The scenarios use real time, so none asserts a duration: each asserts what
+ * the run decided (outcomes, states reached, exceptions), what the memory
+ * counters show (never above capacity, everything back at the end) and which
+ * path allocations took. Gaps between events are milliseconds apart and the
+ * outcomes do not depend on which thread gets there first. Every case runs
+ * under both locking designs (loop index 0: fast path, 1: global mutex).
+ */
+#include "config.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include "loader.h"
+#include "pattern.h"
+#include "testlib.h"
+#include "threads.h"
+
+typedef struct {
+	GsResult *result;
+	GsRealStats stats;
+} Run;
+
+static GsWorkload *
+load_text(const char *yaml)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *path = NULL;
+	int fd = g_file_open_tmp("gpusim-test-XXXXXX.yaml", &path, &error);
+	GsWorkload *w;
+
+	ck_assert_msg(fd >= 0, "%s", error ? error->message : "?");
+	close(fd);
+	ck_assert(g_file_set_contents(path, yaml, -1, NULL));
+	w = gs_loader_load(path, NULL, NULL, &error);
+	g_unlink(path);
+	ck_assert_msg(w != NULL, "%s", error ? error->message : "?");
+	return w;
+}
+
+static Run
+run_text(const char *yaml, int locking)
+{
+	g_autoptr(GsWorkload) w = load_text(yaml);
+	g_autoptr(GError) error = NULL;
+	GsRealOptions opts = {.locking = locking};
+	Run run = {0};
+
+	run.result = gs_real_run(w, &gs_backend_host, &opts, &run.stats, &error);
+	ck_assert_msg(run.result != NULL, "%s", error ? error->message : "?");
+	return run;
+}
+
+static const GsThreadResult *
+thread_named(const GsResult *r, const char *name)
+{
+	for (guint i = 0; i < r->threads->len; i++) {
+		const GsThreadResult *t = r->threads->pdata[i];
+
+		if (g_strcmp0(t->name, name) == 0)
+			return t;
+	}
+	ck_abort_msg("no thread %s", name);
+	return NULL;
+}
+
+/* Nothing is held at the end, and no sample ever exceeded a capacity. */
+static void
+check_memory(const GsResult *r)
+{
+	const GsSample *last = &g_array_index(r->timeline, GsSample, r->timeline->len - 1);
+
+	for (int tier = 0; tier < GS_N_TIERS; tier++) {
+		ck_assert_int_eq(last->used[tier], 0);
+		ck_assert_int_le(r->tiers[tier].peak_used, r->tiers[tier].capacity);
+	}
+}
+
+/* ---- the common path ---- */
+
+static const char *const loop_yaml =
+	"gpusim: 1\nname: loop\nmemory: {gpu: {capacity: 1GiB}}\n"
+	"tasks:\n"
+	"  - {id: A, threads: [{ops: [{repeat: {times: 2000, ops: [{alloc: {buf: x, size: 4KiB}}, {free: x}]}}]}]}\n"
+	"  - {id: B, threads: [{ops: [{repeat: {times: 2000, ops: [{alloc: {buf: x, size: 4KiB}}, {free: x}]}}]}]}\n"
+	"  - {id: C, threads: [{ops: [{repeat: {times: 2000, ops: [{alloc: {buf: x, size: 4KiB}}, {free: x}]}}]}]}\n";
+
+START_TEST(test_fits_take_the_fast_path)
+{
+	Run run = run_text(loop_yaml, _i);
+
+	ck_assert_int_eq(run.result->outcome, GS_OUTCOME_COMPLETED);
+	ck_assert_int_eq(run.result->totals.tasks_completed, 3);
+	ck_assert_uint_eq(run.stats.fast_allocs + run.stats.locked_allocs, 6000);
+	if (_i == GS_LOCKING_FAST) {
+		/* Nobody ever waits here, so every allocation and free is a fast one. */
+		ck_assert_uint_eq(run.stats.fast_allocs, 6000);
+		ck_assert_uint_eq(run.stats.fast_frees, 6000);
+	} else {
+		ck_assert_uint_eq(run.stats.fast_allocs, 0);
+		ck_assert_uint_eq(run.stats.locked_frees, 6000);
+	}
+	/* The thread owned its state change: it was in THREAD_ALLOC all the same. */
+	ck_assert(thread_named(run.result, "A.0")->reached & (1u << GS_THREAD_ALLOC));
+	ck_assert_int_eq(run.result->tiers[GS_TIER_GPU].peak_used % 256, 0);
+	check_memory(run.result);
+	gs_result_free(run.result);
+}
+END_TEST
+
+/* ---- contention: rollbacks and splits under real waits ---- */
+
+static const char *const tight_yaml =
+	"gpusim: 1\nname: tight\nmemory: {gpu: {capacity: 10MiB}}\n"
+	"tasks:\n"
+	"  - {id: A, threads: [{ops: [{retry: {ops: [{alloc: {buf: i, size: 4MiB}}, {compute: 20ms},"
+	" {alloc: {buf: o, size: 4MiB}}, {compute: 5ms}, {free: [i, o]}]}}]}]}\n"
+	"  - {id: B, threads: [{ops: [{retry: {ops: [{alloc: {buf: i, size: 4MiB}}, {compute: 20ms},"
+	" {alloc: {buf: o, size: 4MiB}}, {compute: 5ms}, {free: [i, o]}]}}]}]}\n"
+	"  - {id: C, start: 5ms, threads: [{ops: [{retry: {ops: [{alloc: {buf: t, size: 12MiB}},"
+	" {compute: 5ms}, {free: t}]}}]}]}\n";
+
+START_TEST(test_deadlocks_are_busted)
+{
+	Run run = run_text(tight_yaml, _i);
+	const GsThreadResult *c = thread_named(run.result, "C.0");
+
+	/* Whatever the order, C can only ever run in halves, after a split. */
+	ck_assert_int_eq(run.result->outcome, GS_OUTCOME_COMPLETED);
+	ck_assert_uint_ge(run.result->totals.deadlocks_busted, 1);
+	ck_assert_uint_ge(run.result->totals.splits, 1);
+	ck_assert(c->reached & (1u << GS_THREAD_BLOCKED));
+	ck_assert(c->reached & (1u << GS_THREAD_SPLIT_THROW));
+	ck_assert_int_eq(c->final_state, GS_THREAD_UNKNOWN);
+	ck_assert_uint_gt(run.stats.locked_allocs, 0);
+	check_memory(run.result);
+	gs_result_free(run.result);
+}
+END_TEST
+
+static const char *const block_yaml =
+	"gpusim: 1\nname: stuck\nmemory: {gpu: {capacity: 10MiB}}\npolicy: {oom: block, watchdog: 10ms}\n"
+	"tasks:\n"
+	"  - {id: A, threads: [{ops: [{alloc: {buf: a, size: 6MiB}}, {compute: 10ms},"
+	" {alloc: {buf: b, size: 6MiB}}]}]}\n"
+	"  - {id: B, threads: [{ops: [{compute: 2ms}, {alloc: {buf: a, size: 3MiB}}, {compute: 10ms},"
+	" {alloc: {buf: b, size: 6MiB}}]}]}\n";
+
+START_TEST(test_a_real_deadlock_ends_the_run)
+{
+	Run run = run_text(block_yaml, _i);
+
+	ck_assert_int_eq(run.result->outcome, GS_OUTCOME_DEADLOCK);
+	ck_assert_uint_eq(run.result->totals.deadlocks_unresolved, 1);
+	ck_assert(thread_named(run.result, "A.0")->waiting_at_end);
+	ck_assert(thread_named(run.result, "B.0")->waiting_at_end);
+	ck_assert_int_eq(thread_named(run.result, "B.0")->final_state, GS_THREAD_BLOCKED);
+	/* The threads gave everything back as they unwound. */
+	check_memory(run.result);
+	gs_result_free(run.result);
+}
+END_TEST
+
+/* ---- tasks: explicit end, attempts, slots ---- */
+
+static const char *const task_done_yaml =
+	"gpusim: 1\nname: ends\nmemory: {gpu: {capacity: 10MiB}}\n"
+	"tasks:\n"
+	"  - id: A\n    threads:\n"
+	"      - {name: A.slow, ops: [{alloc: {buf: x, size: 1MiB}}, {compute: 60s}]}\n"
+	"      - {name: A.quick, ops: [{compute: 5ms}, task_done]}\n";
+
+START_TEST(test_task_done_stops_the_other_threads)
+{
+	/* A hang here is the failure: Check's timeout ends the test. */
+	Run run = run_text(task_done_yaml, _i);
+
+	ck_assert_int_eq(run.result->outcome, GS_OUTCOME_COMPLETED);
+	ck_assert_int_eq(thread_named(run.result, "A.slow")->final_state, GS_THREAD_UNKNOWN);
+	check_memory(run.result);
+	gs_result_free(run.result);
+}
+END_TEST
+
+static const char *const attempts_yaml =
+	"gpusim: 1\nname: attempts\nmemory: {gpu: {capacity: 10MiB}}\n"
+	"policy: {oom: fail, task_attempts: 3}\nexecutor: {slots: 1}\n"
+	"tasks:\n"
+	"  - {id: A, threads: [{ops: [{alloc: {buf: x, size: 11MiB}}]}]}\n"
+	"  - {id: B, threads: [{ops: [{alloc: {buf: x, size: 2MiB}}, {compute: 2ms}]}]}\n";
+
+START_TEST(test_failed_attempts_go_again_behind)
+{
+	Run run = run_text(attempts_yaml, _i);
+	const GsTaskResult *a = run.result->tasks->pdata[0];
+	const GsTaskResult *b = run.result->tasks->pdata[1];
+
+	ck_assert_int_eq(run.result->outcome, GS_OUTCOME_FAILED);
+	ck_assert_uint_eq(a->attempts, 3);
+	ck_assert_int_eq(a->outcome, GS_OUTCOME_FAILED);
+	ck_assert_int_eq(a->failure, GS_EXC_GPU_OOM);
+	ck_assert_int_eq(b->outcome, GS_OUTCOME_COMPLETED);
+	/* One slot: B queued behind A's first attempt, A's second behind B. */
+	ck_assert_int_ge(b->start_ns, 0);
+	ck_assert_int_le(b->end_ns, a->end_ns);
+	ck_assert_uint_eq(run.result->totals.task_attempts, 4);
+	check_memory(run.result);
+	gs_result_free(run.result);
+}
+END_TEST
+
+static const char *const semaphore_yaml =
+	"gpusim: 1\nname: permits\nmemory: {gpu: {capacity: 10MiB}}\n"
+	"policy: {concurrent_gpu_tasks: 1}\n"
+	"tasks:\n"
+	"  - {id: A, threads: [{ops: [{alloc: {buf: x, size: 1MiB}}, {compute: 30ms}]}]}\n"
+	"  - {id: B, start: 10ms, threads: [{ops: [{alloc: {buf: x, size: 1MiB}}, {compute: 1ms}]}]}\n";
+
+START_TEST(test_the_gpu_semaphore_orders_tasks)
+{
+	Run run = run_text(semaphore_yaml, _i);
+	const GsTaskResult *a = run.result->tasks->pdata[0];
+	const GsTaskResult *b = run.result->tasks->pdata[1];
+
+	ck_assert_int_eq(run.result->outcome, GS_OUTCOME_COMPLETED);
+	/* B can only take the permit once A has given it back. */
+	ck_assert_int_gt(b->end_ns, a->end_ns);
+	ck_assert_int_gt(run.result->totals.semaphore_wait_ns, 0);
+	check_memory(run.result);
+	gs_result_free(run.result);
+}
+END_TEST
+
+/* ---- the host backend: patterns, round trips, the private directory ---- */
+
+START_TEST(test_round_trips_keep_every_byte)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(GError) error = NULL;
+	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
+	gpointer state;
+	guint64 handle;
+	GsBackendStats stats;
+	struct stat st;
+	GDir *dir;
+	const char *name;
+	g_autofree char *private_dir = NULL;
+
+	g_free(w->disk.path);
+	w->disk.path = g_strdup(parent);
+	state = gs_backend_open(&gs_backend_host, w, &error);
+	ck_assert_msg(state != NULL, "%s", error ? error->message : "?");
+	dir = g_dir_open(parent, 0, NULL);
+	name = g_dir_read_name(dir);
+	ck_assert_ptr_nonnull(name);
+	private_dir = g_build_filename(parent, name, NULL);
+	g_dir_close(dir);
+	ck_assert_int_eq(g_stat(private_dir, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0700);
+	ck_assert(gs_backend_alloc(&gs_backend_host, state, NULL, GS_TIER_GPU, 0, 100003, &handle));
+	ck_assert(gs_backend_round_trip(&gs_backend_host, state, NULL, handle, GS_TIER_HOST, &error));
+	ck_assert(gs_backend_round_trip(&gs_backend_host, state, NULL, handle, GS_TIER_DISK, &error));
+	gs_backend_stats(&gs_backend_host, state, &stats);
+	ck_assert_uint_eq(stats.round_trips, 2);
+	ck_assert_uint_eq(stats.corrupt_buffers, 0);
+	ck_assert_uint_ge(stats.bytes_checked, 2 * 100003);
+	gs_backend_free(&gs_backend_host, state, NULL, GS_TIER_GPU, handle);
+	gs_backend_close(&gs_backend_host, state);
+	/* Closing removed the private directory. */
+	ck_assert(!g_file_test(private_dir, G_FILE_TEST_EXISTS));
+	g_rmdir(parent);
+}
+END_TEST
+
+START_TEST(test_a_changed_word_is_caught)
+{
+	guint64 words[64];
+
+	gs_pattern_fill(words, G_N_ELEMENTS(words), 7);
+	ck_assert(gs_pattern_check(words, G_N_ELEMENTS(words), 7));
+	ck_assert(!gs_pattern_check(words, G_N_ELEMENTS(words), 8));
+	words[33] ^= 1u << 5;
+	ck_assert(!gs_pattern_check(words, G_N_ELEMENTS(words), 7));
+}
+END_TEST
+
+START_TEST(test_a_bad_disk_path_is_refused)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(GError) error = NULL;
+
+	g_free(w->disk.path);
+	w->disk.path = g_strdup("/nonexistent/gpusim/disk");
+	ck_assert_ptr_null(gs_real_run(w, &gs_backend_host, NULL, NULL, &error));
+	ck_assert(g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID));
+}
+END_TEST
+
+START_TEST(test_the_registry)
+{
+	g_autoptr(GError) unknown = NULL;
+	GsLocking locking;
+
+	ck_assert_ptr_eq(gs_backend_lookup("host", NULL), &gs_backend_host);
+	ck_assert_ptr_null(gs_backend_lookup("warp", &unknown));
+	ck_assert(g_error_matches(unknown, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNKNOWN));
+#ifndef HAVE_CUDA
+	{
+		g_autoptr(GError) missing = NULL;
+
+		ck_assert_ptr_null(gs_backend_lookup("cuda", &missing));
+		ck_assert(g_error_matches(missing, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE));
+	}
+#endif
+	ck_assert(gs_locking_from_name("global", &locking) && locking == GS_LOCKING_GLOBAL);
+	ck_assert(!gs_locking_from_name("none", &locking));
+}
+END_TEST
+
+static Suite *
+gs_test_suite_threads(void)
+{
+	Suite *s = suite_create("threads");
+	TCase *tc = tcase_create("driver");
+	TCase *bk = tcase_create("host backend");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_fits_take_the_fast_path, 0, 2);
+	tcase_add_loop_test(tc, test_deadlocks_are_busted, 0, 2);
+	tcase_add_loop_test(tc, test_a_real_deadlock_ends_the_run, 0, 2);
+	tcase_add_loop_test(tc, test_task_done_stops_the_other_threads, 0, 2);
+	tcase_add_loop_test(tc, test_failed_attempts_go_again_behind, 0, 2);
+	tcase_add_loop_test(tc, test_the_gpu_semaphore_orders_tasks, 0, 2);
+	suite_add_tcase(s, tc);
+	tcase_add_test(bk, test_round_trips_keep_every_byte);
+	tcase_add_test(bk, test_a_changed_word_is_caught);
+	tcase_add_test(bk, test_a_bad_disk_path_is_refused);
+	tcase_add_test(bk, test_the_registry);
+	suite_add_tcase(s, bk);
+	return s;
+}
+
+int
+main(void)
+{
+	return tl_run_suite(gs_test_suite_threads());
+}
