@@ -1058,32 +1058,6 @@ thread_free(gpointer data)
 
 /* ---- starting tasks (under lock) ---- */
 
-/* Explicit ranks sit above every task ranked by the policy (as in the simulator). */
-#define POLICY_PRIORITY_TOP (G_MAXINT64 - ((gint64) 1 << 32))
-
-static gint64
-task_priority(Real *r, RealTask *task)
-{
-	if (task->spec->priority > 0)
-		return G_MAXINT64 - (gint64) task->spec->priority;
-	if (r->w->policy.priority == GS_PRIORITY_TASK_ID)
-		return POLICY_PRIORITY_TOP - task->id_rank;
-	return POLICY_PRIORITY_TOP - r->started;
-}
-
-/* A#2's threads: A#2.0 for A.0; other names get the copy suffix. */
-static char *
-thread_name(const RealTask *task, const GsThreadSpec *spec)
-{
-	const char *dot = strchr(spec->name, '.');
-
-	if (task->spec->repeat <= 1)
-		return g_strdup(spec->name);
-	if (dot != NULL && strncmp(spec->name, task->spec->id, dot - spec->name) == 0)
-		return g_strconcat(task->result->id, dot, NULL);
-	return g_strconcat(spec->name, strchr(task->result->id, '#'), NULL);
-}
-
 static void
 start_task(Real *r, RealTask *task)
 {
@@ -1094,9 +1068,11 @@ start_task(Real *r, RealTask *task)
 	if (task->attempt == 1)
 		task->result->start_ns = now(r);
 	gs_task_priorities_set(gs_engine_get_priorities(r->engine), task->engine_id,
-			       task_priority(r, task));
+			       gs_task_start_priority(task->spec, r->w->policy.priority,
+						      task->id_rank, r->started));
 	for (guint i = 0; i < task->spec->threads->len; i++) {
-		g_autofree char *name = thread_name(task, task->spec->threads->pdata[i]);
+		g_autofree char *name =
+			gs_task_thread_name(task->spec, task->result->id, task->spec->threads->pdata[i]);
 
 		g_ptr_array_add(task->threads,
 				thread_new(r, task->spec->threads->pdata[i], task, name));
@@ -1112,43 +1088,14 @@ start_task(Real *r, RealTask *task)
 		thread_spawn(task->threads->pdata[i]);
 }
 
-static int
-compare_ranks(gconstpointer a, gconstpointer b)
-{
-	const gint64 *x = a, *y = b;
-
-	if (x[0] != y[0])
-		return x[0] < y[0] ? -1 : 1;
-	return x[1] < y[1] ? -1 : x[1] > y[1];
-}
-
-/* policy.priority task_id: integer ids rank by value, else by their place in the file. */
+/* policy.priority task_id: each first attempt's rank (they are in file order). */
 static void
 rank_by_id(Real *r)
 {
-	g_autoptr(GArray) keys = g_array_new(FALSE, FALSE, 3 * sizeof(gint64));
-	gboolean integers = TRUE;
+	g_autoptr(GArray) ranks = gs_workload_id_ranks(r->w);
 
-	for (guint i = 0; i < r->w->tasks->len; i++) {
-		const char *id = ((GsTaskSpec *) r->w->tasks->pdata[i])->id;
-
-		integers &= g_ascii_string_to_signed(id, 10, G_MININT64, G_MAXINT64, NULL, NULL);
-	}
-	for (guint i = 0; i < r->tasks->len; i++) {
-		RealTask *task = r->tasks->pdata[i];
-		gint64 key[3] = {task->spec_index, i, i};
-
-		if (integers)
-			g_ascii_string_to_signed(task->spec->id, 10, G_MININT64, G_MAXINT64, &key[0],
-						 NULL);
-		g_array_append_vals(keys, key, 1);
-	}
-	g_array_sort(keys, compare_ranks);
-	for (guint i = 0; i < keys->len; i++) {
-		const gint64 *key = (const gint64 *) keys->data + 3 * i;
-
-		((RealTask *) r->tasks->pdata[key[2]])->id_rank = i;
-	}
+	for (guint i = 0; i < r->tasks->len; i++)
+		((RealTask *) r->tasks->pdata[i])->id_rank = g_array_index(ranks, guint, i);
 }
 
 static void

@@ -1618,24 +1618,6 @@ task_free(gpointer data)
 	g_free(task);
 }
 
-/* Explicit ranks sit above every task ranked by the policy. */
-#define POLICY_PRIORITY_TOP (G_MAXINT64 - ((gint64) 1 << 32))
-
-/*
- * A task's priority, fixed as it starts (as the plugin asks TaskPriority at
- * task start): an explicit rank r gives G_MAXINT64 - r; otherwise fifo ranks
- * tasks by start (a re-attempt starts anew, behind), and task_id by their ids.
- */
-static gint64
-task_priority(Sim *s, SimTask *task)
-{
-	if (task->spec->priority > 0)
-		return G_MAXINT64 - (gint64) task->spec->priority;
-	if (s->w->policy.priority == GS_PRIORITY_TASK_ID)
-		return POLICY_PRIORITY_TOP - task->id_rank;
-	return POLICY_PRIORITY_TOP - s->started;
-}
-
 static void
 start_task(Sim *s, SimTask *task)
 {
@@ -1646,24 +1628,13 @@ start_task(Sim *s, SimTask *task)
 	if (task->attempt == 1)
 		task->result->start_ns = s->now;
 	gs_task_priorities_set(gs_engine_get_priorities(s->engine), task->engine_id,
-			       task_priority(s, task));
+			       gs_task_start_priority(task->spec, s->w->policy.priority,
+						      task->id_rank, s->started));
 	for (guint i = 0; i < task->spec->threads->len; i++) {
 		const GsThreadSpec *spec = task->spec->threads->pdata[i];
-		g_autofree char *name = NULL;
-		SimThread *t;
+		g_autofree char *name = gs_task_thread_name(task->spec, task->result->id, spec);
+		SimThread *t = thread_new(s, spec, task, name);
 
-		if (task->spec->repeat > 1) {
-			const char *dot = strchr(spec->name, '.');
-
-			/* A#2's threads: A#2.0 for A.0; other names get the copy suffix. */
-			if (dot != NULL && strncmp(spec->name, task->spec->id, dot - spec->name) == 0)
-				name = g_strconcat(task->result->id, dot, NULL);
-			else
-				name = g_strconcat(spec->name, strchr(task->result->id, '#'), NULL);
-		} else {
-			name = g_strdup(spec->name);
-		}
-		t = thread_new(s, spec, task, name);
 		g_ptr_array_add(task->threads, t);
 		task->live_threads++;
 		resume_at(s, t, s->now, T_READY);
@@ -1930,59 +1901,14 @@ run_loop(Sim *s)
 
 /* ---- set-up ---- */
 
-/* Whether every task id is written as an integer (then task_id ranks by value). */
-static gboolean
-ids_are_integers(const GsWorkload *w)
-{
-	for (guint i = 0; i < w->tasks->len; i++) {
-		const char *id = ((GsTaskSpec *) w->tasks->pdata[i])->id;
-
-		if (!g_ascii_string_to_signed(id, 10, G_MININT64, G_MAXINT64, NULL, NULL))
-			return FALSE;
-	}
-	return TRUE;
-}
-
-typedef struct {
-	gint64 id;   /* the written id, or the task's place in the file */
-	guint copy;  /* which copy of a repeated task */
-	SimTask *task;
-} IdKey;
-
-static int
-compare_id_keys(gconstpointer a, gconstpointer b)
-{
-	const IdKey *x = a, *y = b;
-
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return x->copy < y->copy ? -1 : x->copy > y->copy;
-}
-
-/*
- * policy.priority task_id: a smaller task id ranks higher. Ids written as
- * integers compare as numbers; when any id is not an integer, tasks rank by
- * their place in the file. Copies of a repeated task rank in copy order.
- */
+/* policy.priority task_id: each first attempt's rank (they are in file order). */
 static void
 rank_by_id(Sim *s)
 {
-	g_autoptr(GArray) keys = g_array_new(FALSE, FALSE, sizeof(IdKey));
-	gboolean integers = ids_are_integers(s->w);
+	g_autoptr(GArray) ranks = gs_workload_id_ranks(s->w);
 
-	for (guint i = 0; i < s->tasks->len; i++) {
-		SimTask *task = s->tasks->pdata[i];
-		IdKey key = {.task = task, .copy = i};
-
-		key.id = task->spec_index;
-		if (integers)
-			g_ascii_string_to_signed(task->spec->id, 10, G_MININT64, G_MAXINT64, &key.id,
-						 NULL);
-		g_array_append_val(keys, key);
-	}
-	g_array_sort(keys, compare_id_keys);
-	for (guint i = 0; i < keys->len; i++)
-		g_array_index(keys, IdKey, i).task->id_rank = i;
+	for (guint i = 0; i < s->tasks->len; i++)
+		((SimTask *) s->tasks->pdata[i])->id_rank = g_array_index(ranks, guint, i);
 }
 
 static void

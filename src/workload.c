@@ -282,3 +282,81 @@ gs_cmp_op_text(GsCmpOp op)
 	g_return_val_if_fail(op < G_N_ELEMENTS(text), "?");
 	return text[op];
 }
+
+/* ---- what every driver derives from a task the same way ---- */
+
+char *
+gs_task_thread_name(const GsTaskSpec *task, const char *copy_id, const GsThreadSpec *thread)
+{
+	const char *dot = strchr(thread->name, '.');
+
+	if (task->repeat <= 1)
+		return g_strdup(thread->name);
+	if (dot != NULL && strncmp(thread->name, task->id, (gsize) (dot - thread->name)) == 0)
+		return g_strconcat(copy_id, dot, NULL);
+	return g_strconcat(thread->name, strchr(copy_id, '#'), NULL);
+}
+
+gint64
+gs_task_start_priority(const GsTaskSpec *task, GsPriorityMode mode, guint id_rank, guint started)
+{
+	if (task->priority > 0)
+		return G_MAXINT64 - (gint64) task->priority;
+	if (mode == GS_PRIORITY_TASK_ID)
+		return GS_POLICY_PRIORITY_TOP - id_rank;
+	return GS_POLICY_PRIORITY_TOP - started;
+}
+
+/* Whether every task id is written as an integer (then task_id ranks by value). */
+static gboolean
+ids_are_integers(const GsWorkload *w)
+{
+	for (guint i = 0; i < w->tasks->len; i++) {
+		const char *id = ((GsTaskSpec *) w->tasks->pdata[i])->id;
+
+		if (!g_ascii_string_to_signed(id, 10, G_MININT64, G_MAXINT64, NULL, NULL))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+typedef struct {
+	gint64 id;   /* the written id, or the task's place in the file */
+	guint copy;  /* the copy's place among all copies, in file order */
+} IdKey;
+
+static int
+compare_id_keys(gconstpointer a, gconstpointer b)
+{
+	const IdKey *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->copy < y->copy ? -1 : x->copy > y->copy;
+}
+
+GArray *
+gs_workload_id_ranks(const GsWorkload *w)
+{
+	g_autoptr(GArray) keys = g_array_new(FALSE, FALSE, sizeof(IdKey));
+	GArray *ranks = g_array_new(FALSE, TRUE, sizeof(guint));
+	gboolean integers = ids_are_integers(w);
+
+	for (guint i = 0; i < w->tasks->len; i++) {
+		const GsTaskSpec *task = w->tasks->pdata[i];
+
+		for (guint k = 0; k < MAX(task->repeat, 1); k++) {
+			IdKey key = {.id = i, .copy = keys->len};
+
+			if (integers)
+				g_ascii_string_to_signed(task->id, 10, G_MININT64, G_MAXINT64,
+							 &key.id, NULL);
+			g_array_append_val(keys, key);
+		}
+	}
+	g_array_sort(keys, compare_id_keys);
+	g_array_set_size(ranks, keys->len);
+	for (guint i = 0; i < keys->len; i++)
+		g_array_index(ranks, guint, g_array_index(keys, IdKey, i).copy) = i;
+	return ranks;
+}

@@ -342,6 +342,37 @@ GS_API void gs_thread_spec_free(GsThreadSpec *thread);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsThreadSpec, gs_thread_spec_free)
 /** The index of a name in a table, appending it if new. */
 GS_API guint gs_name_index(GPtrArray *names, const char *name);
+
+/* ---- what every driver derives from a task the same way ---- */
+
+/**
+ * The name of @thread in the copy @copy_id ("A#2") of @task: a task that is
+ * not repeated keeps the name; in a copy, A.0 becomes A#2.0 and any other
+ * name gets the "#2" suffix.
+ */
+GS_API char *gs_task_thread_name(const GsTaskSpec *task, const char *copy_id,
+				 const GsThreadSpec *thread);
+
+/* Explicit ranks sit above every task ranked by the policy. */
+#define GS_POLICY_PRIORITY_TOP (G_MAXINT64 - ((gint64) 1 << 32))
+
+/**
+ * A task's priority value as it starts (gs_task_priorities_set(); the
+ * plugin asks TaskPriority at task start): an explicit rank r gives
+ * G_MAXINT64 - r; otherwise task_id ranks by @id_rank (see
+ * gs_workload_id_ranks()) and fifo by @started, the tasks started before it
+ * (a re-attempt starts anew, behind).
+ */
+GS_API gint64 gs_task_start_priority(const GsTaskSpec *task, GsPriorityMode mode, guint id_rank,
+				     guint started);
+
+/**
+ * policy.priority task_id: the rank of every task copy, in file order with a
+ * repeated task's copies after it (guint, 0 = highest). A smaller id ranks
+ * higher: ids written as integers compare as numbers; when any id is not an
+ * integer, tasks rank by their place in the file; copies rank in copy order.
+ */
+GS_API GArray *gs_workload_id_ranks(const GsWorkload *w);
 GS_API GsTaskSpec *gs_task_spec_new(const char *id);
 GS_API void gs_task_spec_free(GsTaskSpec *task);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsTaskSpec, gs_task_spec_free)
