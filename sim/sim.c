@@ -955,7 +955,7 @@ keep_buffer(Sim *s, SimThread *t, GsMemBuf *b, const GsEffect *effect)
 	note_peak(s, b->tier);
 }
 
-/* Brings a compute's spilled buffers back (the ALLOC effect gs_interp_unspill_first() asked for). */
+/* Brings a compute's spilled buffers back (the ALLOC gs_interp_unspill_first() asked for). */
 static void try_unspill(Sim *s, SimThread *t, const GsEffect *effect);
 
 static void

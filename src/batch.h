@@ -82,7 +82,6 @@ typedef void (*GsBatchProgress)(const GsBatchJob *job, guint done, guint total, 
 gboolean gs_batch_run(GPtrArray *jobs, guint workers, GsBatchProgress progress,
 		      gpointer progress_data, GError **error);
 
-
 /* ---- the metrics of a comparison, as CSV ---- */
 
 /**

@@ -399,18 +399,6 @@ compare(const char *path, CompareOptions *o)
 	return GS_EXIT_OK;
 }
 
-/* The default folder: the scenario's file name without .yaml, plus ".compare". */
-static char *
-default_out(const char *path)
-{
-	g_autofree char *base = g_path_get_basename(path);
-	char *dot = strrchr(base, '.');
-
-	if (dot != NULL && dot != base)
-		*dot = '\0';
-	return g_strconcat(base, ".compare", NULL);
-}
-
 int
 gs_cmd_compare(int argc, char **argv)
 {
@@ -449,18 +437,7 @@ gs_cmd_compare(int argc, char **argv)
 		fprintf(stderr, "gpusim compare: %s\nTry 'gpusim compare --help'.\n",
 			error->message);
 		status = GS_EXIT_USAGE;
-	} else if (argc != 2) {
-		fprintf(stderr, "gpusim compare: give one scenario file\n"
-				"Try 'gpusim compare --help'.\n");
-		status = GS_EXIT_USAGE;
-	} else if (o.jobs < 0) {
-		fprintf(stderr, "gpusim compare: --jobs must be at least 1\n");
-		status = GS_EXIT_USAGE;
-	} else if (gs_cmd_check_backend(o.backend, &status)) {
-		if (o.out == NULL)
-			o.out = default_out(argv[1]);
-		if (o.jobs == 0)
-			o.jobs = (gint) g_get_num_processors();
+	} else if (gs_cmd_check_batch("compare", argc, argv, &o.jobs, o.backend, &o.out, &status)) {
 		status = compare(argv[1], &o);
 	}
 	g_free(o.backend);

@@ -54,19 +54,49 @@ check_backend(const char *backend, const GsBackendOps **ops, int *status)
 	return FALSE;
 }
 
+/* SCENARIO.@suffix for the scenario at @path, in the working directory. */
+static char *
+default_out(const char *path, const char *suffix)
+{
+	g_autofree char *base = g_path_get_basename(path);
+	char *dot = strrchr(base, '.');
+
+	if (dot != NULL && dot != base)
+		*dot = '\0';
+	return g_strconcat(base, ".", suffix, NULL);
+}
+
 gboolean
-gs_cmd_check_backend(const char *backend, int *status)
+gs_cmd_check_batch(const char *command, int argc, char **argv, gint *jobs, const char *backend,
+		   char **out, int *status)
 {
 	const GsBackendOps *ops = NULL;
 
+	if (argc != 2) {
+		fprintf(stderr, "gpusim %s: give one scenario file\nTry 'gpusim %s --help'.\n",
+			command, command);
+		*status = GS_EXIT_USAGE;
+		return FALSE;
+	}
+	if (*jobs < 0) {
+		fprintf(stderr, "gpusim %s: --jobs must be at least 1\n", command);
+		*status = GS_EXIT_USAGE;
+		return FALSE;
+	}
 	if (!check_backend(backend, &ops, status))
 		return FALSE;
-	if (ops == NULL)
-		return TRUE;
-	fprintf(stderr, "gpusim: the %s backend runs one scenario at a time: use 'gpusim run "
-			"--backend=%s'; compare and sweep use the simulator\n", ops->name, ops->name);
-	*status = GS_EXIT_BACKEND;
-	return FALSE;
+	if (ops != NULL) {
+		fprintf(stderr, "gpusim: the %s backend runs one scenario at a time: use 'gpusim "
+				"run --backend=%s'; compare and sweep use the simulator\n",
+			ops->name, ops->name);
+		*status = GS_EXIT_BACKEND;
+		return FALSE;
+	}
+	if (*out == NULL)
+		*out = default_out(argv[1], command);
+	if (*jobs == 0)
+		*jobs = (gint) g_get_num_processors();
+	return TRUE;
 }
 
 /* --time-scale: real time per scenario time, a positive number. */
@@ -175,7 +205,9 @@ run_loaded(GsWorkload *w, const RunOptions *o, const GsBackendOps *ops, GsRealOp
 
 		fputs(summary, stdout);
 	}
-	if (!write_output(o->json, gs_report_json(w, result, ops != NULL ? ops->name : "sim", wall_ns, report), &status) ||
+	if (!write_output(o->json,
+			  gs_report_json(w, result, ops != NULL ? ops->name : "sim", wall_ns, report),
+			  &status) ||
 	    !write_output(o->events, gs_report_events(log), &status) ||
 	    !write_output(o->trace, gs_report_trace(w, result, log), &status) ||
 	    !write_output(o->timeline, gs_report_timeline_csv(result), &status))

@@ -376,7 +376,8 @@ plot_row(GString *s, double x, const GsResult *r)
 		   ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT
 		   ",%" G_GINT64_FORMAT ",%d\n",
 		g_ascii_dtostr(buf, sizeof buf, x), r->makespan_ns, r->totals.tasks,
-		r->totals.tasks - r->totals.tasks_completed, r->totals.retries, r->totals.splits, r->totals.blocked_ns,
+		r->totals.tasks - r->totals.tasks_completed, r->totals.retries, r->totals.splits,
+		r->totals.blocked_ns,
 		r->totals.lost_ns, r->totals.spilled_gpu_to_host + r->totals.spilled_host_to_disk,
 		r->tiers[GS_TIER_GPU].peak_used, outcome_marker(r->outcome));
 }
@@ -566,17 +567,6 @@ sweep(const char *path, const SweepOptions *o)
 	return status;
 }
 
-static char *
-default_out(const char *path)
-{
-	g_autofree char *base = g_path_get_basename(path);
-	char *dot = strrchr(base, '.');
-
-	if (dot != NULL && dot != base)
-		*dot = '\0';
-	return g_strconcat(base, ".sweep", NULL);
-}
-
 int
 gs_cmd_sweep(int argc, char **argv)
 {
@@ -616,18 +606,7 @@ gs_cmd_sweep(int argc, char **argv)
 	if (!g_option_context_parse(context, &argc, &argv, &error)) {
 		fprintf(stderr, "gpusim sweep: %s\nTry 'gpusim sweep --help'.\n", error->message);
 		status = GS_EXIT_USAGE;
-	} else if (argc != 2) {
-		fprintf(stderr, "gpusim sweep: give one scenario file\n"
-				"Try 'gpusim sweep --help'.\n");
-		status = GS_EXIT_USAGE;
-	} else if (o.jobs < 0) {
-		fprintf(stderr, "gpusim sweep: --jobs must be at least 1\n");
-		status = GS_EXIT_USAGE;
-	} else if (gs_cmd_check_backend(o.backend, &status)) {
-		if (o.out == NULL)
-			o.out = default_out(argv[1]);
-		if (o.jobs == 0)
-			o.jobs = (gint) g_get_num_processors();
+	} else if (gs_cmd_check_batch("sweep", argc, argv, &o.jobs, o.backend, &o.out, &status)) {
 		status = sweep(argv[1], &o);
 	}
 	g_free(o.backend);

@@ -24,11 +24,16 @@ int gs_cmd_import_rmm_log(int argc, char **argv);
 int gs_cmd_calibrate(int argc, char **argv);
 
 /*
- * For the commands that run only the simulator (compare, sweep): TRUE if
- * @backend is NULL or "sim"; else prints why and sets *@status to
- * GS_EXIT_USAGE (an unknown backend) or GS_EXIT_BACKEND (a real backend: not
- * in this build, or available to `gpusim run` only).
+ * What compare and sweep (gpusim @command) check alike once their options are
+ * parsed: one scenario file left in @argv, --jobs not negative (0 becomes
+ * one per processor), and @backend NULL or "sim" (both run only the
+ * simulator). TRUE when all hold; *@out is then the output directory, the one
+ * given or NAME.@command for the scenario NAME.yaml, in the working
+ * directory. Otherwise prints why and sets *@status to GS_EXIT_USAGE (bad
+ * usage, an unknown backend) or GS_EXIT_BACKEND (a real backend: not in this
+ * build, or available to `gpusim run` only).
  */
-gboolean gs_cmd_check_backend(const char *backend, int *status);
+gboolean gs_cmd_check_batch(const char *command, int argc, char **argv, gint *jobs,
+			    const char *backend, char **out, int *status);
 
 #endif /* GPUSIM_COMMANDS_H */
