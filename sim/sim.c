@@ -59,7 +59,6 @@ typedef struct {
 	GArray *locked;          /* GsSpillBufId: the synchronous locks it holds */
 	GArray *inputs;          /* BlockInput: buffers made spillable by its retry blocks */
 	GsGateThread gate;
-	gboolean in_scope;       /* in a gate scope (gs_gate_enter() until gs_gate_leave()) */
 	gboolean computing;      /* a synchronous compute holds the locks in .locked */
 	gboolean gave_up;        /* its last fallback moved nothing: the next spill is not tried */
 	After after;
@@ -614,8 +613,7 @@ gate_enter(Sim *s, SimThread *t, gboolean *closed)
 {
 	SimMem *m = mem_of(s, t);
 
-	if (!m->in_scope) {
-		m->in_scope = TRUE;
+	if (m->gate.level == 0) {
 		s->gate_scopes++;
 		*closed = gs_gate_enter(gs_memory_gate(s->mem), &m->gate) == GS_GATE_CLOSED;
 	} else {
@@ -642,10 +640,9 @@ gate_leave(Sim *s, SimThread *t)
 {
 	SimMem *m = t->mem;
 
-	if (m == NULL || !m->in_scope)
+	if (m == NULL || m->gate.level == 0)
 		return;
 	gs_gate_leave(gs_memory_gate(s->mem), &m->gate);
-	m->in_scope = FALSE;
 	s->gate_scopes--;
 	gate_settle(s);
 }
@@ -930,9 +927,11 @@ request_for(Sim *s, SimThread *t, const GsEffect *effect)
 	const GsOp *op = effect->op;
 	GsMemRequest req = {.kind = effect->alloc_kind, .size = effect->size, .now = s->now};
 
-	req.owner = gs_thread_priority(gs_engine_get_priorities(s->engine),
-				       gs_engine_thread_view(s->engine, t->id),
-				       GS_POOL_PRIORITY_SMALLEST_TASK_ID);
+	/* The owner's rank orders victims: only a store that spills needs it. */
+	if (gs_memory_spills(s->mem))
+		req.owner = gs_thread_priority(gs_engine_get_priorities(s->engine),
+					       gs_engine_thread_view(s->engine, t->id),
+					       GS_POOL_PRIORITY_SMALLEST_TASK_ID);
 	if (op != NULL && op->kind == GS_OP_ALLOC) {
 		req.device = op->alloc.device;
 		req.spillable = op->alloc.spillable;
