@@ -598,9 +598,11 @@ do_compute(RealThread *t, const GsEffect *e)
 	gboolean ok;
 
 	/* The interpreter names buffers; the backend wants the live handles of those names. */
-	if (e->op != NULL && e->op->compute.uses != NULL) {
-		for (guint i = 0; i < e->op->compute.uses->len; i++) {
-			guint name = g_array_index(e->op->compute.uses, guint, i);
+	if (e->op != NULL) {
+		const guint *names = gs_names_data(&e->op->compute.uses);
+
+		for (guint i = 0; i < e->op->compute.uses.len; i++) {
+			guint name = names[i];
 
 			for (guint k = 0; k < t->live->len; k++) {
 				const Held *held = t->live->pdata[k];

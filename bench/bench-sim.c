@@ -111,7 +111,6 @@ contention_load(guint threads, guint loops)
 
 		retry.retry.split = GS_SPLIT_HALVES;
 		retry.retry.max_splits = 16;
-		retry.retry.input = g_array_new(FALSE, FALSE, sizeof(guint));
 		retry.retry.ops = g_array_new(FALSE, TRUE, sizeof(GsOp));
 		alloc.alloc.buf = buf;
 		alloc.alloc.kind = GS_KIND_GPU;
@@ -121,8 +120,8 @@ contention_load(guint threads, guint loops)
 			GsOp compute = compute_op(g_rand_int_range(rand, 1000, 20000));
 
 			alloc.alloc.size = g_rand_int_range(rand, 1, 1024) * MIB;
-			release.free.bufs = g_array_new(FALSE, FALSE, sizeof(guint));
-			g_array_append_val(release.free.bufs, buf);
+			release.free.bufs = (GsNames){0};
+			gs_names_append(&release.free.bufs, buf);
 			g_array_append_val(retry.retry.ops, alloc);
 			g_array_append_val(retry.retry.ops, compute);
 			g_array_append_val(retry.retry.ops, release);

@@ -44,8 +44,8 @@ loop_load(guint threads)
 		alloc.alloc.kind = GS_KIND_GPU;
 		alloc.alloc.blocking = TRUE;
 		alloc.alloc.reservation = -1;
-		release.free.bufs = g_array_new(FALSE, FALSE, sizeof(guint));
-		g_array_append_val(release.free.bufs, buf);
+		release.free.bufs = (GsNames){0};
+		gs_names_append(&release.free.bufs, buf);
 		loop.repeat.times = PAIRS_TOTAL / threads;
 		loop.repeat.ops = g_array_new(FALSE, TRUE, sizeof(GsOp));
 		g_array_append_val(loop.repeat.ops, alloc);

@@ -167,7 +167,6 @@ add_retry(GArray *ops, GsSplitMode split)
 
 	op.retry.split = split;
 	op.retry.max_splits = MAX_SPLITS;
-	op.retry.input = g_array_new(FALSE, FALSE, sizeof(guint));
 	op.retry.ops = ops_new();
 	g_array_append_val(ops, op);
 	return op.retry.ops;
@@ -195,7 +194,8 @@ add_free(GArray *ops, const guint *bufs, guint n)
 {
 	GsOp op = {.kind = GS_OP_FREE};
 
-	op.free.bufs = index_array(bufs, n);
+	for (guint i = 0; i < n; i++)
+		gs_names_append(&op.free.bufs, bufs[i]);
 	g_array_append_val(ops, op);
 }
 
@@ -204,10 +204,10 @@ static void
 add_compute(GArray *ops, GsTime time, gint uses)
 {
 	GsOp op = {.kind = GS_OP_COMPUTE};
-	guint buf = (guint) uses;
 
 	op.compute.time = time;
-	op.compute.uses = uses >= 0 ? index_array(&buf, 1) : NULL;
+	if (uses >= 0)
+		gs_names_append(&op.compute.uses, (guint) uses);
 	op.compute.stream = -1;
 	g_array_append_val(ops, op);
 }

@@ -565,10 +565,12 @@ buffers_named(SimThread *t, guint name, GArray *ids)
 }
 
 static void
-buffers_listed(SimThread *t, const GArray *names, GArray *ids)
+buffers_listed(SimThread *t, const GsNames *names, GArray *ids)
 {
-	for (guint i = 0; names != NULL && i < names->len; i++)
-		buffers_named(t, g_array_index(names, guint, i), ids);
+	const guint *name = gs_names_data(names);
+
+	for (guint i = 0; i < names->len; i++)
+		buffers_named(t, name[i], ids);
 }
 
 static void
@@ -1050,7 +1052,7 @@ try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 	gint64 short_by = 0;
 	gboolean closed;
 
-	buffers_listed(t, effect->op->compute.uses, ids);
+	buffers_listed(t, &effect->op->compute.uses, ids);
 	if (unspill_need(s, ids) == 0) {
 		gs_interp_alloc_done(t->interp, TRUE, 0, s->now);
 		return;
@@ -1113,10 +1115,10 @@ begin_compute(Sim *s, SimThread *t, const GsEffect *effect)
 	g_autoptr(GArray) ids = NULL;
 	gint64 need;
 
-	if (!gs_memory_spills(s->mem) || op->compute.uses == NULL || op->compute.uses->len == 0)
+	if (!gs_memory_spills(s->mem) || op->compute.uses.len == 0)
 		return TRUE;
 	ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
-	buffers_listed(t, op->compute.uses, ids);
+	buffers_listed(t, &op->compute.uses, ids);
 	need = unspill_need(s, ids);
 	if (need > 0) {
 		gs_interp_unspill_first(t->interp, need, s->now);
@@ -1211,7 +1213,7 @@ retry_reservations(Sim *s)
 }
 
 static void
-set_spillable(Sim *s, SimThread *t, const GArray *names, gboolean spillable)
+set_spillable(Sim *s, SimThread *t, const GsNames *names, gboolean spillable)
 {
 	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 
@@ -1248,7 +1250,7 @@ do_op(Sim *s, SimThread *t, const GsOp *op)
 		break;
 	case GS_OP_SPILLABLE:
 	case GS_OP_UNSPILLABLE:
-		set_spillable(s, t, op->free.bufs, op->kind == GS_OP_SPILLABLE);
+		set_spillable(s, t, &op->free.bufs, op->kind == GS_OP_SPILLABLE);
 		break;
 	case GS_OP_ALLOC:
 	case GS_OP_FREE:
@@ -1276,7 +1278,7 @@ on_block(const GsOp *retry_op, gboolean entering, gpointer data)
 	GsSpillStore *store = gs_memory_store(s->mem);
 	SimMem *m;
 
-	if (store == NULL || retry_op->retry.input == NULL || retry_op->retry.input->len == 0)
+	if (store == NULL || retry_op->retry.input.len == 0)
 		return;
 	m = mem_of(s, t);
 	if (entering) {
@@ -1284,7 +1286,7 @@ on_block(const GsOp *retry_op, gboolean entering, gpointer data)
 		GsSpillBufView view;
 
 		g_array_append_val(m->inputs, ((BlockInput){0}));
-		buffers_listed(t, retry_op->retry.input, ids);
+		buffers_listed(t, &retry_op->retry.input, ids);
 		for (guint i = 0; i < ids->len; i++) {
 			GsSpillBufId id = g_array_index(ids, GsSpillBufId, i);
 

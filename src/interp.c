@@ -756,8 +756,10 @@ gs_interp_permit_granted(GsInterp *it)
 static void
 free_op(GsInterp *it, const GsOp *op, GsTime now)
 {
-	for (guint i = 0; i < op->free.bufs->len; i++) {
-		guint name = g_array_index(op->free.bufs, guint, i);
+	const guint *names = gs_names_data(&op->free.bufs);
+
+	for (guint i = 0; i < op->free.bufs.len; i++) {
+		guint name = names[i];
 
 		for (guint k = 0; k < it->buffers.len;) {
 			if (it->buffers.data[k].name == name)

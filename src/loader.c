@@ -1407,20 +1407,19 @@ read_name(Loader *l, ThreadCtx *tc, const Node *v, NameTable table, gboolean def
 	return TRUE;
 }
 
-/* A name or a sequence of names, as a fresh GArray of indices. */
+/* A name or a sequence of names, appended to @out as indices. */
 static gboolean
 read_names(Loader *l, ThreadCtx *tc, const Node *v, NameTable table, gboolean allow_empty,
-	   const char *what, GArray **out)
+	   const char *what, GsNames *out)
 {
 	guint index;
 
-	*out = g_array_new(FALSE, FALSE, sizeof(guint));
 	if (v == NULL)
 		return TRUE;
 	if (v->kind != NODE_SEQ) {
 		if (!read_name(l, tc, v, table, FALSE, what, &index))
 			return FALSE;
-		g_array_append_val(*out, index);
+		gs_names_append(out, index);
 		return TRUE;
 	}
 	if (v->items->len == 0 && !allow_empty)
@@ -1428,7 +1427,7 @@ read_names(Loader *l, ThreadCtx *tc, const Node *v, NameTable table, gboolean al
 	for (guint i = 0; i < v->items->len; i++) {
 		if (!read_name(l, tc, v->items->pdata[i], table, FALSE, what, &index))
 			return FALSE;
-		g_array_append_val(*out, index);
+		gs_names_append(out, index);
 	}
 	return TRUE;
 }
@@ -1487,10 +1486,8 @@ read_compute(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 	guint index;
 
 	op->compute.stream = -1;
-	if (v->kind == NODE_SCALAR && !is_null(v)) {
-		op->compute.uses = g_array_new(FALSE, FALSE, sizeof(guint));
+	if (v->kind == NODE_SCALAR && !is_null(v))
 		return scalar_quantity(l, v, "compute", &duration_quantity, &op->compute.time);
-	}
 	if (!read_fields(l, v, "compute", compute_fields, op) ||
 	    !read_names(l, tc, find_value(v, "uses"), NAME_BUFFER, TRUE, "compute.uses",
 			&op->compute.uses))

@@ -157,19 +157,49 @@ clear_ops(GArray *ops)
 }
 
 void
+gs_names_append(GsNames *names, guint index)
+{
+	guint len = names->len;
+
+	if (len < GS_NAMES_INLINE) {
+		names->inline_names[len] = index;
+	} else if (len == GS_NAMES_INLINE) {
+		guint *heap = g_new(guint, 2 * GS_NAMES_INLINE);
+
+		memcpy(heap, names->inline_names, sizeof names->inline_names);
+		heap[len] = index;
+		names->heap = heap;
+	} else {
+		/* The heap array holds the next power of two at or above len. */
+		if ((len & (len - 1)) == 0)
+			names->heap = g_renew(guint, names->heap, 2 * len);
+		names->heap[len] = index;
+	}
+	names->len = len + 1;
+}
+
+void
+gs_names_clear(GsNames *names)
+{
+	if (names->len > GS_NAMES_INLINE)
+		g_free(names->heap);
+	memset(names, 0, sizeof *names);
+}
+
+void
 gs_op_clear(GsOp *op)
 {
 	switch (op->kind) {
 	case GS_OP_FREE:
 	case GS_OP_SPILLABLE:
 	case GS_OP_UNSPILLABLE:
-		unref_array(op->free.bufs);
+		gs_names_clear(&op->free.bufs);
 		break;
 	case GS_OP_COMPUTE:
-		unref_array(op->compute.uses);
+		gs_names_clear(&op->compute.uses);
 		break;
 	case GS_OP_RETRY:
-		unref_array(op->retry.input);
+		gs_names_clear(&op->retry.input);
 		clear_ops(op->retry.ops);
 		break;
 	case GS_OP_RESERVE:

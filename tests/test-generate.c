@@ -90,11 +90,11 @@ threads_of(const Row *r)
 /* ---- a canonical dump ---- */
 
 static void
-dump_indices(GString *s, const char *what, const GArray *a, const GsThreadSpec *t)
+dump_indices(GString *s, const char *what, const guint *indices, guint n, const GsThreadSpec *t)
 {
 	g_string_append_printf(s, " %s[", what);
-	for (guint i = 0; a != NULL && i < a->len; i++) {
-		guint index = g_array_index(a, guint, i);
+	for (guint i = 0; i < n; i++) {
+		guint index = indices[i];
 
 		if (t != NULL)
 			g_string_append_printf(s, "%s%s", i ? "," : "",
@@ -123,17 +123,17 @@ dump_ops(GString *s, const GsThreadSpec *t, const GArray *ops, guint depth)
 					       op->alloc.device);
 			break;
 		case GS_OP_FREE:
-			dump_indices(s, "bufs", op->free.bufs, t);
+			dump_indices(s, "bufs", gs_names_data(&op->free.bufs), op->free.bufs.len, t);
 			break;
 		case GS_OP_COMPUTE:
 			g_string_append_printf(s, " %" G_GINT64_FORMAT " stream=%d", op->compute.time,
 					       op->compute.stream);
-			dump_indices(s, "uses", op->compute.uses, t);
+			dump_indices(s, "uses", gs_names_data(&op->compute.uses), op->compute.uses.len, t);
 			break;
 		case GS_OP_RETRY:
 			g_string_append_printf(s, " split=%d max=%u", op->retry.split,
 					       op->retry.max_splits);
-			dump_indices(s, "input", op->retry.input, t);
+			dump_indices(s, "input", gs_names_data(&op->retry.input), op->retry.input.len, t);
 			g_string_append_c(s, '\n');
 			dump_ops(s, t, op->retry.ops, depth + 1);
 			continue;
@@ -143,7 +143,8 @@ dump_ops(GString *s, const GsThreadSpec *t, const GArray *ops, guint depth)
 			continue;
 		case GS_OP_POOL:
 			g_string_append_printf(s, " done=%d", op->pool.done);
-			dump_indices(s, "tasks", op->pool.tasks, NULL);
+			dump_indices(s, "tasks", (const guint *) op->pool.tasks->data, op->pool.tasks->len,
+				     NULL);
 			break;
 		case GS_OP_SYNC:
 		case GS_OP_SLEEP:
@@ -249,8 +250,8 @@ walk_ops(Walk *k, const GArray *ops, gboolean in_retry)
 				k->alloc_not_first++;
 			break;
 		case GS_OP_FREE:
-			for (guint j = 0; j < op->free.bufs->len; j++) {
-				guint b = g_array_index(op->free.bufs, guint, j);
+			for (guint j = 0; j < op->free.bufs.len; j++) {
+				guint b = gs_names_data(&op->free.bufs)[j];
 
 				ck_assert_uint_lt(b, k->t->buffers->len);
 				if (!k->live[b]) {

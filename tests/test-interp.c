@@ -38,8 +38,7 @@ add_free(GsThreadSpec *t, GArray *ops, const char *buf)
 	GsOp op = {.kind = GS_OP_FREE};
 	guint index = gs_name_index(t->buffers, buf);
 
-	op.free.bufs = g_array_new(FALSE, FALSE, sizeof(guint));
-	g_array_append_val(op.free.bufs, index);
+	gs_names_append(&op.free.bufs, index);
 	g_array_append_val(ops, op);
 }
 
@@ -72,7 +71,6 @@ add_retry(GArray *ops, GArray *inner, GsSplitMode split, guint max_splits)
 
 	op.retry.split = split;
 	op.retry.max_splits = max_splits;
-	op.retry.input = g_array_new(FALSE, FALSE, sizeof(guint));
 	op.retry.ops = inner;
 	g_array_append_val(ops, op);
 }

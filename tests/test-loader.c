@@ -507,6 +507,13 @@ uint_at(GArray *a, guint i)
 	return g_array_index(a, guint, i);
 }
 
+static guint
+name_at(const GsNames *names, guint i)
+{
+	ck_assert_uint_lt(i, names->len);
+	return gs_names_data(names)[i];
+}
+
 static GsThreadSpec *
 task_thread(GsWorkload *w, guint task, guint thread)
 {
@@ -634,14 +641,14 @@ START_TEST(test_full_ops)
 	op = op_at(t->ops, 1);
 	ck_assert_int_eq(op->kind, GS_OP_COMPUTE);
 	ck_assert_int_eq(op->compute.time, 5 * MS);
-	ck_assert_uint_eq(op->compute.uses->len, 0);
+	ck_assert_uint_eq(op->compute.uses.len, 0);
 	ck_assert_int_eq(op->compute.stream, -1);
 	retry = op_at(t->ops, 2);
 	ck_assert_int_eq(retry->kind, GS_OP_RETRY);
 	ck_assert_int_eq(retry->retry.split, GS_SPLIT_HALVES);
 	ck_assert_uint_eq(retry->retry.max_splits, 16);
-	ck_assert_uint_eq(retry->retry.input->len, 1);
-	ck_assert_uint_eq(uint_at(retry->retry.input, 0), 0);
+	ck_assert_uint_eq(retry->retry.input.len, 1);
+	ck_assert_uint_eq(name_at(&retry->retry.input, 0), 0);
 	ck_assert_uint_eq(retry->retry.ops->len, 5);
 	op = op_at(retry->retry.ops, 0);
 	ck_assert_uint_eq(op->alloc.buf, 1);
@@ -649,8 +656,8 @@ START_TEST(test_full_ops)
 	ck_assert(op->alloc.spillable);
 	op = op_at(retry->retry.ops, 1);
 	ck_assert_int_eq(op->compute.time, 250 * US);
-	ck_assert_uint_eq(uint_at(op->compute.uses, 0), 0);
-	ck_assert_uint_eq(uint_at(op->compute.uses, 1), 1);
+	ck_assert_uint_eq(name_at(&op->compute.uses, 0), 0);
+	ck_assert_uint_eq(name_at(&op->compute.uses, 1), 1);
 	ck_assert_int_eq(op->compute.stream, 0);
 	op = op_at(retry->retry.ops, 2);
 	ck_assert_int_eq(op->kind, GS_OP_SYNC);
@@ -661,15 +668,15 @@ START_TEST(test_full_ops)
 	ck_assert_uint_eq(repeat->repeat.ops->len, 2);
 	ck_assert_uint_eq(op_at(repeat->repeat.ops, 0)->alloc.buf, 2);
 	ck_assert_int_eq(op_at(repeat->repeat.ops, 0)->alloc.size, KIB);
-	ck_assert_uint_eq(uint_at(op_at(repeat->repeat.ops, 1)->free.bufs, 0), 2);
+	ck_assert_uint_eq(name_at(&op_at(repeat->repeat.ops, 1)->free.bufs, 0), 2);
 	op = op_at(retry->retry.ops, 4);
 	ck_assert_int_eq(op->retry.split, GS_SPLIT_NONE);
-	ck_assert_uint_eq(op->retry.input->len, 0);
+	ck_assert_uint_eq(op->retry.input.len, 0);
 	ck_assert_int_eq(op_at(op->retry.ops, 0)->kind, GS_OP_BLOCK_UNTIL_READY);
 	op = op_at(t->ops, 3);
 	ck_assert_int_eq(op->kind, GS_OP_FREE);
-	ck_assert_uint_eq(op->free.bufs->len, 2);
-	ck_assert_uint_eq(uint_at(op->free.bufs, 1), 1);
+	ck_assert_uint_eq(op->free.bufs.len, 2);
+	ck_assert_uint_eq(name_at(&op->free.bufs, 1), 1);
 	ck_assert_int_eq(op_at(t->ops, 4)->kind, GS_OP_TASK_DONE);
 }
 END_TEST
@@ -696,7 +703,7 @@ START_TEST(test_full_helper_ops)
 	ck_assert_int_eq(op->alloc.reservation, 0);
 	ck_assert_int_eq(op_at(t->ops, 2)->kind, GS_OP_SPILLABLE);
 	ck_assert_int_eq(op_at(t->ops, 3)->kind, GS_OP_UNSPILLABLE);
-	ck_assert_uint_eq(uint_at(op_at(t->ops, 3)->free.bufs, 0), 0);
+	ck_assert_uint_eq(name_at(&op_at(t->ops, 3)->free.bufs, 0), 0);
 	ck_assert(op_at(t->ops, 4)->wait_on_pool);
 	op = op_at(t->ops, 5);
 	ck_assert_int_eq(op->inject.retry_oom, 2);
@@ -835,6 +842,35 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(w->expect.values->len, 0);
 	ck_assert_uint_eq(w->pool_threads->len, 0);
 	ck_assert_str_eq(task_thread(w, 0, 0)->name, "A.0");
+}
+END_TEST
+
+/* Name lists longer than what an op holds inline keep every name, in order. */
+START_TEST(test_long_name_list)
+{
+	GString *text = g_string_new(TASK);
+	Tmp *t = tmp_new();
+	const char *path;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = NULL;
+	const GsOp *release;
+
+	for (guint i = 0; i < 19; i++)
+		g_string_append_printf(text, OP "alloc: {buf: b%u, size: 1 KiB}\n", i);
+	g_string_append(text, OP "free: [b18");
+	for (guint i = 0; i < 18; i++)
+		g_string_append_printf(text, ", b%u", i);
+	g_string_append(text, "]\n");
+	path = tmp_write(t, "s.yaml", text->str);
+	w = gs_loader_load(path, NULL, NULL, &error);
+	tmp_free(t);
+	g_string_free(text, TRUE);
+	ck_assert_msg(w != NULL, "%s", error ? error->message : "");
+	release = op_at(task_thread(w, 0, 0)->ops, 19);
+	ck_assert_uint_eq(release->free.bufs.len, 19);
+	ck_assert_uint_eq(name_at(&release->free.bufs, 0), 18);
+	for (guint i = 1; i < 19; i++)
+		ck_assert_uint_eq(name_at(&release->free.bufs, i), i - 1);
 }
 END_TEST
 
@@ -1019,6 +1055,7 @@ gs_test_suite_loader(void)
 	tcase_add_test(tc, test_full_pool);
 	tcase_add_test(tc, test_full_expect);
 	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_long_name_list);
 	tcase_add_test(tc, test_generate);
 	tcase_add_test(tc, test_repeat_names);
 	suite_add_tcase(s, tc);

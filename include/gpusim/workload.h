@@ -157,6 +157,31 @@ typedef enum { GS_TIER_GPU = 0, GS_TIER_HOST = 1, GS_TIER_DISK = 2 } GsTier;
 typedef struct GsOp GsOp;
 
 /*
+ * A short list of indices into a thread's name table: the buffers a free, a
+ * compute or a retry block names. Up to GS_NAMES_INLINE of them live in the
+ * op itself, so that the interpreter reads a free without following a
+ * pointer; a longer list moves to the heap. All zeroes is the empty list.
+ */
+#define GS_NAMES_INLINE 4
+
+typedef struct {
+	guint len;
+	union {
+		guint inline_names[GS_NAMES_INLINE]; /* len <= GS_NAMES_INLINE */
+		guint *heap;                         /* longer: every index */
+	};
+} GsNames;
+
+static inline const guint *
+gs_names_data(const GsNames *names)
+{
+	return names->len <= GS_NAMES_INLINE ? names->inline_names : names->heap;
+}
+
+GS_API void gs_names_append(GsNames *names, guint index);
+GS_API void gs_names_clear(GsNames *names);
+
+/*
  * One operation. Buffers, streams and reservations are indices into the
  * owning thread's name tables (GsThreadSpec.buffers and friends), so that
  * each copy of a repeated task has its own.
@@ -175,11 +200,11 @@ struct GsOp {
 			guint device;
 		} alloc;
 		struct {
-			GArray *bufs;       /* guint */
+			GsNames bufs;
 		} free;                     /* also spillable, unspillable (bufs) */
 		struct {
 			GsTime time;
-			GArray *uses;       /* guint buffers */
+			GsNames uses;       /* buffers */
 			gint stream;        /* -1: synchronous */
 		} compute;
 		guint stream;               /* sync */
@@ -187,7 +212,7 @@ struct GsOp {
 		struct {
 			GsSplitMode split;
 			guint max_splits;   /* default 16 */
-			GArray *input;      /* guint buffers made spillable during the block */
+			GsNames input;      /* buffers made spillable during the block */
 			GArray *ops;        /* GsOp */
 		} retry;
 		struct {
