@@ -1,15 +1,18 @@
 /*
  * bench-sim: how fast the simulator replays, and how much state it keeps.
  *
- * Two generated loads, each built in code and replayed by gs_sim_run() with no
- * event log:
+ * Generated loads, each built in code and replayed by gs_sim_run() with no
+ * event log and, as `gpusim run` does when no --timeline, --trace or expect.at
+ * needs it, no timeline (the contention load is also run keeping it):
  *  - timed wait: N threads (one per task) that only compute, a repeat of
  *    OPS computes of a few microseconds each (deterministic lengths), so every
  *    event is a thread resumption popped from the heap; in events per second;
  *  - contention: 64 threads on a 16 GiB GPU under the retry policy, each
  *    looping allocate (1..1024 MiB) / compute / free, so that allocations
  *    block, roll back and retry; reported in allocate+free operations per
- *    second.
+ *    second;
+ *  - spill-heavy: a generated workload whose held outputs do not fit on the
+ *    GPU, so that allocations spill them and computes bring them back.
  * Memory: the growth of the peak resident set of the process (getrusage)
  * during a run, divided by the simulated threads; the workload (op lists) is
  * built before. It is an upper bound on the simulator's state per thread, as
@@ -27,6 +30,8 @@
 #include "sim.h"
 
 #define OPS_PER_THREAD 100
+
+static const GsSimOptions no_timeline = {.skip_timeline = TRUE};
 #define MIB ((gint64) 1 << 20)
 #define GIB (MIB * 1024)
 
@@ -139,7 +144,7 @@ bench_timed_wait(guint threads)
 	GsWorkload *w = timed_wait_load(threads);
 	long before = peak_rss_kib();
 	gint64 start = now_ns();
-	GsResult *r = gs_sim_run(w, NULL);
+	GsResult *r = gs_sim_run(w, &no_timeline);
 	gint64 wall = now_ns() - start;
 	long after = peak_rss_kib();
 	double per_thread = (double) (after - before) * 1024.0 / threads;
@@ -154,19 +159,20 @@ bench_timed_wait(guint threads)
 }
 
 static void
-bench_contention(guint threads, guint loops)
+bench_contention(guint threads, guint loops, gboolean timeline)
 {
 	GsWorkload *w = contention_load(threads, loops);
+	GsSimOptions options = {.skip_timeline = !timeline};
 	gint64 start = now_ns();
-	GsResult *r = gs_sim_run(w, NULL);
+	GsResult *r = gs_sim_run(w, &options);
 	gint64 wall = now_ns() - start;
 	double ops = 2.0 * threads * loops;
 
 	printf("contention  %7u threads  %10.0f alloc+free  %8.2f M ops/s  "
 	       "(%" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT " retries, %" G_GUINT64_FORMAT
-	       " splits, %s)\n",
+	       " splits, %u samples kept, %s)\n",
 	       threads, ops, ops / (wall / 1e3), r->events_processed, r->totals.retries,
-	       r->totals.splits, gs_outcome_name(r->outcome));
+	       r->totals.splits, r->timeline->len, gs_outcome_name(r->outcome));
 	gs_result_free(r);
 	gs_workload_free(w);
 }
@@ -195,7 +201,7 @@ bench_spill(guint tasks)
 				   .jitter = 0.05};
 	gs_generate_tasks(w);
 	start = now_ns();
-	r = gs_sim_run(w, NULL);
+	r = gs_sim_run(w, &no_timeline);
 	wall = now_ns() - start;
 	printf("spill-heavy %7u tasks    %10" G_GUINT64_FORMAT " events  %8.2f M events/s  "
 	       "(%" G_GUINT64_FORMAT " copies, %.1f GiB spilled, %" G_GUINT64_FORMAT " lost, %s)\n",
@@ -214,7 +220,8 @@ main(void)
 	bench_timed_wait(1000);
 	bench_timed_wait(10000);
 	bench_timed_wait(100000);
-	bench_contention(64, 5000);
+	bench_contention(64, 5000, FALSE);
+	bench_contention(64, 5000, TRUE);
 	bench_spill(2000);
 	return EXIT_SUCCESS;
 }

@@ -137,7 +137,7 @@ struct Sim {
 	guint live_dedicated;   /* of which task threads */
 	guint waiting;          /* task threads PARKED or waiting for a permit */
 	gboolean changed;
-	GsTime last_sample;
+	GsSample last;          /* the latest sample, kept or not */
 	double used_integral[GS_N_TIERS];
 };
 
@@ -344,30 +344,28 @@ sample(Sim *s)
 {
 	GsSample x = {.time = s->now};
 	GArray *timeline = s->r->timeline;
-	const GsSample *held = timeline->len > 0 ? &g_array_index(timeline, GsSample, timeline->len - 1)
-						 : NULL;
 
 	for (int tier = 0; tier < GS_N_TIERS; tier++) {
 		/* Since the last sample the tier held what that sample saw. */
-		if (held != NULL)
-			s->used_integral[tier] +=
-				(double) held->used[tier] * (double) (s->now - s->last_sample);
+		s->used_integral[tier] +=
+			(double) s->last.used[tier] * (double) (s->now - s->last.time);
 		x.used[tier] = tier_used(s, tier);
 		x.charged[tier] = gs_memory_charged(s->mem, tier);
 		s->r->tiers[tier].peak_used = MAX(s->r->tiers[tier].peak_used, x.used[tier]);
 		s->r->tiers[tier].peak_charged = MAX(s->r->tiers[tier].peak_charged, x.charged[tier]);
 	}
-	s->last_sample = s->now;
 	x.blocked = gs_engine_n_in_state(s->engine, GS_THREAD_BLOCKED);
 	x.bufn = gs_engine_n_in_state(s->engine, GS_THREAD_BUFN);
 	x.running = s->live - MIN(s->live, x.blocked + x.bufn);
-	/* One sample per instant: a later change at the same time replaces it. */
-	if (s->r->timeline->len > 0 &&
-	    g_array_index(s->r->timeline, GsSample, s->r->timeline->len - 1).time == s->now)
-		g_array_index(s->r->timeline, GsSample, s->r->timeline->len - 1) = x;
-	else
-		g_array_append_val(s->r->timeline, x);
+	s->last = x;
 	s->changed = FALSE;
+	if (s->opts.skip_timeline)
+		return;
+	/* One sample per instant: a later change at the same time replaces it. */
+	if (timeline->len > 0 && g_array_index(timeline, GsSample, timeline->len - 1).time == s->now)
+		g_array_index(timeline, GsSample, timeline->len - 1) = x;
+	else
+		g_array_append_val(timeline, x);
 }
 
 /* ---- the GPU semaphore ---- */

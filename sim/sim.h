@@ -150,6 +150,8 @@ typedef struct {
 	GsTime max_time;  /* 0: no limit */
 	GsLogFunc log;    /* NULL: no event log */
 	gpointer log_data;
+	gboolean skip_timeline; /* leave GsResult.timeline empty: nobody reads it (peaks and
+				   means are kept all the same) */
 } GsSimOptions;
 
 

@@ -217,7 +217,8 @@ static void
 run_job(GsBatchJob *job)
 {
 	g_autoptr(GsEventLog) log = job->trace_path != NULL ? gs_event_log_new() : NULL;
-	GsSimOptions options = {.log = log != NULL ? gs_event_log_add : NULL, .log_data = log};
+	GsSimOptions options = {.log = log != NULL ? gs_event_log_add : NULL, .log_data = log,
+				.skip_timeline = job->timeline_path == NULL && log == NULL};
 	gint64 started = g_get_monotonic_time();
 	GsWorkload *w = job->workload;
 

@@ -183,7 +183,9 @@ run_loaded(GsWorkload *w, const RunOptions *o, const GsBackendOps *ops, GsRealOp
 	g_autoptr(GsEventLog) log = gs_event_log_new();
 	g_autoptr(GsResult) result = NULL;
 	g_autoptr(GsExpectReport) report = NULL;
-	GsSimOptions sim = {.max_time = real->max_time, .log = gs_event_log_add, .log_data = log};
+	GsSimOptions sim = {.max_time = real->max_time, .log = gs_event_log_add, .log_data = log,
+			    .skip_timeline = o->timeline == NULL && o->trace == NULL &&
+					     w->expect.at->len == 0};
 	gint64 started = g_get_monotonic_time();
 	gint64 wall_ns;
 	int status = GS_EXIT_OK;

@@ -89,9 +89,15 @@ typedef struct {
 	Record *first, *last;
 } TaskList;
 
+/* A BLOCKED record and its rank, side by side so that sifting reads no record. */
+typedef struct {
+	GsPriority rank;
+	Record *rec;
+} BlockedSlot;
+
 /* The BLOCKED records of one kind: a binary max-heap by cached rank. */
 typedef struct {
-	Record **recs;
+	BlockedSlot *slots;
 	guint len, cap;
 	guint64 valid; /* the ranks hold while this is the priorities' generation + 1 */
 } BlockedHeap;
@@ -274,7 +280,7 @@ gs_engine_free(GsEngine *e)
 	id_table_clear(&e->by_id, NULL);
 	id_table_clear(&e->dedicated, g_free);
 	for (guint k = 0; k < GS_N_KINDS; k++)
-		g_free(e->blocked[k].recs);
+		g_free(e->blocked[k].slots);
 	g_ptr_array_unref(e->pool_records);
 	g_ptr_array_unref(e->records);
 	g_array_unref(e->wakes);
@@ -574,48 +580,48 @@ records_in_states(GsEngine *e, GsThreadState a, GsThreadState b, GsThreadState c
  * marked stale and rebuilt by the next wake-one.
  */
 static gboolean
-ranks_above(const Record *a, const Record *b)
+ranks_above(const BlockedSlot *a, const BlockedSlot *b)
 {
-	return gs_priority_compare(a->priority, b->priority) > 0;
+	return gs_priority_compare(a->rank, b->rank) > 0;
 }
 
 static void
-blocked_place(BlockedHeap *h, Record *rec, guint i)
+blocked_place(BlockedHeap *h, BlockedSlot slot, guint i)
 {
-	h->recs[i] = rec;
-	rec->blocked_pos = i;
+	h->slots[i] = slot;
+	slot.rec->blocked_pos = i;
 }
 
 static void
 blocked_sift_up(BlockedHeap *h, guint i)
 {
-	Record *rec = h->recs[i];
+	BlockedSlot slot = h->slots[i];
 
-	while (i > 0 && ranks_above(rec, h->recs[(i - 1) / 2])) {
-		blocked_place(h, h->recs[(i - 1) / 2], i);
+	while (i > 0 && ranks_above(&slot, &h->slots[(i - 1) / 2])) {
+		blocked_place(h, h->slots[(i - 1) / 2], i);
 		i = (i - 1) / 2;
 	}
-	blocked_place(h, rec, i);
+	blocked_place(h, slot, i);
 }
 
 static void
 blocked_sift_down(BlockedHeap *h, guint i)
 {
-	Record *rec = h->recs[i];
+	BlockedSlot slot = h->slots[i];
 
 	for (;;) {
 		guint child = 2 * i + 1;
 
 		if (child >= h->len)
 			break;
-		if (child + 1 < h->len && ranks_above(h->recs[child + 1], h->recs[child]))
+		if (child + 1 < h->len && ranks_above(&h->slots[child + 1], &h->slots[child]))
 			child++;
-		if (!ranks_above(h->recs[child], rec))
+		if (!ranks_above(&h->slots[child], &slot))
 			break;
-		blocked_place(h, h->recs[child], i);
+		blocked_place(h, h->slots[child], i);
 		i = child;
 	}
-	blocked_place(h, rec, i);
+	blocked_place(h, slot, i);
 }
 
 static guint64
@@ -654,14 +660,14 @@ blocked_add(GsEngine *e, Record *rec)
 
 	if (h->len == h->cap) {
 		h->cap = MAX(16, 2 * h->cap);
-		h->recs = g_renew(Record *, h->recs, h->cap);
+		h->slots = g_renew(BlockedSlot, h->slots, h->cap);
 	}
-	blocked_place(h, rec, h->len++);
+	blocked_place(h, (BlockedSlot){.rec = rec}, h->len++);
 	if (h->valid != rank_generation(e) || !rank_is_pure(e, rec)) {
 		h->valid = 0;
 		return;
 	}
-	(void) priority_of(e, rec);
+	h->slots[rec->blocked_pos].rank = priority_of(e, rec);
 	blocked_sift_up(h, rec->blocked_pos);
 }
 
@@ -670,7 +676,7 @@ blocked_remove(GsEngine *e, Record *rec)
 {
 	BlockedHeap *h = &e->blocked[rec->view.alloc_kind];
 	guint i = rec->blocked_pos;
-	Record *last = h->recs[--h->len];
+	BlockedSlot last = h->slots[--h->len];
 
 	if (i == h->len)
 		return;
@@ -680,7 +686,7 @@ blocked_remove(GsEngine *e, Record *rec)
 		return;
 	}
 	blocked_sift_up(h, i);
-	blocked_sift_down(h, last->blocked_pos);
+	blocked_sift_down(h, last.rec->blocked_pos);
 }
 
 /* A BLOCKED pool thread's rank changes with its task set: its heap must be rebuilt. */
@@ -706,7 +712,7 @@ blocked_rebuild(GsEngine *e, GsAllocKind kind)
 		Record *rec = e->records->pdata[i];
 
 		if (rec->view.state == GS_THREAD_BLOCKED && rec->view.alloc_kind == kind)
-			(void) priority_of(e, rec);
+			h->slots[rec->blocked_pos].rank = priority_of(e, rec);
 	}
 	for (guint i = h->len / 2; i-- > 0;)
 		blocked_sift_down(h, i);
@@ -725,7 +731,7 @@ wake_one(GsEngine *e, GsAllocKind kind, GsTime now)
 		return;
 	if (h->valid != rank_generation(e))
 		blocked_rebuild(e, kind);
-	apply(e, h->recs[0], GS_EVENT_WAKE_ONE, now);
+	apply(e, h->slots[0].rec, GS_EVENT_WAKE_ONE, now);
 }
 
 /*
@@ -1680,7 +1686,7 @@ check_record(const GsEngine *e, const Record *rec, guint i)
 	     rec->injections->cudf_exceptions < 0))
 		return "injection counts are never negative";
 	if (s == GS_THREAD_BLOCKED &&
-	    e->blocked[rec->view.alloc_kind].recs[rec->blocked_pos] != rec)
+	    e->blocked[rec->view.alloc_kind].slots[rec->blocked_pos].rec != rec)
 		return "every BLOCKED record is in the heap of its kind";
 	return NULL;
 }

@@ -128,13 +128,3 @@ gs_thread_priority(GsTaskPriorities *prio, const GsThreadView *thread, GsPoolPri
 		p.task = pool_task_priority(prio, thread, pool_rule);
 	return p;
 }
-
-int
-gs_priority_compare(GsPriority a, GsPriority b)
-{
-	if (a.task != b.task)
-		return a.task < b.task ? -1 : 1;
-	if (a.thread != b.thread)
-		return a.thread < b.thread ? -1 : 1;
-	return 0;
-}

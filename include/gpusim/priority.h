@@ -78,8 +78,16 @@ GS_API gboolean gs_task_priorities_has(const GsTaskPriorities *prio, GsTaskId ta
 GS_API GsPriority gs_thread_priority(GsTaskPriorities *prio, const GsThreadView *thread,
 				     GsPoolPriorityRule pool_rule);
 
-/** < 0 if @a ranks below @b, 0 if equal, > 0 if above. */
-GS_API int gs_priority_compare(GsPriority a, GsPriority b);
+/** < 0 if @a ranks below @b, 0 if equal, > 0 if above (inline: heaps compare ranks often). */
+static inline int
+gs_priority_compare(GsPriority a, GsPriority b)
+{
+	if (a.task != b.task)
+		return a.task < b.task ? -1 : 1;
+	if (a.thread != b.thread)
+		return a.thread < b.thread ? -1 : 1;
+	return 0;
+}
 
 G_END_DECLS
 
