@@ -408,6 +408,28 @@ START_TEST(test_runs_keep_every_byte)
 }
 END_TEST
 
+/* Leaving the timeline out changes no figure: peaks and means are kept without it. */
+START_TEST(test_run_without_timeline)
+{
+	static const GsSimOptions skip = {.skip_timeline = TRUE};
+	g_autoptr(GsWorkload) w = spill_heavy(3, GS_VICTIM_LRU, TRUE);
+	g_autoptr(GsResult) kept = gs_sim_run(w, NULL);
+	g_autoptr(GsResult) left = gs_sim_run(w, &skip);
+
+	ck_assert_uint_gt(kept->timeline->len, 1);
+	ck_assert_uint_eq(left->timeline->len, 0);
+	ck_assert_int_eq(left->makespan_ns, kept->makespan_ns);
+	ck_assert(memcmp(&left->totals, &kept->totals, sizeof kept->totals) == 0);
+	ck_assert_int_gt(kept->tiers[GS_TIER_GPU].mean_used, 0);
+	ck_assert_int_gt(kept->tiers[GS_TIER_HOST].peak_used, 0);
+	for (guint t = 0; t < GS_N_TIERS; t++) {
+		ck_assert_int_eq(left->tiers[t].peak_used, kept->tiers[t].peak_used);
+		ck_assert_int_eq(left->tiers[t].peak_charged, kept->tiers[t].peak_charged);
+		ck_assert_int_eq(left->tiers[t].mean_used, kept->tiers[t].mean_used);
+	}
+}
+END_TEST
+
 static Suite *
 memory_suite(void)
 {
@@ -428,6 +450,7 @@ memory_suite(void)
 	tcase_add_test(tc, test_copy_refused_when_locked);
 	tcase_add_test(tc, test_copy_no_room_below);
 	tcase_add_loop_test(tc, test_runs_keep_every_byte, 0, 16);
+	tcase_add_test(tc, test_run_without_timeline);
 	suite_add_tcase(s, tc);
 	return s;
 }
