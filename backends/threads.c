@@ -1019,11 +1019,7 @@ thread_new(Real *r, const GsThreadSpec *spec, RealTask *task, const char *name)
 	t->fast_ok = !ops_inject(spec->ops);
 	t->log = g_array_new(FALSE, FALSE, sizeof(LogItem));
 	t->live = g_ptr_array_new();
-	t->result = g_new0(GsThreadResult, 1);
-	t->result->name = g_strdup(name);
-	t->result->task = task != NULL ? g_strdup(task->result->id) : NULL;
-	t->result->pool = task == NULL;
-	g_ptr_array_add(r->res->threads, t->result);
+	t->result = gs_result_add_thread(r->res, name, task != NULL ? task->result : NULL);
 	g_ptr_array_add(r->threads, t);
 	if (task != NULL)
 		gs_engine_register_dedicated(r->engine, t->id, task->engine_id, now(r));
@@ -1107,12 +1103,10 @@ add_tasks(Real *r)
 		const GsTaskSpec *spec = r->w->tasks->pdata[i];
 
 		for (guint k = 0; k < MAX(spec->repeat, 1); k++) {
-			GsTaskResult *result = g_new0(GsTaskResult, 1);
+			g_autofree char *id = gs_task_copy_id(spec, k);
+			GsTaskResult *result = gs_result_add_task(r->res, id);
 			RealTask *task;
 
-			result->id = spec->repeat > 1 ? g_strdup_printf("%s#%u", spec->id, k)
-						      : g_strdup(spec->id);
-			g_ptr_array_add(r->res->tasks, result);
 			task = task_new(r, result, spec, i, 1);
 			task->arrival = spec->start + (GsTime) k * spec->every;
 			r->open_tasks++;

@@ -95,7 +95,8 @@ struct SimTask {
 	GsTaskId engine_id;
 	guint attempt;
 	TaskStatus status;
-	GPtrArray *threads;     /* SimThread* */
+	GsThreadId first_thread;/* its threads, once started: ids first_thread .. + n_threads - 1 */
+	guint n_threads;
 	guint live_threads;
 	gboolean has_permit;
 	gboolean waits_for_permit;
@@ -167,21 +168,10 @@ gs_outcome_from_name(const char *name, GsOutcome *out)
 /* ---- results ---- */
 
 static void
-task_result_free(gpointer data)
-{
-	GsTaskResult *t = data;
-
-	g_free(t->id);
-	g_free(t);
-}
-
-static void
 thread_result_free(gpointer data)
 {
 	GsThreadResult *t = data;
 
-	g_free(t->name);
-	g_free(t->task);
 	if (t->exceptions != NULL)
 		g_array_unref(t->exceptions);
 	g_free(t);
@@ -195,6 +185,7 @@ gs_result_free(GsResult *r)
 	g_ptr_array_unref(r->tasks);
 	g_ptr_array_unref(r->threads);
 	g_array_unref(r->timeline);
+	g_string_chunk_free(r->strings);
 	g_free(r);
 }
 
@@ -203,10 +194,33 @@ gs_result_new(void)
 {
 	GsResult *r = g_new0(GsResult, 1);
 
-	r->tasks = g_ptr_array_new_with_free_func(task_result_free);
+	r->tasks = g_ptr_array_new_with_free_func(g_free);
 	r->threads = g_ptr_array_new_with_free_func(thread_result_free);
 	r->timeline = g_array_new(FALSE, TRUE, sizeof(GsSample));
+	r->strings = g_string_chunk_new(4096);
 	return r;
+}
+
+GsTaskResult *
+gs_result_add_task(GsResult *r, const char *id)
+{
+	GsTaskResult *t = g_new0(GsTaskResult, 1);
+
+	t->id = g_string_chunk_insert(r->strings, id);
+	g_ptr_array_add(r->tasks, t);
+	return t;
+}
+
+GsThreadResult *
+gs_result_add_thread(GsResult *r, const char *name, const GsTaskResult *task)
+{
+	GsThreadResult *t = g_new0(GsThreadResult, 1);
+
+	t->name = g_string_chunk_insert(r->strings, name);
+	t->task = task != NULL ? task->id : NULL;
+	t->pool = task == NULL;
+	g_ptr_array_add(r->threads, t);
+	return t;
 }
 
 /* ---- logging ---- */
@@ -389,8 +403,8 @@ grant_permits(Sim *s)
 		task->has_permit = TRUE;
 		task->waits_for_permit = FALSE;
 		emit(s, &e);
-		for (guint i = 0; i < task->threads->len; i++) {
-			SimThread *t = task->threads->pdata[i];
+		for (guint i = 0; i < task->n_threads; i++) {
+			SimThread *t = thread_of(s, task->first_thread + i);
 
 			if (t->status == T_SEMAPHORE) {
 				s->r->totals.semaphore_wait_ns += s->now - t->semaphore_since;
@@ -1563,11 +1577,7 @@ thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 	t->task = task;
 	t->status = T_DONE; /* not counted yet */
 	set_status(s, t, T_READY);
-	t->result = g_new0(GsThreadResult, 1);
-	t->result->name = g_strdup(name);
-	t->result->task = task != NULL ? g_strdup(task->result->id) : NULL;
-	t->result->pool = task == NULL;
-	g_ptr_array_add(s->r->threads, t->result);
+	t->result = gs_result_add_thread(s->r, name, task != NULL ? task->result : NULL);
 	g_ptr_array_add(s->threads, t);
 	if (task != NULL)
 		gs_engine_register_dedicated(s->engine, t->id, task->engine_id, s->now);
@@ -1599,7 +1609,6 @@ task_new(Sim *s, GsTaskResult *result, const GsTaskSpec *spec, guint spec_index,
 	task->spec_index = spec_index;
 	task->attempt = attempt;
 	task->engine_id = s->next_task++;
-	task->threads = g_ptr_array_new();
 	g_ptr_array_add(s->tasks, task);
 	result->attempts = attempt;
 	s->r->totals.task_attempts++;
@@ -1611,7 +1620,6 @@ task_free(gpointer data)
 {
 	SimTask *task = data;
 
-	g_ptr_array_unref(task->threads);
 	if (task->pages != NULL)
 		gs_page_table_free(task->pages);
 	g_free(task);
@@ -1629,12 +1637,13 @@ start_task(Sim *s, SimTask *task)
 	gs_task_priorities_set(gs_engine_get_priorities(s->engine), task->engine_id,
 			       gs_task_start_priority(task->spec, s->w->policy.priority,
 						      task->id_rank, s->started));
+	task->first_thread = s->next_thread;
 	for (guint i = 0; i < task->spec->threads->len; i++) {
 		const GsThreadSpec *spec = task->spec->threads->pdata[i];
 		g_autofree char *name = gs_task_thread_name(task->spec, task->result->id, spec);
 		SimThread *t = thread_new(s, spec, task, name);
 
-		g_ptr_array_add(task->threads, t);
+		task->n_threads++;
 		task->live_threads++;
 		resume_at(s, t, s->now, T_READY);
 	}
@@ -1678,8 +1687,8 @@ drain_frees(Sim *s, SimThread *t)
 static void
 stop_threads(Sim *s, SimTask *task)
 {
-	for (guint i = 0; i < task->threads->len; i++) {
-		SimThread *t = task->threads->pdata[i];
+	for (guint i = 0; i < task->n_threads; i++) {
+		SimThread *t = thread_of(s, task->first_thread + i);
 
 		if (t->status == T_DONE)
 			continue;
@@ -1723,8 +1732,8 @@ report_thread(Sim *s, SimThread *t)
 static void
 release_task(Sim *s, SimTask *task)
 {
-	for (guint i = 0; i < task->threads->len; i++) {
-		SimThread *t = task->threads->pdata[i];
+	for (guint i = 0; i < task->n_threads; i++) {
+		SimThread *t = thread_of(s, task->first_thread + i);
 
 		/* stop_threads() has woken every removed waiter: no REMOVE_THROW is left. */
 		report_thread(s, t);
@@ -1917,11 +1926,9 @@ add_tasks(Sim *s)
 		const GsTaskSpec *spec = s->w->tasks->pdata[i];
 
 		for (guint k = 0; k < MAX(spec->repeat, 1); k++) {
-			GsTaskResult *result = g_new0(GsTaskResult, 1);
+			g_autofree char *id = gs_task_copy_id(spec, k);
+			GsTaskResult *result = gs_result_add_task(s->r, id);
 
-			result->id = spec->repeat > 1 ? g_strdup_printf("%s#%u", spec->id, k)
-						      : g_strdup(spec->id);
-			g_ptr_array_add(s->r->tasks, result);
 			task_new(s, result, spec, i, 1);
 			s->open_tasks++;
 			schedule(s, spec->start + (GsTime) k * spec->every, EV_TASK_ARRIVE,
@@ -1989,8 +1996,8 @@ cut_short(Sim *s, SimTask *task)
 		return;
 	if (task->status == TASK_RUNNING) {
 		collect_metrics(s, task);
-		for (guint i = 0; i < task->threads->len; i++) {
-			SimThread *t = task->threads->pdata[i];
+		for (guint i = 0; i < task->n_threads; i++) {
+			SimThread *t = thread_of(s, task->first_thread + i);
 
 			if (t->status == T_PARKED)
 				task->result->blocked_ns += s->now - t->parked_since;

@@ -103,10 +103,16 @@ typedef struct {
 	GPtrArray *tasks;    /* GsTaskResult*, in file order (copies after their original) */
 	GPtrArray *threads;  /* GsThreadResult*, in order of creation */
 	GArray *timeline;    /* GsSample */
+	GStringChunk *strings; /* the rows' ids and names, packed (one allocation per row saved) */
 } GsResult;
 
 /** An empty result: no tasks, threads or samples yet. */
 GS_API GsResult *gs_result_new(void);
+/** Appends a task row with id @id (copied). */
+GS_API GsTaskResult *gs_result_add_task(GsResult *result, const char *id);
+/** Appends a thread row named @name (copied) of the task row @task; NULL: a pool thread. */
+GS_API GsThreadResult *gs_result_add_thread(GsResult *result, const char *name,
+					    const GsTaskResult *task);
 GS_API void gs_result_free(GsResult *result);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsResult, gs_result_free)
 

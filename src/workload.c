@@ -316,6 +316,12 @@ gs_cmp_op_text(GsCmpOp op)
 /* ---- what every driver derives from a task the same way ---- */
 
 char *
+gs_task_copy_id(const GsTaskSpec *task, guint copy)
+{
+	return task->repeat > 1 ? g_strdup_printf("%s#%u", task->id, copy) : g_strdup(task->id);
+}
+
+char *
 gs_task_thread_name(const GsTaskSpec *task, const char *copy_id, const GsThreadSpec *thread)
 {
 	const char *dot = strchr(thread->name, '.');

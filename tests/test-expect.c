@@ -24,12 +24,10 @@
 static GsTaskResult *
 add_task(GsResult *r, const char *id, GsOutcome outcome, guint attempts)
 {
-	GsTaskResult *t = g_new0(GsTaskResult, 1);
+	GsTaskResult *t = gs_result_add_task(r, id);
 
-	t->id = g_strdup(id);
 	t->outcome = outcome;
 	t->attempts = attempts;
-	g_ptr_array_add(r->tasks, t);
 	return t;
 }
 
@@ -42,8 +40,8 @@ add_thread(GsResult *r, const char *name, const char *task, guint32 reached,
 	GsThreadResult *t = g_new0(GsThreadResult, 1);
 	va_list args;
 
-	t->name = g_strdup(name);
-	t->task = g_strdup(task);
+	t->name = g_string_chunk_insert(r->strings, name);
+	t->task = task != NULL ? g_string_chunk_insert(r->strings, task) : NULL;
 	t->reached = reached;
 	t->final_state = final_state;
 	t->exceptions = g_array_new(FALSE, TRUE, sizeof(GsSeenException));

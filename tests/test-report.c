@@ -273,12 +273,10 @@ END_TEST
 static GsTaskResult *
 add_task(GsResult *r, const char *id, GsOutcome outcome)
 {
-	GsTaskResult *t = g_new0(GsTaskResult, 1);
+	GsTaskResult *t = gs_result_add_task(r, id);
 
-	t->id = g_strdup(id);
 	t->outcome = outcome;
 	t->attempts = 1;
-	g_ptr_array_add(r->tasks, t);
 	return t;
 }
 
@@ -287,8 +285,8 @@ add_thread(GsResult *r, const char *name, const char *task, guint32 reached)
 {
 	GsThreadResult *t = g_new0(GsThreadResult, 1);
 
-	t->name = g_strdup(name);
-	t->task = g_strdup(task);
+	t->name = g_string_chunk_insert(r->strings, name);
+	t->task = task != NULL ? g_string_chunk_insert(r->strings, task) : NULL;
 	t->pool = task == NULL;
 	t->reached = reached;
 	t->exceptions = g_array_new(FALSE, TRUE, sizeof(GsSeenException));

@@ -370,6 +370,9 @@ GS_API guint gs_name_index(GPtrArray *names, const char *name);
 
 /* ---- what every driver derives from a task the same way ---- */
 
+/** The id of copy @copy of @task: "A" when it is not repeated, else "A#2". */
+GS_API char *gs_task_copy_id(const GsTaskSpec *task, guint copy);
+
 /**
  * The name of @thread in the copy @copy_id ("A#2") of @task: a task that is
  * not repeated keeps the name; in a copy, A.0 becomes A#2.0 and any other
