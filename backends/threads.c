@@ -534,6 +534,7 @@ thread_leave(gpointer data)
 
 static const GsInterpHooks fast_hooks = {
 	.api_version = 1,
+	.on_exception = on_exception,
 	.enter = thread_enter,
 	.leave = thread_leave,
 	.fast_alloc = fast_alloc,
@@ -542,6 +543,7 @@ static const GsInterpHooks fast_hooks = {
 
 static const GsInterpHooks global_hooks = {
 	.api_version = 1,
+	.on_exception = on_exception,
 	.enter = thread_enter,
 	.leave = thread_leave,
 };
@@ -1024,7 +1026,6 @@ thread_new(Real *r, const GsThreadSpec *spec, RealTask *task, const char *name)
 	if (task != NULL)
 		gs_engine_register_dedicated(r->engine, t->id, task->engine_id, now(r));
 	t->interp = gs_interp_new(r->engine, spec, t->id, r->w->policy.oom);
-	gs_interp_set_exception_func(t->interp, on_exception, t);
 	gs_interp_require_permit(t->interp, task != NULL && semaphore_on(r));
 	gs_interp_set_hooks(t->interp,
 			    r->opts.locking == GS_LOCKING_FAST ? &fast_hooks : &global_hooks, t);

@@ -1567,6 +1567,13 @@ run_thread(Sim *s, SimThread *t)
 
 /* ---- threads and tasks ---- */
 
+/* The simulator calls the engine itself, on one thread: it only listens. */
+static const GsInterpHooks sim_hooks = {
+	.api_version = 1,
+	.on_exception = on_exception,
+	.on_block = on_block,
+};
+
 static SimThread *
 thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 {
@@ -1583,8 +1590,7 @@ thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 		gs_engine_register_dedicated(s->engine, t->id, task->engine_id, s->now);
 	t->sim = s;
 	t->interp = gs_interp_new(s->engine, spec, t->id, s->w->policy.oom);
-	gs_interp_set_exception_func(t->interp, on_exception, t);
-	gs_interp_set_block_func(t->interp, on_block, t);
+	gs_interp_set_hooks(t->interp, &sim_hooks, t);
 	gs_interp_require_permit(t->interp, task != NULL && semaphore_on(s));
 	return t;
 }

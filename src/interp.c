@@ -25,7 +25,7 @@
  *
  * Every engine call sits between enter() and leave(), which call the driver's
  * hooks when it installed any (GsInterpHooks: a real-thread driver locks the
- * engine there); the simulator installs none.
+ * engine there); the simulator installs only its callbacks.
  */
 #include "config.h"
 
@@ -102,6 +102,7 @@ struct GsInterp {
 	guint alloc_fresh : 1;/* the allocation has not met the engine yet (fast_alloc) */
 	guint8 last_out;      /* GsEffectKind of the effect handed out last */
 	guint n_frames;
+	guint told;           /* exceptions passed to on_exception so far */
 	Frame *frames;        /* inline_frames, or a heap array once deeper */
 	guint frees_head;     /* frees[frees_head ..) are still to hand out */
 	guint cap_frames;     /* of a heap frame array; 0 while inline */
@@ -116,11 +117,6 @@ struct GsInterp {
 	BufferList buffers;   /* the live buffers, oldest first */
 	const GsThreadSpec *spec;
 	GArray *seen;         /* GsSeenException; NULL until the first */
-	guint told;           /* exceptions passed to on_exception so far */
-	GsExceptionFunc on_exception;
-	gpointer on_exception_data;
-	GsBlockFunc on_block;
-	gpointer on_block_data;
 	const GsInterpHooks *hooks; /* NULL: the engine is called directly */
 	gpointer hooks_data;
 };
@@ -159,15 +155,22 @@ gs_interp_set_hooks(GsInterp *it, const GsInterpHooks *hooks, gpointer data)
 static void
 enter(GsInterp *it)
 {
-	if (it->hooks != NULL)
+	if (it->hooks != NULL && it->hooks->enter != NULL)
 		it->hooks->enter(it->hooks_data);
 }
 
 static void
 leave(GsInterp *it)
 {
-	if (it->hooks != NULL)
+	if (it->hooks != NULL && it->hooks->leave != NULL)
 		it->hooks->leave(it->hooks_data);
+}
+
+static void
+tell_block(GsInterp *it, const GsOp *retry_op, gboolean entering)
+{
+	if (it->hooks != NULL && it->hooks->on_block != NULL)
+		it->hooks->on_block(retry_op, entering, it->hooks_data);
 }
 
 /* ---- frames ---- */
@@ -231,8 +234,7 @@ push(GsInterp *it, FrameKind kind, const GsOp *op, const GArray *ops)
 		f.retry = g_new0(Pieces, 1);
 		f.retry->pieces = g_ptr_array_new_with_free_func((GDestroyNotify) g_byte_array_unref);
 		g_ptr_array_add(f.retry->pieces, g_byte_array_new());
-		if (it->on_block != NULL)
-			it->on_block(op, TRUE, it->on_block_data);
+		tell_block(it, op, TRUE);
 	}
 	reserve_frame(it);
 	it->frames[it->n_frames++] = f;
@@ -243,8 +245,8 @@ pop(GsInterp *it)
 {
 	Frame *f = top(it);
 
-	if (f->kind == FRAME_RETRY && it->on_block != NULL)
-		it->on_block(f->op, FALSE, it->on_block_data);
+	if (f->kind == FRAME_RETRY)
+		tell_block(it, f->op, FALSE);
 	frame_clear(f);
 	it->n_frames--;
 }
@@ -294,7 +296,7 @@ gs_interp_free(GsInterp *it)
 {
 	if (it == NULL)
 		return;
-	it->on_block = NULL; /* the driver may be gone: nothing is left to tell */
+	it->hooks = NULL; /* the driver may be gone: nothing is left to tell */
 	while (it->n_frames > 0)
 		pop(it);
 	if (it->cap_frames > 0)
@@ -462,21 +464,14 @@ unwind(GsInterp *it, GsTime now)
 	pop(it);
 }
 
-void
-gs_interp_set_exception_func(GsInterp *it, GsExceptionFunc func, gpointer data)
-{
-	it->on_exception = func;
-	it->on_exception_data = data;
-}
-
 /* Tells the driver of the exceptions recorded since it was last told. */
 static void
 tell_exceptions(GsInterp *it)
 {
 	for (; it->seen != NULL && it->told < it->seen->len; it->told++) {
-		if (it->on_exception != NULL)
-			it->on_exception(&g_array_index(it->seen, GsSeenException, it->told),
-					 it->on_exception_data);
+		if (it->hooks != NULL && it->hooks->on_exception != NULL)
+			it->hooks->on_exception(&g_array_index(it->seen, GsSeenException, it->told),
+						it->hooks_data);
 	}
 }
 
@@ -710,13 +705,6 @@ gs_interp_op_failed(GsInterp *it, GsException exc, GsTime now)
 	top(it)->pos--; /* the exception belongs to the op, not to the next one */
 	it->last_out = GS_EFFECT_WAIT;
 	throw_exception(it, exc, now);
-}
-
-void
-gs_interp_set_block_func(GsInterp *it, GsBlockFunc func, gpointer data)
-{
-	it->on_block = func;
-	it->on_block_data = data;
 }
 
 static gboolean

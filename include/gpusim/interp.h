@@ -94,11 +94,6 @@ GS_API GsInterp *gs_interp_new(GsEngine *engine, const GsThreadSpec *spec, GsThr
 GS_API void gs_interp_free(GsInterp *it);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsInterp, gs_interp_free)
 
-/** Told of each exception once its handling is decided, in order. */
-typedef void (*GsExceptionFunc)(const GsSeenException *seen, gpointer data);
-
-GS_API void gs_interp_set_exception_func(GsInterp *it, GsExceptionFunc func, gpointer data);
-
 /** Runs the thread at @now until it needs the world; returns what it needs. */
 GS_API GsEffect gs_interp_step(GsInterp *it, GsTime now);
 
@@ -144,15 +139,6 @@ GS_API void gs_interp_unspill_first(GsInterp *it, gint64 bytes, GsTime now);
  */
 GS_API void gs_interp_op_failed(GsInterp *it, GsException exc, GsTime now);
 
-/** Told when a retry block is entered (@entering) and left, with the block's op. */
-typedef void (*GsBlockFunc)(const GsOp *retry_op, gboolean entering, gpointer data);
-
-/**
- * Calls @func as retry blocks are entered and left, so that a driver can make
- * their input buffers spillable while they run (SPEC §3.5.1, 1).
- */
-GS_API void gs_interp_set_block_func(GsInterp *it, GsBlockFunc func, gpointer data);
-
 /**
  * Ends the thread early (its task ended or failed elsewhere): the next steps
  * hand out FREE effects for what it still holds, then GS_EFFECT_DONE.
@@ -160,22 +146,31 @@ GS_API void gs_interp_set_block_func(GsInterp *it, GsBlockFunc func, gpointer da
 GS_API void gs_interp_abort(GsInterp *it, GsTime now);
 
 /*
- * Hooks for a driver whose threads run at the same time (backends/threads.c).
- * Without hooks (the simulator) nothing below happens and the interpreter
- * behaves as it always did.
+ * What a driver hooks into the interpreter; every member may be NULL, and
+ * without hooks nothing below happens. One table is shared by all of a
+ * driver's threads; each interpreter passes its own data pointer.
  *
- * The engine is not thread-safe, so every engine call the interpreter makes
- * is bracketed by enter() and leave(): a real-thread driver takes its engine
- * lock there, and the interpreter's own state stays with the thread that runs
- * it. fast_alloc() and fast_free() let the driver keep the common case off
- * that lock: an allocation the driver could satisfy on its own (it fits, the
- * thread is RUNNING and nobody else is inside the protocol) is recorded
- * without any engine call, as if the engine had gone RUNNING -> ALLOC ->
- * RUNNING and found nobody to wake, which is what it would have done.
+ * on_exception() is told of each exception once its handling is decided, in
+ * order; on_block() of each retry block entered (@entering) and left, so that
+ * a driver can make the block's input buffers spillable while it runs (SPEC
+ * §3.5.1, 1).
+ *
+ * The rest is for a driver whose threads run at the same time
+ * (backends/threads.c). The engine is not thread-safe, so every engine call
+ * the interpreter makes is bracketed by enter() and leave(): a real-thread
+ * driver takes its engine lock there, and the interpreter's own state stays
+ * with the thread that runs it. fast_alloc() and fast_free() let the driver
+ * keep the common case off that lock: an allocation the driver could satisfy
+ * on its own (it fits, the thread is RUNNING and nobody else is inside the
+ * protocol) is recorded without any engine call, as if the engine had gone
+ * RUNNING -> ALLOC -> RUNNING and found nobody to wake, which is what it
+ * would have done.
  */
 typedef struct {
 	int api_version; /* 1 */
-	/* Before and after every engine call the interpreter makes. */
+	void (*on_exception)(const GsSeenException *seen, gpointer data);
+	void (*on_block)(const GsOp *retry_op, gboolean entering, gpointer data);
+	/* Before and after every engine call the interpreter makes (both or neither). */
 	void (*enter)(gpointer data);
 	void (*leave)(gpointer data);
 	/*
@@ -197,7 +192,7 @@ typedef struct {
 	gboolean (*fast_free)(gpointer data, const GsEffect *freed);
 } GsInterpHooks;
 
-/** Installs @hooks (NULL removes them); @hooks must outlive the interpreter. */
+/** Installs @hooks with @data for them (NULL removes them); @hooks must outlive the interpreter. */
 GS_API void gs_interp_set_hooks(GsInterp *it, const GsInterpHooks *hooks, gpointer data);
 
 /** Whether the thread has ended (DONE, FAILED or TASK_DONE returned). */
