@@ -84,11 +84,6 @@ typedef struct {
 /* Past the end of the array by at most this much, an id still makes it grow. */
 #define ID_TABLE_SLACK 1024
 
-/* A task's dedicated records, in registration order. */
-typedef struct {
-	Record *first, *last;
-} TaskList;
-
 /* A BLOCKED record and its rank, side by side so that sifting reads no record. */
 typedef struct {
 	GsPriority rank;
@@ -108,7 +103,7 @@ struct GsEngine {
 	GsTaskPriorities *priorities;
 	IdTable by_id;            /* GsThreadId -> Record* */
 	GPtrArray *records;       /* Record*, owned */
-	IdTable dedicated;        /* GsTaskId -> TaskList* (owned) of tasks with dedicated records */
+	IdTable dedicated;        /* GsTaskId -> its first dedicated Record* (the rest follow task_next) */
 	guint n_dedicated_tasks;  /* entries in dedicated */
 	BlockedHeap blocked[GS_N_KINDS];
 	GPtrArray *pool_records;  /* the pool threads' Record*, in no meaningful order */
@@ -278,7 +273,7 @@ gs_engine_free(GsEngine *e)
 	if (e == NULL)
 		return;
 	id_table_clear(&e->by_id, NULL);
-	id_table_clear(&e->dedicated, g_free);
+	id_table_clear(&e->dedicated, NULL);
 	for (guint k = 0; k < GS_N_KINDS; k++)
 		g_free(e->blocked[k].slots);
 	g_ptr_array_unref(e->pool_records);
@@ -389,38 +384,34 @@ apply(GsEngine *e, Record *rec, GsThreadEvent event, GsTime now)
 static Record *
 dedicated_of(const GsEngine *e, GsTaskId task)
 {
-	const TaskList *list = task >= 0 ? id_table_get(&e->dedicated, task) : NULL;
-
-	return list != NULL ? list->first : NULL;
+	return task >= 0 ? id_table_get(&e->dedicated, task) : NULL;
 }
 
+/* A task has few threads: appending and unlinking walk its list. */
 static void
 index_record(GsEngine *e, Record *rec)
 {
-	TaskList *list;
+	Record *last;
 
 	if (rec->view.is_pool) {
 		rec->pool_index = e->pool_records->len;
 		g_ptr_array_add(e->pool_records, rec);
 		return;
 	}
-	list = id_table_get(&e->dedicated, rec->view.task);
-	if (list == NULL) {
-		list = g_new0(TaskList, 1);
-		id_table_set(&e->dedicated, rec->view.task, list);
+	last = dedicated_of(e, rec->view.task);
+	if (last == NULL) {
+		id_table_set(&e->dedicated, rec->view.task, rec);
 		e->n_dedicated_tasks++;
+		return;
 	}
-	if (list->last != NULL)
-		list->last->task_next = rec;
-	else
-		list->first = rec;
-	list->last = rec;
+	while (last->task_next != NULL)
+		last = last->task_next;
+	last->task_next = rec;
 }
 
 static void
 unindex_record(GsEngine *e, Record *rec)
 {
-	TaskList *list;
 	Record *prev = NULL;
 
 	if (rec->view.is_pool) {
@@ -429,22 +420,17 @@ unindex_record(GsEngine *e, Record *rec)
 			((Record *) e->pool_records->pdata[rec->pool_index])->pool_index = rec->pool_index;
 		return;
 	}
-	/* A task has few threads: finding the predecessor is a short walk. */
-	list = id_table_get(&e->dedicated, rec->view.task);
-	for (Record *r = list->first; r != rec; r = r->task_next)
+	for (Record *r = dedicated_of(e, rec->view.task); r != rec; r = r->task_next)
 		prev = r;
-	if (prev != NULL)
+	if (prev != NULL) {
 		prev->task_next = rec->task_next;
-	else
-		list->first = rec->task_next;
-	if (list->last == rec)
-		list->last = prev;
-	rec->task_next = NULL;
-	if (list->first == NULL) {
+	} else if (rec->task_next != NULL) {
+		id_table_set(&e->dedicated, rec->view.task, rec->task_next);
+	} else {
 		id_table_remove(&e->dedicated, rec->view.task);
-		g_free(list);
 		e->n_dedicated_tasks--;
 	}
+	rec->task_next = NULL;
 }
 
 static Record *

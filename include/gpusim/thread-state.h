@@ -167,13 +167,16 @@ GS_API const char *gs_thread_action_name(GsThreadAction action);
 typedef struct {
 	GsThreadId id;
 	GsTaskId task;          /* dedicated: its task; pool thread: GS_NO_TASK */
-	GsThreadState state;
-	GsAllocKind alloc_kind; /* kind of the allocation in progress or last failed */
-	gboolean is_pool;
-	gboolean shuffle;       /* pool threads only: fixed at first registration */
-	gboolean pool_blocked;  /* dedicated threads only: waiting on a pool */
 	GArray *pool_tasks;     /* pool threads: GsTaskId, ascending, no duplicates */
+	/* Packed: the engine keeps one view per thread, and 10^5 threads are a normal run. */
+	GsThreadState state : 8;
+	GsAllocKind alloc_kind : 8; /* kind of the allocation in progress or last failed */
+	guint8 is_pool;         /* booleans */
+	guint8 shuffle;         /* pool threads only: fixed at first registration */
+	guint8 pool_blocked;    /* dedicated threads only: waiting on a pool */
 } GsThreadView;
+
+G_STATIC_ASSERT(GS_N_THREAD_STATES <= 128 && GS_N_KINDS <= 128);
 
 /*
  * Checks what must hold of every record; returns NULL when it does, else a
