@@ -4,7 +4,7 @@
  * A classic array heap: the children of slot i are 2i + 1 and 2i + 2. Sifting
  * moves a hole instead of swapping, so each level costs one copy of a node.
  * The heap orders small nodes (time, seq and the index of the event's slot,
- * 24 bytes); the caller's part of an event (kind, target, generation, arg)
+ * 24 bytes); the caller's part of an event (kind, target, generation)
  * waits in a slot array and is read once, when the event is popped. Sifting
  * is where a large queue spends its time, and it goes through half as many
  * cache lines as with whole events in the heap.
@@ -24,10 +24,9 @@ typedef struct {
 
 /* The caller's part of an event, waiting for its node to reach the root. */
 typedef struct {
-	guint kind;
 	guint64 target;
 	guint64 generation;
-	gint64 arg;
+	guint kind;
 } Payload;
 
 struct GsHeap {
@@ -102,13 +101,12 @@ sift_down(GsHeap *heap, guint i)
 	heap->nodes[i] = n;
 }
 
+/* Makes room for @cap events in all (never less than there is). */
 static void
-grow(GsHeap *heap)
+resize(GsHeap *heap, guint cap)
 {
-	guint cap = heap->cap == 0 ? INITIAL_CAPACITY : heap->cap * 2;
-
 	/* sift_down computes 2i + 2 in a guint; keep that from wrapping. */
-	g_assert(heap->cap < G_MAXUINT / 4);
+	g_assert(cap < G_MAXUINT / 2);
 	heap->nodes = g_renew(Node, heap->nodes, cap);
 	heap->slots = g_renew(Payload, heap->slots, cap);
 	heap->free_slots = g_renew(guint, heap->free_slots, cap);
@@ -118,6 +116,20 @@ grow(GsHeap *heap)
 	heap->cap = cap;
 }
 
+static void
+grow(GsHeap *heap)
+{
+	resize(heap, heap->cap == 0 ? INITIAL_CAPACITY : heap->cap * 2);
+}
+
+void
+gs_heap_reserve(GsHeap *heap, guint n)
+{
+	g_return_if_fail(heap != NULL);
+	if (n > heap->cap)
+		resize(heap, n);
+}
+
 /* A whole event from a node and the payload in its slot. */
 static GsEvent
 event_of(const GsHeap *heap, const Node *n)
@@ -125,11 +137,11 @@ event_of(const GsHeap *heap, const Node *n)
 	const Payload *p = &heap->slots[n->slot];
 
 	return (GsEvent){.time = n->time, .seq = n->seq, .kind = p->kind, .target = p->target,
-			 .generation = p->generation, .arg = p->arg};
+			 .generation = p->generation};
 }
 
 guint64
-gs_heap_push(GsHeap *heap, GsTime time, guint kind, guint64 target, guint64 generation, gint64 arg)
+gs_heap_push(GsHeap *heap, GsTime time, guint kind, guint64 target, guint64 generation)
 {
 	Node *n;
 
@@ -140,8 +152,7 @@ gs_heap_push(GsHeap *heap, GsTime time, guint kind, guint64 target, guint64 gene
 	n->time = time;
 	n->seq = heap->next_seq++;
 	n->slot = heap->free_slots[--heap->n_free];
-	heap->slots[n->slot] = (Payload){.kind = kind, .target = target, .generation = generation,
-					 .arg = arg};
+	heap->slots[n->slot] = (Payload){.target = target, .generation = generation, .kind = kind};
 	/* The new node starts at the end and rises. */
 	sift_up(heap, heap->len++);
 	return heap->next_seq - 1;

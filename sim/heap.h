@@ -8,7 +8,7 @@
  * events ever compare equal: the order is total and therefore deterministic.
  * The heap never reads a clock; times are whatever the caller passes.
  *
- * What it leaves to the caller: what an event means (kind, target and arg are
+ * What it leaves to the caller: what an event means (kind and target are
  * opaque numbers), the current time (the heap accepts any time, including one
  * earlier than events already fired; the driver must not schedule into the
  * past), and cancellation. Cancellation is lazy: the caller stamps each event
@@ -34,9 +34,10 @@
  * ascending (time, seq), as long as nothing is scheduled before now.
  *
  * Storage: the heap orders small nodes (time, seq, slot) in one array; the
- * rest of each event waits in a slot array beside it. Both double when full, so
- * a push allocates only when they grow, and they never shrink (gs_heap_clear
- * keeps the storage). Push and pop are O(log n), peek and len O(1).
+ * rest of each event waits in a slot array beside it. Both double when full
+ * (gs_heap_reserve() sizes them up front), so a push allocates only when they
+ * grow, and they never shrink (gs_heap_clear keeps the storage). Push and pop
+ * are O(log n), peek and len O(1).
  */
 #ifndef GPUSIM_SIM_HEAP_H
 #define GPUSIM_SIM_HEAP_H
@@ -52,7 +53,6 @@ typedef struct {
 	guint kind;         /* the caller's: what to do */
 	guint64 target;     /* the caller's: to whom */
 	guint64 generation; /* the caller's: for lazy cancellation */
-	gint64 arg;         /* the caller's: a free argument */
 } GsEvent;
 
 typedef struct GsHeap GsHeap;
@@ -67,8 +67,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsHeap, gs_heap_free)
  * push into a new heap, then one more for every push (clearing does not reset
  * the counter, so a sequence number is never reused within one heap).
  */
-guint64 gs_heap_push(GsHeap *heap, GsTime time, guint kind, guint64 target, guint64 generation,
-		     gint64 arg);
+guint64 gs_heap_push(GsHeap *heap, GsTime time, guint kind, guint64 target, guint64 generation);
+
+/**
+ * Makes room for @n events in all, so that pushes up to that many allocate
+ * nothing: a driver that knows how many events it will have pending at most
+ * (one per task or thread) spares the slack of growing by doubling.
+ */
+void gs_heap_reserve(GsHeap *heap, guint n);
 
 /** Copies the next event to fire into @out (may be NULL); FALSE if the heap is empty. */
 gboolean gs_heap_peek(const GsHeap *heap, GsEvent *out);

@@ -104,10 +104,13 @@ typedef struct {
 	GPtrArray *threads;  /* GsThreadResult*, in order of creation */
 	GArray *timeline;    /* GsSample */
 	GStringChunk *strings; /* the rows' ids and names, packed (one allocation per row saved) */
+	GPtrArray *rows;     /* the rows themselves, packed in blocks: add them with the functions below */
 } GsResult;
 
 /** An empty result: no tasks, threads or samples yet. */
 GS_API GsResult *gs_result_new(void);
+/** An empty result with room for @tasks task rows and @threads thread rows. */
+GS_API GsResult *gs_result_new_sized(guint tasks, guint threads);
 /** Appends a task row with id @id (copied). */
 GS_API GsTaskResult *gs_result_add_task(GsResult *result, const char *id);
 /** Appends a thread row named @name (copied) of the task row @task; NULL: a pool thread. */

@@ -277,25 +277,37 @@ scaled(GsInterp *it, gint64 value, gboolean is_size)
 
 /* ---- lifetime ---- */
 
-GsInterp *
-gs_interp_new(GsEngine *engine, const GsThreadSpec *spec, GsThreadId thread, GsOomPolicy policy)
+gsize
+gs_interp_size(void)
 {
-	GsInterp *it = g_new0(GsInterp, 1);
+	return sizeof(GsInterp);
+}
 
+void
+gs_interp_init(GsInterp *it, GsEngine *engine, const GsThreadSpec *spec, GsThreadId thread,
+	       GsOomPolicy policy)
+{
+	memset(it, 0, sizeof *it);
 	it->engine = engine;
 	it->spec = spec;
 	it->thread = thread;
 	it->policy = policy;
 	it->frames = it->inline_frames;
 	push(it, FRAME_OPS, NULL, spec->ops);
+}
+
+GsInterp *
+gs_interp_new(GsEngine *engine, const GsThreadSpec *spec, GsThreadId thread, GsOomPolicy policy)
+{
+	GsInterp *it = g_new(GsInterp, 1);
+
+	gs_interp_init(it, engine, spec, thread, policy);
 	return it;
 }
 
 void
-gs_interp_free(GsInterp *it)
+gs_interp_clear(GsInterp *it)
 {
-	if (it == NULL)
-		return;
 	it->hooks = NULL; /* the driver may be gone: nothing is left to tell */
 	while (it->n_frames > 0)
 		pop(it);
@@ -305,6 +317,15 @@ gs_interp_free(GsInterp *it)
 	g_free(it->frees.data);
 	if (it->seen != NULL)
 		g_array_unref(it->seen);
+	memset(it, 0, sizeof *it);
+}
+
+void
+gs_interp_free(GsInterp *it)
+{
+	if (it == NULL)
+		return;
+	gs_interp_clear(it);
 	g_free(it);
 }
 

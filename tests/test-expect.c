@@ -37,11 +37,12 @@ static GsThreadResult *
 add_thread(GsResult *r, const char *name, const char *task, guint32 reached,
 	   GsThreadState final_state, guint n_exc, ...)
 {
-	GsThreadResult *t = g_new0(GsThreadResult, 1);
+	/* A row of no task row, pointing at a task id of its own. */
+	GsThreadResult *t = gs_result_add_thread(r, name, NULL);
 	va_list args;
 
-	t->name = g_string_chunk_insert(r->strings, name);
 	t->task = task != NULL ? g_string_chunk_insert(r->strings, task) : NULL;
+	t->pool = FALSE;
 	t->reached = reached;
 	t->final_state = final_state;
 	t->exceptions = g_array_new(FALSE, TRUE, sizeof(GsSeenException));
@@ -54,7 +55,6 @@ add_thread(GsResult *r, const char *name, const char *task, guint32 reached,
 		g_array_append_val(t->exceptions, seen);
 	}
 	va_end(args);
-	g_ptr_array_add(r->threads, t);
 	return t;
 }
 

@@ -35,7 +35,6 @@ ck_same_event(const GsEvent *a, const GsEvent *b)
 	ck_assert_uint_eq(a->kind, b->kind);
 	ck_assert_uint_eq(a->target, b->target);
 	ck_assert_uint_eq(a->generation, b->generation);
-	ck_assert_int_eq(a->arg, b->arg);
 }
 
 /* ---- ordering by time, then by seq ---- */
@@ -43,10 +42,10 @@ ck_same_event(const GsEvent *a, const GsEvent *b)
 #define MAX_PUSHES 8
 
 typedef struct {
-	/* Inputs: times pushed in this order; event i carries arg i. */
+	/* Inputs: times pushed in this order; event i has target i. */
 	guint n;
 	GsTime times[MAX_PUSHES];
-	/* Outputs: the args in popping order. */
+	/* Outputs: the targets in popping order. */
 	gint64 order[MAX_PUSHES];
 } OrderRow;
 
@@ -68,7 +67,7 @@ START_TEST(test_order)
 	GsEvent e, peeked;
 
 	for (guint i = 0; i < row->n; i++) {
-		ck_assert_uint_eq(gs_heap_push(heap, row->times[i], 0, 0, 0, i), i);
+		ck_assert_uint_eq(gs_heap_push(heap, row->times[i], 0, (guint64) i, 0), i);
 		ck_heap(heap);
 	}
 	ck_assert_uint_eq(gs_heap_len(heap), row->n);
@@ -77,7 +76,7 @@ START_TEST(test_order)
 		ck_assert(gs_heap_pop(heap, &e));
 		ck_heap(heap);
 		ck_same_event(&peeked, &e);
-		ck_assert_int_eq(e.arg, row->order[i]);
+		ck_assert_int_eq((gint64) e.target, row->order[i]);
 		ck_assert_uint_eq(e.seq, (guint64) row->order[i]);
 		ck_assert_int_eq(e.time, row->times[row->order[i]]);
 		ck_assert_uint_eq(gs_heap_len(heap), row->n - i - 1);
@@ -114,7 +113,7 @@ START_TEST(test_fields)
 	guint64 current_gen = 0; /* the caller's generation for target 7 */
 	guint fired = 0;
 
-	gs_heap_push(heap, 100, 3, 7, current_gen, -42);
+	gs_heap_push(heap, 100, 3, 7, current_gen);
 	ck_assert(gs_heap_peek(heap, NULL));
 	ck_assert_uint_eq(gs_heap_len(heap), 1);
 	ck_assert(gs_heap_pop(heap, &e));
@@ -123,23 +122,21 @@ START_TEST(test_fields)
 	ck_assert_uint_eq(e.kind, 3);
 	ck_assert_uint_eq(e.target, 7);
 	ck_assert_uint_eq(e.generation, 0);
-	ck_assert_int_eq(e.arg, -42);
 
 	/* Lazy cancellation as a driver does it: bump, reschedule, drop stale. */
-	gs_heap_push(heap, 50, 1, 7, current_gen, 1);
+	gs_heap_push(heap, 50, 1, 7, current_gen);
 	current_gen++;
-	gs_heap_push(heap, 60, 1, 7, current_gen, 2);
-	gs_heap_push(heap, 40, G_MAXUINT, G_MAXUINT64, G_MAXUINT64, G_MININT64);
+	gs_heap_push(heap, 60, 2, 7, current_gen);
+	gs_heap_push(heap, 40, G_MAXUINT, G_MAXUINT64, G_MAXUINT64);
 	ck_assert(gs_heap_pop(heap, &e));
 	ck_assert_uint_eq(e.kind, G_MAXUINT);
 	ck_assert_uint_eq(e.target, G_MAXUINT64);
 	ck_assert_uint_eq(e.generation, G_MAXUINT64);
-	ck_assert_int_eq(e.arg, G_MININT64);
 	while (gs_heap_pop(heap, &e)) {
 		if (e.generation != current_gen)
 			continue;
 		fired++;
-		ck_assert_int_eq(e.arg, 2);
+		ck_assert_uint_eq(e.kind, 2);
 	}
 	ck_assert_uint_eq(fired, 1);
 }
@@ -157,19 +154,19 @@ START_TEST(test_same_time_fifo)
 
 	for (guint i = 0; i < n; i++) {
 		/* Later times pushed in between must not disturb the tie order. */
-		gs_heap_push(heap, 42, 0, 0, 0, i);
+		gs_heap_push(heap, 42, 0, (guint64) i, 0);
 		if (i % 7 == 0)
-			gs_heap_push(heap, 43 + i % 5, 0, 0, 0, -1);
+			gs_heap_push(heap, 43 + i % 5, 0, (guint64) (-1), 0);
 		if (_i == 1 && i % 3 == 2) {
 			ck_assert(gs_heap_pop(heap, &e));
 			ck_assert_int_eq(e.time, 42);
-			ck_assert_int_eq(e.arg, next_expected++);
+			ck_assert_int_eq((gint64) e.target, next_expected++);
 		}
 	}
 	ck_heap(heap);
 	while (gs_heap_peek(heap, &e) && e.time == 42) {
 		gs_heap_pop(heap, &e);
-		ck_assert_int_eq(e.arg, next_expected++);
+		ck_assert_int_eq((gint64) e.target, next_expected++);
 	}
 	ck_assert_int_eq(next_expected, n);
 	/* What is left is later, in (time, seq) order. */
@@ -178,7 +175,7 @@ START_TEST(test_same_time_fifo)
 
 		while (gs_heap_pop(heap, &e)) {
 			ck_assert(fires_before(&prev, &e));
-			ck_assert_int_eq(e.arg, -1);
+			ck_assert_int_eq((gint64) e.target, -1);
 			prev = e;
 		}
 	}
@@ -228,11 +225,9 @@ START_TEST(test_random_vs_reference)
 				.kind = g_rand_int_range(rand, 0, 4),
 				.target = g_rand_int(rand),
 				.generation = g_rand_int_range(rand, 0, 3),
-				.arg = op,
 			};
 
-			ck_assert_uint_eq(gs_heap_push(heap, r.time, r.kind, r.target, r.generation,
-						       r.arg),
+			ck_assert_uint_eq(gs_heap_push(heap, r.time, r.kind, r.target, r.generation),
 					  r.seq);
 			g_array_insert_val(ref, ref_position(ref, &r), r);
 			pushes++;
@@ -263,12 +258,12 @@ START_TEST(test_pop_due_basic)
 	g_autoptr(GsHeap) heap = gs_heap_new();
 	g_autoptr(GArray) due = g_array_new(FALSE, FALSE, sizeof(GsEvent));
 	static const GsTime times[] = {10, 5, 20, 10, 10};
-	static const gint64 expected[] = {1, 0, 3, 4}; /* args, in firing order */
-	GsEvent sentinel = {.time = -1, .arg = 99};
+	static const gint64 expected[] = {1, 0, 3, 4}; /* targets, in firing order */
+	GsEvent sentinel = {.time = -1, .target = 99};
 	GsEvent e;
 
 	for (guint i = 0; i < G_N_ELEMENTS(times); i++)
-		gs_heap_push(heap, times[i], 0, 0, 0, i);
+		gs_heap_push(heap, times[i], 0, (guint64) i, 0);
 	/* Nothing due yet: @due is left alone. */
 	ck_assert_uint_eq(gs_heap_pop_due(heap, 4, due), 0);
 	ck_assert_uint_eq(due->len, 0);
@@ -277,9 +272,9 @@ START_TEST(test_pop_due_basic)
 	ck_assert_uint_eq(gs_heap_pop_due(heap, 10, due), G_N_ELEMENTS(expected));
 	ck_heap(heap);
 	ck_assert_uint_eq(due->len, 1 + G_N_ELEMENTS(expected));
-	ck_assert_int_eq(g_array_index(due, GsEvent, 0).arg, 99);
+	ck_assert_int_eq(g_array_index(due, GsEvent, 0).target, 99);
 	for (guint i = 0; i < G_N_ELEMENTS(expected); i++)
-		ck_assert_int_eq(g_array_index(due, GsEvent, i + 1).arg, expected[i]);
+		ck_assert_int_eq(g_array_index(due, GsEvent, i + 1).target, expected[i]);
 	ck_assert_uint_eq(gs_heap_len(heap), 1);
 	/* Asking again at the same instant finds nothing new. */
 	ck_assert_uint_eq(gs_heap_pop_due(heap, 10, due), 0);
@@ -296,31 +291,31 @@ START_TEST(test_pop_due_two_phase)
 	g_autoptr(GsHeap) heap = gs_heap_new();
 	g_autoptr(GArray) due = g_array_new(FALSE, FALSE, sizeof(GsEvent));
 
-	gs_heap_push(heap, 10, 0, 0, 0, 1);
-	gs_heap_push(heap, 10, 0, 0, 0, 2);
+	gs_heap_push(heap, 10, 0, 1, 0);
+	gs_heap_push(heap, 10, 0, 2, 0);
 	ck_assert_uint_eq(gs_heap_pop_due(heap, 10, due), 2);
 	/* "Running" the pass: each event schedules one at now and one later. */
 	for (guint i = 0; i < due->len; i++) {
-		gint64 arg = g_array_index(due, GsEvent, i).arg;
+		guint64 target = g_array_index(due, GsEvent, i).target;
 
-		gs_heap_push(heap, 10, 0, 0, 0, arg * 10);
-		gs_heap_push(heap, 11, 0, 0, 0, arg * 100);
+		gs_heap_push(heap, 10, 0, target * 10, 0);
+		gs_heap_push(heap, 11, 0, target * 100, 0);
 	}
 	ck_assert_uint_eq(due->len, 2);
 	ck_heap(heap);
 
 	g_array_set_size(due, 0);
 	ck_assert_uint_eq(gs_heap_pop_due(heap, 10, due), 2);
-	ck_assert_int_eq(g_array_index(due, GsEvent, 0).arg, 10);
-	ck_assert_int_eq(g_array_index(due, GsEvent, 1).arg, 20);
+	ck_assert_int_eq(g_array_index(due, GsEvent, 0).target, 10);
+	ck_assert_int_eq(g_array_index(due, GsEvent, 1).target, 20);
 	ck_assert_uint_eq(g_array_index(due, GsEvent, 0).seq, 2);
 	ck_assert_uint_eq(g_array_index(due, GsEvent, 1).seq, 4);
 
 	g_array_set_size(due, 0);
 	ck_assert_uint_eq(gs_heap_pop_due(heap, 10, due), 0);
 	ck_assert_uint_eq(gs_heap_pop_due(heap, 11, due), 2);
-	ck_assert_int_eq(g_array_index(due, GsEvent, 0).arg, 100);
-	ck_assert_int_eq(g_array_index(due, GsEvent, 1).arg, 200);
+	ck_assert_int_eq(g_array_index(due, GsEvent, 0).target, 100);
+	ck_assert_int_eq(g_array_index(due, GsEvent, 1).target, 200);
 	ck_assert_uint_eq(gs_heap_len(heap), 0);
 }
 END_TEST
@@ -337,8 +332,8 @@ START_TEST(test_pop_due_before)
 	for (guint i = 0; i < 200; i++) {
 		GsTime t = g_rand_int_range(rand, 0, 20);
 
-		gs_heap_push(a, t, 0, 0, 0, i);
-		gs_heap_push(b, t, 0, 0, 0, i);
+		gs_heap_push(a, t, 0, (guint64) i, 0);
+		gs_heap_push(b, t, 0, (guint64) i, 0);
 	}
 	while (gs_heap_peek(a, &next)) {
 		guint64 before = gs_heap_next_seq(b);
@@ -350,11 +345,11 @@ START_TEST(test_pop_due_before)
 
 			ck_assert(gs_heap_pop_due_before(b, next.time, before, &e));
 			ck_assert_uint_eq(e.seq, x->seq);
-			ck_assert_int_eq(e.arg, x->arg);
+			ck_assert_uint_eq(e.target, x->target);
 			/* Both schedule the same follow-up; it must wait for the next pass. */
-			if (x->arg < 400) {
-				gs_heap_push(a, next.time, 0, 0, 0, x->arg + 200);
-				gs_heap_push(b, next.time, 0, 0, 0, x->arg + 200);
+			if (x->target < 400) {
+				gs_heap_push(a, next.time, 0, x->target + 200, 0);
+				gs_heap_push(b, next.time, 0, x->target + 200, 0);
 			}
 		}
 		ck_assert(!gs_heap_pop_due_before(b, next.time, before, &e));
@@ -382,7 +377,7 @@ START_TEST(test_driver_loop)
 	guint64 pushed = 0; /* the heap's sequence counter, as seen from outside */
 
 	for (guint i = 0; i < 50; i++)
-		ck_assert_uint_eq(gs_heap_push(heap, g_rand_int_range(rand, 0, 100), 0, 0, 0, 0),
+		ck_assert_uint_eq(gs_heap_push(heap, g_rand_int_range(rand, 0, 100), 0, 0, 0),
 				  pushed++);
 	while (gs_heap_peek(heap, &next)) {
 		GsTime now = next.time;
@@ -409,7 +404,7 @@ START_TEST(test_driver_loop)
 						       : g_rand_int_range(rand, 1, 50);
 
 				same_instant += delay == 0;
-				ck_assert_uint_eq(gs_heap_push(heap, now + delay, 0, 0, 0, fired),
+				ck_assert_uint_eq(gs_heap_push(heap, now + delay, 0, (guint64) fired, 0),
 						  pushed++);
 			}
 		}
@@ -435,13 +430,13 @@ START_TEST(test_growth)
 
 	/* Descending times: every push rises to the root. */
 	for (guint i = 0; i < n; i++)
-		ck_assert_uint_eq(gs_heap_push(heap, (GsTime) (n - i), 0, 0, 0, i), i);
+		ck_assert_uint_eq(gs_heap_push(heap, (GsTime) (n - i), 0, (guint64) i, 0), i);
 	ck_assert_uint_eq(gs_heap_len(heap), n);
 	ck_heap(heap);
 	for (guint i = 0; i < n; i++) {
 		ck_assert(gs_heap_pop(heap, &e));
 		ck_assert_int_eq(e.time, (GsTime) (i + 1));
-		ck_assert_int_eq(e.arg, (gint64) (n - 1 - i));
+		ck_assert_int_eq((gint64) e.target, (gint64) (n - 1 - i));
 	}
 	ck_assert_uint_eq(gs_heap_len(heap), 0);
 	ck_heap(heap);
@@ -454,20 +449,20 @@ START_TEST(test_clear)
 	GsEvent e;
 
 	for (guint i = 0; i < 100; i++)
-		gs_heap_push(heap, i % 10, 0, 0, 0, i);
+		gs_heap_push(heap, i % 10, 0, (guint64) i, 0);
 	gs_heap_clear(heap);
 	ck_heap(heap);
 	ck_assert_uint_eq(gs_heap_len(heap), 0);
 	ck_assert(!gs_heap_peek(heap, &e));
 	ck_assert(!gs_heap_pop(heap, &e));
 	/* The counter goes on: sequence numbers are never reused. */
-	ck_assert_uint_eq(gs_heap_push(heap, 5, 0, 0, 0, 1), 100);
-	ck_assert_uint_eq(gs_heap_push(heap, 3, 0, 0, 0, 2), 101);
+	ck_assert_uint_eq(gs_heap_push(heap, 5, 0, 1, 0), 100);
+	ck_assert_uint_eq(gs_heap_push(heap, 3, 0, 2, 0), 101);
 	ck_heap(heap);
 	ck_assert(gs_heap_pop(heap, &e));
-	ck_assert_int_eq(e.arg, 2);
+	ck_assert_uint_eq(e.target, 2);
 	ck_assert(gs_heap_pop(heap, &e));
-	ck_assert_int_eq(e.arg, 1);
+	ck_assert_uint_eq(e.target, 1);
 	gs_heap_clear(heap);
 	gs_heap_clear(heap);
 	ck_assert_uint_eq(gs_heap_len(heap), 0);

@@ -144,6 +144,32 @@ START_TEST(test_set_overrides)
 }
 END_TEST
 
+/*
+ * Ids in every part of the storage: the first array, ids that make it grow
+ * (by doubling, or by reaching an id near its end), and ids far past it that
+ * go to the hash table. Each keeps its own value and is forgotten alone.
+ */
+static const GsTaskId storage_ids[] = {0, 63, 64, 1000, 1500, 5000, (GsTaskId) 1 << 40, G_MAXINT64};
+
+START_TEST(test_storage)
+{
+	g_autoptr(GsTaskPriorities) prio = gs_task_priorities_new(GS_PRIORITY_FIFO);
+	const guint n = G_N_ELEMENTS(storage_ids);
+
+	for (guint i = 0; i < n; i++)
+		gs_task_priorities_set(prio, storage_ids[i], -(gint64) i);
+	for (guint i = 0; i < n; i++)
+		ck_assert_int_eq(gs_task_priorities_get(prio, storage_ids[i]), -(gint64) i);
+	ck_assert(!gs_task_priorities_has(prio, 62));
+	ck_assert(!gs_task_priorities_has(prio, 4999));
+	ck_assert(!gs_task_priorities_has(prio, ((GsTaskId) 1 << 40) + 1));
+	ck_assert(gs_task_priorities_forget(prio, storage_ids[_i]));
+	for (guint i = 0; i < n; i++)
+		ck_assert(gs_task_priorities_has(prio, storage_ids[i]) == (i != (guint) _i));
+	ck_assert(!gs_task_priorities_forget(prio, storage_ids[_i]));
+}
+END_TEST
+
 /* ---- thread priority ---- */
 
 enum { DEDICATED, POOL, SHUFFLE };
@@ -328,6 +354,7 @@ gs_test_suite_priority(void)
 	tcase_add_loop_test(tc, test_task_id_mode, 0, G_N_ELEMENTS(task_id_rows));
 	tcase_add_test(tc, test_task_id_forget);
 	tcase_add_loop_test(tc, test_set_overrides, 0, 2);
+	tcase_add_loop_test(tc, test_storage, 0, G_N_ELEMENTS(storage_ids));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("thread");

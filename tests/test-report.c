@@ -283,14 +283,13 @@ add_task(GsResult *r, const char *id, GsOutcome outcome)
 static GsThreadResult *
 add_thread(GsResult *r, const char *name, const char *task, guint32 reached)
 {
-	GsThreadResult *t = g_new0(GsThreadResult, 1);
+	/* A row of no task row, pointing at a task id of its own. */
+	GsThreadResult *t = gs_result_add_thread(r, name, NULL);
 
-	t->name = g_string_chunk_insert(r->strings, name);
 	t->task = task != NULL ? g_string_chunk_insert(r->strings, task) : NULL;
 	t->pool = task == NULL;
 	t->reached = reached;
 	t->exceptions = g_array_new(FALSE, TRUE, sizeof(GsSeenException));
-	g_ptr_array_add(r->threads, t);
 	return t;
 }
 

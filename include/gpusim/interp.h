@@ -94,6 +94,17 @@ GS_API GsInterp *gs_interp_new(GsEngine *engine, const GsThreadSpec *spec, GsThr
 GS_API void gs_interp_free(GsInterp *it);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsInterp, gs_interp_free)
 
+/*
+ * The same, in storage the driver provides (a simulator keeps its threads'
+ * interpreters packed beside its own records): gs_interp_size() bytes,
+ * aligned for a pointer. gs_interp_clear() frees what the interpreter holds,
+ * not @it itself.
+ */
+GS_API gsize gs_interp_size(void);
+GS_API void gs_interp_init(GsInterp *it, GsEngine *engine, const GsThreadSpec *spec,
+			   GsThreadId thread, GsOomPolicy policy);
+GS_API void gs_interp_clear(GsInterp *it);
+
 /** Runs the thread at @now until it needs the world; returns what it needs. */
 GS_API GsEffect gs_interp_step(GsInterp *it, GsTime now);
 
