@@ -46,17 +46,19 @@ typedef enum {
 typedef struct {
 	GPtrArray *pieces;  /* GByteArray* paths still to run, last runs next */
 	GByteArray *path;   /* the piece being attempted */
+	guint depth;        /* 1 for the outermost block, 2 inside it... */
 } Pieces;
 
+/* 32 bytes: the kind is the op's (frame_kind()), and a frame counts iterations or holds pieces. */
 typedef struct {
 	const GsOp *op;     /* the repeat or retry op; NULL for the top frame */
 	const GsOp *ops;    /* the frame's op list (the GArray's data) ... */
 	guint n_ops;        /* ... and its length */
 	guint pos;          /* the op being run, or the next one */
-	guint count;        /* repeat: iterations finished; retry: the block's depth,
-			       1 for the outermost block, 2 inside it... */
-	FrameKind kind;
-	Pieces *retry;      /* retry only */
+	union {
+		guint iterations; /* repeat: iterations finished */
+		Pieces *retry;    /* retry */
+	};
 } Frame;
 
 /* Frames stored inside the interpreter; deeper nesting moves them to the heap. */
@@ -181,12 +183,20 @@ top(GsInterp *it)
 	return &it->frames[it->n_frames - 1];
 }
 
+static FrameKind
+frame_kind(const Frame *f)
+{
+	if (f->op == NULL)
+		return FRAME_OPS;
+	return f->op->kind == GS_OP_REPEAT ? FRAME_REPEAT : FRAME_RETRY;
+}
+
 static guint
 retry_depth(GsInterp *it)
 {
 	for (guint i = it->n_frames; i-- > 0;) {
-		if (it->frames[i].kind == FRAME_RETRY)
-			return it->frames[i].count;
+		if (frame_kind(&it->frames[i]) == FRAME_RETRY)
+			return it->frames[i].retry->depth;
 	}
 	return 0;
 }
@@ -194,7 +204,7 @@ retry_depth(GsInterp *it)
 static void
 frame_clear(Frame *f)
 {
-	if (f->retry == NULL)
+	if (frame_kind(f) != FRAME_RETRY)
 		return;
 	g_ptr_array_unref(f->retry->pieces);
 	if (f->retry->path != NULL)
@@ -220,18 +230,17 @@ reserve_frame(GsInterp *it)
 }
 
 static void
-push(GsInterp *it, FrameKind kind, const GsOp *op, const GArray *ops)
+push(GsInterp *it, const GsOp *op, const GArray *ops)
 {
-	Frame f = {.kind = kind, .op = op};
+	Frame f = {.op = op};
 
 	if (ops != NULL) {
 		f.ops = (const GsOp *) (gpointer) ops->data;
 		f.n_ops = ops->len;
 	}
-
-	if (kind == FRAME_RETRY) {
-		f.count = retry_depth(it) + 1;
+	if (frame_kind(&f) == FRAME_RETRY) {
 		f.retry = g_new0(Pieces, 1);
+		f.retry->depth = retry_depth(it) + 1;
 		f.retry->pieces = g_ptr_array_new_with_free_func((GDestroyNotify) g_byte_array_unref);
 		g_ptr_array_add(f.retry->pieces, g_byte_array_new());
 		tell_block(it, op, TRUE);
@@ -245,7 +254,7 @@ pop(GsInterp *it)
 {
 	Frame *f = top(it);
 
-	if (f->kind == FRAME_RETRY)
+	if (frame_kind(f) == FRAME_RETRY)
 		tell_block(it, f->op, FALSE);
 	frame_clear(f);
 	it->n_frames--;
@@ -266,7 +275,7 @@ scaled(GsInterp *it, gint64 value, gboolean is_size)
 	for (guint i = 0; i < it->n_frames; i++) {
 		const GByteArray *path;
 
-		if (it->frames[i].kind != FRAME_RETRY)
+		if (frame_kind(&it->frames[i]) != FRAME_RETRY)
 			continue;
 		path = it->frames[i].retry->path;
 		value = is_size ? gs_split_size(value, path->data, path->len)
@@ -293,7 +302,7 @@ gs_interp_init(GsInterp *it, GsEngine *engine, const GsThreadSpec *spec, GsThrea
 	it->thread = thread;
 	it->policy = policy;
 	it->frames = it->inline_frames;
-	push(it, FRAME_OPS, NULL, spec->ops);
+	push(it, NULL, spec->ops);
 }
 
 GsInterp *
@@ -476,11 +485,11 @@ unwind(GsInterp *it, GsTime now)
 {
 	Frame *f = top(it);
 
-	if (f->kind == FRAME_RETRY) {
+	if (frame_kind(f) == FRAME_RETRY) {
 		enter(it);
 		gs_engine_retry_block_end(it->engine, it->thread, now);
 		leave(it);
-		hand_up(it, f->count);
+		hand_up(it, f->retry->depth);
 	}
 	pop(it);
 }
@@ -515,7 +524,7 @@ handle_exception(GsInterp *it, GsException exc, GsTime now)
 		Frame *f = top(it);
 		gboolean split_request = gs_exception_is_split(exc) || exc == GS_EXC_COULD_NOT_SPLIT;
 
-		if (f->kind != FRAME_RETRY || !(gs_exception_is_recoverable(exc) || split_request)) {
+		if (frame_kind(f) != FRAME_RETRY || !(gs_exception_is_recoverable(exc) || split_request)) {
 			unwind(it, now);
 			continue;
 		}
@@ -525,7 +534,7 @@ handle_exception(GsInterp *it, GsException exc, GsTime now)
 		enter(it);
 		gs_engine_retry_block_end(it->engine, it->thread, now);
 		leave(it);
-		free_from_depth(it, f->count, now);
+		free_from_depth(it, f->retry->depth, now);
 		if (!split_request) {
 			it->mode = MODE_RETRY_BLOCK;
 			return;
@@ -831,12 +840,12 @@ end_of_frame(GsInterp *it, GsTime now)
 {
 	Frame *f = top(it);
 
-	switch (f->kind) {
+	switch (frame_kind(f)) {
 	case FRAME_OPS:
 		finish(it, GS_EFFECT_DONE, GS_EXC_NONE, now);
 		return;
 	case FRAME_REPEAT:
-		if (++f->count < f->op->repeat.times) {
+		if (++f->iterations < f->op->repeat.times) {
 			f->pos = 0;
 			return;
 		}
@@ -845,7 +854,7 @@ end_of_frame(GsInterp *it, GsTime now)
 		enter(it);
 		gs_engine_retry_block_end(it->engine, it->thread, now);
 		leave(it);
-		hand_up(it, f->count);
+		hand_up(it, f->retry->depth);
 		if (f->retry->pieces->len > 0) {
 			start_attempt(it, now);
 			return;
@@ -891,10 +900,10 @@ run_op(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 	case GS_OP_REPEAT:
 		if (op->repeat.times == 0)
 			break;
-		push(it, FRAME_REPEAT, op, op->repeat.ops);
+		push(it, op, op->repeat.ops);
 		return FALSE;
 	case GS_OP_RETRY:
-		push(it, FRAME_RETRY, op, op->retry.ops);
+		push(it, op, op->retry.ops);
 		start_attempt(it, now);
 		return FALSE;
 	case GS_OP_TASK_DONE:
