@@ -75,33 +75,40 @@ typedef struct {
 	Sim *sim;
 	GsThreadResult *result; /* owned by GsResult.threads */
 	const GsThreadSpec *spec;
-	GsInterp *interp;
 	GsThreadId id;
 	SimTask *task;          /* NULL for pool threads */
 	guint64 generation;
 	guint8 status;          /* Status */
 	guint try_due : 1;       /* the interpreter's allocation is tried when it resumes */
 	guint reported : 1;      /* its final state and exceptions are in its result */
-	GsTime semaphore_since;
-	GsTime parked_since;
+	GsTime since;           /* when it began to wait, in T_SEMAPHORE or T_PARKED */
 	SimMem *mem;            /* NULL until the thread uses the memory tiers */
 	gint64 leaking;         /* bytes handed back as the thread ended (a leak if it completes) */
+	/* its interpreter follows, in the same allocation: interp_of() */
 } SimThread;
+
+G_STATIC_ASSERT(sizeof(SimThread) % sizeof(gint64) == 0);
+
+static inline GsInterp *
+interp_of(SimThread *t)
+{
+	return (GsInterp *) (t + 1);
+}
 
 struct SimTask {
 	GsTaskResult *result;   /* the logical task, shared by its attempts */
 	const GsTaskSpec *spec;
-	guint spec_index;
 	GsTaskId engine_id;
-	guint attempt;
-	TaskStatus status;
 	GsThreadId first_thread;/* its threads, once started: ids first_thread .. + n_threads - 1 */
+	GsPageTable *pages;     /* its host pages (Spark's page table), made at its first */
+	guint spec_index;
+	guint attempt;
 	guint n_threads;
 	guint live_threads;
-	gboolean has_permit;
-	gboolean waits_for_permit;
 	guint id_rank;          /* its place when tasks rank by id (policy.priority task_id) */
-	GsPageTable *pages;     /* its host pages (Spark's page table), made at its first */
+	guint8 status;          /* TaskStatus */
+	guint8 has_permit;      /* booleans */
+	guint8 waits_for_permit;
 };
 
 struct Sim {
@@ -452,7 +459,7 @@ grant_permits(Sim *s)
 			SimThread *t = thread_of(s, task->first_thread + i);
 
 			if (t->status == T_SEMAPHORE) {
-				s->r->totals.semaphore_wait_ns += s->now - t->semaphore_since;
+				s->r->totals.semaphore_wait_ns += s->now - t->since;
 				resume_at(s, t, s->now, T_READY);
 			}
 		}
@@ -482,7 +489,7 @@ take_permit(Sim *s, SimThread *t)
 		emit(s, &e);
 	}
 	set_status(s, t, T_SEMAPHORE);
-	t->semaphore_since = s->now;
+	t->since = s->now;
 	return FALSE;
 }
 
@@ -1029,7 +1036,7 @@ try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 	req = request_for(s, t, effect);
 	if (!fair_share_admits(s, t, effect)) {
 		log_alloc(s, t, effect, req.kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, FALSE);
-		gs_interp_alloc_done(t->interp, FALSE, 0, s->now);
+		gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
 		return;
 	}
 	a = gs_memory_alloc(s->mem, &req);
@@ -1041,7 +1048,7 @@ try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 	if (a.outcome == GS_MEM_OK) {
 		keep_buffer(s, t, a.buf, effect);
 		log_alloc(s, t, effect, a.tier, TRUE);
-		gs_interp_alloc_done(t->interp, TRUE, (guint64) (guintptr) a.buf, s->now);
+		gs_interp_alloc_done(interp_of(t), TRUE, (guint64) (guintptr) a.buf, s->now);
 		return;
 	}
 	fair_share_release(s, t, effect->alloc_kind, effect->size);
@@ -1049,9 +1056,9 @@ try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 		return;
 	log_alloc(s, t, effect, a.tier, FALSE);
 	if (a.outcome == GS_MEM_OVER_RESERVATION)
-		gs_interp_alloc_throw(t->interp, GS_EXC_RESERVATION_FAILED, s->now);
+		gs_interp_alloc_throw(interp_of(t), GS_EXC_RESERVATION_FAILED, s->now);
 	else
-		gs_interp_alloc_done(t->interp, FALSE, 0, s->now);
+		gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
 }
 
 /* The GPU bytes the buffers in @ids need to come back, or 0 when none is off the GPU. */
@@ -1111,7 +1118,7 @@ try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 
 	buffers_listed(t, &effect->op->compute.uses, ids);
 	if (unspill_need(s, ids) == 0) {
-		gs_interp_alloc_done(t->interp, TRUE, 0, s->now);
+		gs_interp_alloc_done(interp_of(t), TRUE, 0, s->now);
 		return;
 	}
 	/* Locked first, so that making room never picks the buffers coming back. */
@@ -1135,7 +1142,7 @@ try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 		return;
 	unlock_all(s, m->locked);
 	log_alloc(s, t, effect, GS_TIER_GPU, FALSE);
-	gs_interp_alloc_done(t->interp, FALSE, 0, s->now);
+	gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
 }
 
 static void
@@ -1178,7 +1185,7 @@ begin_compute(Sim *s, SimThread *t, const GsEffect *effect)
 	buffers_listed(t, &op->compute.uses, ids);
 	need = unspill_need(s, ids);
 	if (need > 0) {
-		gs_interp_unspill_first(t->interp, need, s->now);
+		gs_interp_unspill_first(interp_of(t), need, s->now);
 		return FALSE;
 	}
 	gs_spill_use_begin(gs_memory_store(s->mem), (const GsSpillBufId *) ids->data, ids->len,
@@ -1232,7 +1239,7 @@ do_reserve(Sim *s, SimThread *t, const GsOp *op)
 		s->changed = TRUE;
 		break;
 	case GS_RESERVATION_TOO_LARGE:
-		gs_interp_op_failed(t->interp, GS_EXC_RESERVATION_TOO_LARGE, s->now);
+		gs_interp_op_failed(interp_of(t), GS_EXC_RESERVATION_TOO_LARGE, s->now);
 		break;
 	case GS_RESERVATION_WAIT:
 		mem_of(s, t)->waiting = op;
@@ -1547,7 +1554,7 @@ run_thread(Sim *s, SimThread *t)
 	for (;;) {
 		GsEffect e;
 
-		e = gs_interp_step(t->interp, s->now);
+		e = gs_interp_step(interp_of(t), s->now);
 		if (t->try_due) {
 			/* The interpreter hands out its pending ALLOC again: try it now. */
 			t->try_due = FALSE;
@@ -1560,7 +1567,7 @@ run_thread(Sim *s, SimThread *t)
 		case GS_EFFECT_PERMIT:
 			if (!take_permit(s, t))
 				return;
-			gs_interp_permit_granted(t->interp);
+			gs_interp_permit_granted(interp_of(t));
 			break;
 		case GS_EFFECT_ALLOC:
 			if (s->w->links.alloc_latency > 0) {
@@ -1595,7 +1602,7 @@ run_thread(Sim *s, SimThread *t)
 			break;
 		case GS_EFFECT_WAIT:
 			set_status(s, t, T_PARKED);
-			t->parked_since = s->now;
+			t->since = s->now;
 			return;
 		case GS_EFFECT_TASK_DONE:
 			thread_ended(s, t, TRUE, FALSE, GS_EXC_NONE);
@@ -1622,7 +1629,7 @@ static const GsInterpHooks sim_hooks = {
 static SimThread *
 thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 {
-	SimThread *t = block_alloc0(s->blocks, sizeof *t);
+	SimThread *t = block_alloc0(s->blocks, sizeof *t + gs_interp_size());
 
 	t->id = s->next_thread++;
 	t->spec = spec;
@@ -1634,10 +1641,9 @@ thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 	if (task != NULL)
 		gs_engine_register_dedicated(s->engine, t->id, task->engine_id, s->now);
 	t->sim = s;
-	t->interp = block_alloc0(s->blocks, gs_interp_size());
-	gs_interp_init(t->interp, s->engine, spec, t->id, s->w->policy.oom);
-	gs_interp_set_hooks(t->interp, &sim_hooks, t);
-	gs_interp_require_permit(t->interp, task != NULL && semaphore_on(s));
+	gs_interp_init(interp_of(t), s->engine, spec, t->id, s->w->policy.oom);
+	gs_interp_set_hooks(interp_of(t), &sim_hooks, t);
+	gs_interp_require_permit(interp_of(t), task != NULL && semaphore_on(s));
 	return t;
 }
 
@@ -1646,7 +1652,7 @@ thread_free(gpointer data)
 {
 	SimThread *t = data;
 
-	gs_interp_clear(t->interp);
+	gs_interp_clear(interp_of(t));
 	sim_mem_free(t->mem);
 }
 
@@ -1723,8 +1729,8 @@ admit(Sim *s, SimTask *task)
 static void
 drain_frees(Sim *s, SimThread *t)
 {
-	for (GsEffect e = gs_interp_step(t->interp, s->now); e.kind == GS_EFFECT_FREE;
-	     e = gs_interp_step(t->interp, s->now))
+	for (GsEffect e = gs_interp_step(interp_of(t), s->now); e.kind == GS_EFFECT_FREE;
+	     e = gs_interp_step(interp_of(t), s->now))
 		do_free(s, t, &e);
 }
 
@@ -1743,12 +1749,12 @@ stop_threads(Sim *s, SimTask *task)
 		if (t->status == T_DONE)
 			continue;
 		if (t->status == T_SEMAPHORE)
-			s->r->totals.semaphore_wait_ns += s->now - t->semaphore_since;
+			s->r->totals.semaphore_wait_ns += s->now - t->since;
 		if (t->status == T_PARKED)
 			drain_frees(s, t);
 		mem_thread_ends(s, t);
 		t->try_due = FALSE;
-		gs_interp_abort(t->interp, s->now);
+		gs_interp_abort(interp_of(t), s->now);
 		drain_frees(s, t);
 		t->leaking = 0;
 		set_status(s, t, T_DONE);
@@ -1775,7 +1781,7 @@ static void
 report_thread(Sim *s, SimThread *t)
 {
 	t->result->final_state = gs_engine_thread_state(s->engine, t->id);
-	t->result->exceptions = gs_interp_take_exceptions(t->interp);
+	t->result->exceptions = gs_interp_take_exceptions(interp_of(t));
 	t->reported = TRUE;
 }
 
@@ -2061,7 +2067,7 @@ cut_short(Sim *s, SimTask *task)
 			SimThread *t = thread_of(s, task->first_thread + i);
 
 			if (t->status == T_PARKED)
-				task->result->blocked_ns += s->now - t->parked_since;
+				task->result->blocked_ns += s->now - t->since;
 		}
 	}
 	task->result->outcome = s->r->outcome;

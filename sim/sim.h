@@ -61,11 +61,11 @@ typedef struct {
 typedef struct {
 	char *name;
 	char *task;              /* task id, NULL for pool threads */
-	gboolean pool;
+	GArray *exceptions;      /* GsSeenException; NULL if it saw none */
 	GsThreadState final_state;
 	guint32 reached;         /* bit i set: the thread was in GsThreadState i */
-	GArray *exceptions;      /* GsSeenException; NULL if it saw none */
-	gboolean waiting_at_end; /* named in a deadlock outcome */
+	guint8 pool;             /* booleans */
+	guint8 waiting_at_end;   /* named in a deadlock outcome */
 } GsThreadResult;
 
 /* One timeline sample: taken after every instant where something changed. */
