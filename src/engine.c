@@ -44,6 +44,20 @@ typedef struct {
 	int cudf_exceptions;
 } Injections;
 
+/*
+ * What a thread accumulates once it allocates, waits, enters a retry block or
+ * is ranked, kept out of its record: a thread that only computes never needs
+ * it, and 10^5 threads are a normal run. NULL until first written.
+ */
+typedef struct {
+	GsMetrics metrics;
+	GsPriority priority;       /* cached rank ... */
+	guint64 priority_valid;    /* ... valid while this is the priorities' generation + 1 */
+	GsTime block_start;
+	GsTime retry_start_or_block_end;
+	GsTime retry_running_ns;
+} Accounts;
+
 typedef struct Record Record;
 
 struct Record {
@@ -57,14 +71,9 @@ struct Record {
 	guint retry_alloc_before_bufn : 1;
 	guint in_retry_block : 1;
 	guint in_spill_range : 1;
-	GsTime block_start;
-	GsTime retry_start_or_block_end;
-	GsTime retry_running_ns;
 	Injections *injections;    /* NULL until armed */
 	Record *task_next;         /* the task's next dedicated record */
-	GsMetrics metrics;
-	GsPriority priority;       /* cached rank ... */
-	guint64 priority_valid;    /* ... valid while this is the priorities' generation + 1 */
+	Accounts *acc;             /* NULL until needed: accounts() */
 };
 
 /*
@@ -234,6 +243,22 @@ id_table_clear(IdTable *t, GDestroyNotify free_value)
 
 /* ---- lifetime ---- */
 
+static Accounts *
+accounts(Record *rec)
+{
+	if (rec->acc == NULL)
+		rec->acc = g_new0(Accounts, 1);
+	return rec->acc;
+}
+
+static const GsMetrics *
+metrics_of(const Record *rec)
+{
+	static const GsMetrics none;
+
+	return rec->acc != NULL ? &rec->acc->metrics : &none;
+}
+
 static void
 record_free(gpointer data)
 {
@@ -242,6 +267,7 @@ record_free(gpointer data)
 	if (rec->view.pool_tasks != NULL)
 		g_array_unref(rec->view.pool_tasks);
 	g_free(rec->injections);
+	g_free(rec->acc);
 	g_free(rec);
 }
 
@@ -475,19 +501,23 @@ task_checkpoint(GsEngine *e, GsTaskId task)
 static void
 checkpoint(GsEngine *e, Record *rec)
 {
-	gint64 active = rec->metrics.gpu_active_footprint;
+	GsMetrics *m = rec->acc != NULL ? &rec->acc->metrics : NULL;
+	gint64 active;
 
+	if (m == NULL)
+		return; /* nothing counted: a task without a checkpoint reads as zeros */
+	active = m->gpu_active_footprint;
 	if (!rec->view.is_pool) {
-		gs_metrics_checkpoint(task_checkpoint(e, rec->view.task), &rec->metrics);
+		gs_metrics_checkpoint(task_checkpoint(e, rec->view.task), m);
 	} else {
 		for (guint i = 0; i < rec->view.pool_tasks->len; i++) {
 			GsTaskId task = g_array_index(rec->view.pool_tasks, GsTaskId, i);
 
-			gs_metrics_checkpoint(task_checkpoint(e, task), &rec->metrics);
+			gs_metrics_checkpoint(task_checkpoint(e, task), m);
 		}
 	}
-	gs_metrics_clear(&rec->metrics);
-	rec->metrics.gpu_active_footprint = active;
+	gs_metrics_clear(m);
+	m->gpu_active_footprint = active;
 }
 
 /* Deletes a record (its counters go to its task first). */
@@ -521,14 +551,14 @@ erase(GsEngine *e, Record *rec, GsThreadEvent cause, GsTime now)
 static GsPriority
 priority_of(GsEngine *e, const Record *rec)
 {
-	Record *cached = (Record *) rec;
+	Accounts *cached = accounts((Record *) rec);
 	guint64 generation = gs_task_priorities_generation(e->priorities) + 1;
 
-	if (rec->priority_valid != generation) {
+	if (cached->priority_valid != generation) {
 		cached->priority = gs_thread_priority(e->priorities, &rec->view, e->opts.pool_priority);
 		cached->priority_valid = generation;
 	}
-	return rec->priority;
+	return cached->priority;
 }
 
 static int
@@ -626,7 +656,7 @@ rank_is_pure(const GsEngine *e, const Record *rec)
 {
 	const GArray *tasks = rec->view.pool_tasks;
 
-	if (rec->priority_valid == rank_generation(e))
+	if (rec->acc != NULL && rec->acc->priority_valid == rank_generation(e))
 		return TRUE; /* cached: nothing to ask */
 	if (gs_task_priorities_get_mode(e->priorities) == GS_PRIORITY_TASK_ID || rec->view.shuffle)
 		return TRUE;
@@ -679,7 +709,8 @@ blocked_remove(GsEngine *e, Record *rec)
 static void
 rank_changed(GsEngine *e, Record *rec)
 {
-	rec->priority_valid = 0;
+	if (rec->acc != NULL)
+		rec->acc->priority_valid = 0;
 	if (rec->view.state == GS_THREAD_BLOCKED)
 		e->blocked[rec->view.alloc_kind].valid = 0;
 }
@@ -850,37 +881,42 @@ gs_engine_check_deadlocks(GsEngine *e, const GsThreadId *outside, guint n_outsid
 static void
 begin_wait(Record *rec, PendingCall pending, GsTime now)
 {
+	Accounts *acc = accounts(rec);
+
 	rec->waiting = TRUE;
 	rec->pending = pending;
-	rec->block_start = now;
+	acc->block_start = now;
 	if (rec->in_retry_block)
-		rec->retry_running_ns += now - rec->retry_start_or_block_end;
+		acc->retry_running_ns += now - acc->retry_start_or_block_end;
 }
 
 static void
 end_wait(Record *rec, GsTime now)
 {
-	GsTime blocked = now - rec->block_start;
+	Accounts *acc = accounts(rec);
+	GsTime blocked = now - acc->block_start;
 
 	rec->waiting = FALSE;
 	rec->pending = PENDING_NONE;
-	rec->metrics.blocked_ns += blocked;
-	rec->metrics.lost_or_blocked_ns += blocked;
+	acc->metrics.blocked_ns += blocked;
+	acc->metrics.lost_or_blocked_ns += blocked;
 	if (rec->in_retry_block)
-		rec->retry_start_or_block_end = now;
+		acc->retry_start_or_block_end = now;
 }
 
 /* A retry-type exception throws away the running time of the attempt. */
 static void
 record_lost_time(Record *rec, GsTime now)
 {
+	Accounts *acc = accounts(rec);
+
 	if (rec->in_retry_block) {
-		rec->retry_running_ns += now - rec->retry_start_or_block_end;
-		rec->retry_start_or_block_end = now;
+		acc->retry_running_ns += now - acc->retry_start_or_block_end;
+		acc->retry_start_or_block_end = now;
 	}
-	rec->metrics.lost_ns += rec->retry_running_ns;
-	rec->metrics.lost_or_blocked_ns += rec->retry_running_ns;
-	rec->retry_running_ns = 0;
+	acc->metrics.lost_ns += acc->retry_running_ns;
+	acc->metrics.lost_or_blocked_ns += acc->retry_running_ns;
+	acc->retry_running_ns = 0;
 }
 
 /* A Retry or SplitAndRetry decided by the state machine, subject to the cap. */
@@ -891,9 +927,9 @@ throw_decided(GsEngine *e, Record *rec, gboolean split, GsTime now)
 
 	record_lost_time(rec, now);
 	if (split)
-		rec->metrics.splits++;
+		accounts(rec)->metrics.splits++;
 	else
-		rec->metrics.retries++;
+		accounts(rec)->metrics.retries++;
 	if (rec->cap_count + 1 > e->opts.retry_cap) {
 		exc = GS_EXC_RETRY_LIMIT_EXCEEDED;
 	} else {
@@ -1001,13 +1037,13 @@ injected_exception(Record *rec, GsAllocKind kind, GsTime now)
 	if (inj == NULL)
 		return GS_EXC_NONE;
 	if (injection_fires(&inj->retry_oom, kind)) {
-		rec->metrics.retries++;
+		accounts(rec)->metrics.retries++;
 		exc = gs_exception_retry_oom(kind);
 	} else if (inj->cudf_exceptions > 0) {
 		inj->cudf_exceptions--;
 		exc = GS_EXC_CUDF_EXCEPTION;
 	} else if (injection_fires(&inj->split_oom, kind)) {
-		rec->metrics.splits++;
+		accounts(rec)->metrics.splits++;
 		exc = gs_exception_split_oom(kind);
 	}
 	if (exc != GS_EXC_NONE)
@@ -1152,7 +1188,8 @@ gs_engine_alloc_success(GsEngine *e, GsThreadId thread, GsAllocKind kind, gint64
 	/* is_cpu_alloc goes back to false on success, whatever the kind was. */
 	set_state_kind(e, rec, GS_THREAD_RUNNING, GS_KIND_GPU, GS_EVENT_ALLOC_SUCCESS, now);
 	if (kind == GS_KIND_GPU)
-		gs_metrics_gpu_alloc(&rec->metrics, bytes, e->gpu_allocated, rec->in_spill_range);
+		gs_metrics_gpu_alloc(&accounts(rec)->metrics, bytes, e->gpu_allocated,
+				     rec->in_spill_range);
 	wake_one(e, kind, now);
 	return proceed();
 }
@@ -1204,7 +1241,7 @@ gs_engine_dealloc(GsEngine *e, GsThreadId thread, GsAllocKind kind, gint64 bytes
 		if (rec != NULL || e->opts.gpu_counter == GS_GPU_COUNTER_EXACT)
 			e->gpu_allocated -= bytes;
 		if (rec != NULL)
-			gs_metrics_gpu_free(&rec->metrics, bytes, rec->in_spill_range);
+			gs_metrics_gpu_free(&accounts(rec)->metrics, bytes, rec->in_spill_range);
 	}
 	/* Every other thread inside an allocation of this kind may retry at once. */
 	if (rec != NULL && rec->view.state == GS_THREAD_ALLOC && rec->view.alloc_kind == kind)
@@ -1497,8 +1534,8 @@ gs_engine_retry_block_start(GsEngine *e, GsThreadId thread, GsTime now)
 	if (rec == NULL)
 		return;
 	rec->in_retry_block = TRUE;
-	rec->retry_start_or_block_end = now;
-	rec->retry_running_ns = 0;
+	accounts(rec)->retry_start_or_block_end = now;
+	rec->acc->retry_running_ns = 0;
 }
 
 void
@@ -1509,7 +1546,8 @@ gs_engine_retry_block_end(GsEngine *e, GsThreadId thread, GsTime now)
 	if (rec == NULL)
 		return;
 	rec->in_retry_block = FALSE;
-	rec->retry_running_ns = 0;
+	if (rec->acc != NULL)
+		rec->acc->retry_running_ns = 0;
 }
 
 void
@@ -1555,7 +1593,7 @@ gs_engine_thread_metrics(const GsEngine *e, GsThreadId thread, GsMetrics *out)
 
 	if (rec == NULL)
 		return FALSE;
-	*out = rec->metrics;
+	*out = *metrics_of(rec);
 	return TRUE;
 }
 
@@ -1577,9 +1615,9 @@ gs_engine_task_metrics(const GsEngine *e, GsTaskId task, GsTime now, GsMetrics *
 	else
 		gs_metrics_clear(out);
 	for (const Record *rec = dedicated_of(e, task); rec != NULL; rec = rec->task_next) {
-		gs_metrics_rollup(out, &rec->metrics, e->opts.max_allocated_rollup);
-		if (rec->waiting)
-			out->lost_or_blocked_ns += now - rec->block_start;
+		gs_metrics_rollup(out, metrics_of(rec), e->opts.max_allocated_rollup);
+		if (rec->waiting) /* begin_wait() made its accounts */
+			out->lost_or_blocked_ns += now - rec->acc->block_start;
 	}
 }
 
