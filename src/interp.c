@@ -20,8 +20,9 @@
  * interpreter itself: the first two frames (the op list and one loop or retry
  * block, which covers most threads) are stored inline, and a frame keeps its
  * op list's data pointer and length rather than the GArray. What most threads
- * never need is allocated on first use: the buffer lists (threads that never
- * allocate), a retry block's pieces, the exceptions seen.
+ * never need is allocated on first use: the live buffers and the frees to
+ * hand out (Holdings, made at the first buffer: a thread that only computes
+ * has none), a retry block's pieces, the exceptions seen.
  *
  * Every engine call sits between enter() and leave(), which call the driver's
  * hooks when it installed any (GsInterpHooks: a real-thread driver locks the
@@ -90,6 +91,14 @@ typedef struct {
 	guint len, cap;
 } BufferList;
 
+/* What a thread that allocates keeps; made at its first buffer (see holdings()). */
+typedef struct {
+	BufferList buffers;   /* the live buffers, oldest first */
+	BufferList frees;     /* buffers given back, as FREE effects to hand out */
+	guint frees_head;     /* frees[frees_head ..) are still to hand out */
+	gint64 last_free_size;
+} Holdings;
+
 struct GsInterp {
 	/* Read on every step. */
 	guint8 mode;          /* Mode */
@@ -104,21 +113,18 @@ struct GsInterp {
 	guint alloc_fresh : 1;/* the allocation has not met the engine yet (fast_alloc) */
 	guint8 last_out;      /* GsEffectKind of the effect handed out last */
 	guint n_frames;
-	guint told;           /* exceptions passed to on_exception so far */
-	Frame *frames;        /* inline_frames, or a heap array once deeper */
-	guint frees_head;     /* frees[frees_head ..) are still to hand out */
 	guint cap_frames;     /* of a heap frame array; 0 while inline */
-	BufferList frees;     /* buffers given back, as FREE effects to hand out */
+	Frame *frames;        /* inline_frames, or a heap array once deeper */
+	Holdings *held;       /* NULL until the first buffer */
 	GsEngine *engine;
 	GsThreadId thread;
 	Frame inline_frames[INLINE_FRAMES];
 	/* Read by allocations, frees and exceptions. */
 	const GsOp *alloc_op; /* the allocation in progress ... */
 	gint64 alloc_size;    /* ... and its size after splitting */
-	gint64 last_free_size;
-	BufferList buffers;   /* the live buffers, oldest first */
 	const GsThreadSpec *spec;
 	GArray *seen;         /* GsSeenException; NULL until the first */
+	guint told;           /* exceptions passed to on_exception so far */
 	const GsInterpHooks *hooks; /* NULL: the engine is called directly */
 	gpointer hooks_data;
 };
@@ -322,8 +328,11 @@ gs_interp_clear(GsInterp *it)
 		pop(it);
 	if (it->cap_frames > 0)
 		g_free(it->frames);
-	g_free(it->buffers.data);
-	g_free(it->frees.data);
+	if (it->held != NULL) {
+		g_free(it->held->buffers.data);
+		g_free(it->held->frees.data);
+		g_free(it->held);
+	}
 	if (it->seen != NULL)
 		g_array_unref(it->seen);
 	memset(it, 0, sizeof *it);
@@ -350,14 +359,20 @@ list_append(BufferList *list, const Buffer *b)
 	list->data[list->len++] = *b;
 }
 
+static inline guint
+live_count(const GsInterp *it)
+{
+	return it->held != NULL ? it->held->buffers.len : 0;
+}
+
 /* Hands the live buffer at @index back: a FREE effect is queued and it leaves the list. */
 static void
 queue_free(GsInterp *it, guint index, gboolean at_end)
 {
-	BufferList *live = &it->buffers;
+	BufferList *live = &it->held->buffers;
 
 	live->data[index].at_end = at_end;
-	list_append(&it->frees, &live->data[index]);
+	list_append(&it->held->frees, &live->data[index]);
 	memmove(&live->data[index], &live->data[index + 1],
 		(live->len - index - 1) * sizeof(Buffer));
 	live->len--;
@@ -369,15 +384,17 @@ add_buffer(GsInterp *it, guint name, gint64 size, GsAllocKind kind, guint64 hand
 	Buffer b = {.name = name, .size = size, .kind = kind, .handle = handle,
 		    .depth = retry_depth(it)};
 
-	list_append(&it->buffers, &b);
+	if (it->held == NULL)
+		it->held = g_new0(Holdings, 1);
+	list_append(&it->held->buffers, &b);
 }
 
 /* Frees every live buffer at retry depth >= @depth (0: all of them), oldest first. */
 static void
 free_from_depth(GsInterp *it, guint depth, GsTime now)
 {
-	for (guint i = 0; i < it->buffers.len;) {
-		if (it->buffers.data[i].depth >= depth)
+	for (guint i = 0; i < live_count(it);) {
+		if (it->held->buffers.data[i].depth >= depth)
 			queue_free(it, i, depth == 0);
 		else
 			i++;
@@ -388,8 +405,8 @@ free_from_depth(GsInterp *it, guint depth, GsTime now)
 static void
 hand_up(GsInterp *it, guint depth)
 {
-	for (guint i = 0; i < it->buffers.len; i++) {
-		Buffer *b = &it->buffers.data[i];
+	for (guint i = 0; i < live_count(it); i++) {
+		Buffer *b = &it->held->buffers.data[i];
 
 		if (b->depth >= depth)
 			b->depth = depth - 1;
@@ -779,8 +796,8 @@ free_op(GsInterp *it, const GsOp *op, GsTime now)
 	for (guint i = 0; i < op->free.bufs.len; i++) {
 		guint name = names[i];
 
-		for (guint k = 0; k < it->buffers.len;) {
-			if (it->buffers.data[k].name == name)
+		for (guint k = 0; k < live_count(it);) {
+			if (it->held->buffers.data[k].name == name)
 				queue_free(it, k, FALSE);
 			else
 				k++;
@@ -974,14 +991,14 @@ tell_free(GsInterp *it, GsTime now)
 		return;
 	it->freed = FALSE;
 	if (it->hooks != NULL && it->hooks->fast_free != NULL) {
-		GsEffect freed = {.kind = GS_EFFECT_FREE, .size = it->last_free_size,
+		GsEffect freed = {.kind = GS_EFFECT_FREE, .size = it->held->last_free_size,
 				  .alloc_kind = it->last_free_kind};
 
 		if (it->hooks->fast_free(it->hooks_data, &freed))
 			return;
 	}
 	enter(it);
-	gs_engine_dealloc(it->engine, it->thread, it->last_free_kind, it->last_free_size, now);
+	gs_engine_dealloc(it->engine, it->thread, it->last_free_kind, it->held->last_free_size, now);
 	leave(it);
 }
 
@@ -989,16 +1006,17 @@ tell_free(GsInterp *it, GsTime now)
 static GsEffect
 next_free(GsInterp *it)
 {
-	const Buffer *b = &it->frees.data[it->frees_head++];
+	Holdings *h = it->held;
+	const Buffer *b = &h->frees.data[h->frees_head++];
 	GsEffect out = {.kind = GS_EFFECT_FREE, .buf = b->name, .size = b->size,
 			.alloc_kind = b->kind, .handle = b->handle, .at_end = b->at_end};
 
 	it->freed = TRUE;
 	it->last_free_kind = b->kind;
-	it->last_free_size = b->size;
-	if (it->frees_head == it->frees.len) {
-		it->frees.len = 0;
-		it->frees_head = 0;
+	h->last_free_size = b->size;
+	if (h->frees_head == h->frees.len) {
+		h->frees.len = 0;
+		h->frees_head = 0;
 	}
 	return out;
 }
@@ -1010,7 +1028,7 @@ next_effect(GsInterp *it, GsTime now)
 
 	tell_free(it, now);
 	for (;;) {
-		if (it->frees_head < it->frees.len)
+		if (it->held != NULL && it->held->frees_head < it->held->frees.len)
 			return next_free(it);
 		if (advance(it, &out, now))
 			return out;
@@ -1062,7 +1080,7 @@ gs_interp_take_exceptions(GsInterp *it)
 guint
 gs_interp_live_buffers(const GsInterp *it)
 {
-	return it->buffers.len;
+	return live_count(it);
 }
 
 gint64
@@ -1070,8 +1088,8 @@ gs_interp_live_bytes(const GsInterp *it, GsAllocKind kind)
 {
 	gint64 bytes = 0;
 
-	for (guint i = 0; i < it->buffers.len; i++) {
-		const Buffer *b = &it->buffers.data[i];
+	for (guint i = 0; i < live_count(it); i++) {
+		const Buffer *b = &it->held->buffers.data[i];
 
 		if (b->kind == kind)
 			bytes += b->size;
