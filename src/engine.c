@@ -111,7 +111,10 @@ struct GsEngine {
 	GsDeadlockOpts deadlock_opts;
 	GsTaskPriorities *priorities;
 	IdTable by_id;            /* GsThreadId -> Record* */
-	GPtrArray *records;       /* Record*, owned */
+	GPtrArray *records;       /* Record*, in slabs */
+	GPtrArray *slabs;         /* RECORDS_PER_SLAB records each, owned */
+	guint slab_used;          /* records carved from the last slab */
+	Record *spare;            /* released records, linked by task_next */
 	IdTable dedicated;        /* GsTaskId -> its first dedicated Record* (the rest follow task_next) */
 	guint n_dedicated_tasks;  /* entries in dedicated */
 	BlockedHeap blocked[GS_N_KINDS];
@@ -259,16 +262,41 @@ metrics_of(const Record *rec)
 	return rec->acc != NULL ? &rec->acc->metrics : &none;
 }
 
-static void
-record_free(gpointer data)
-{
-	Record *rec = data;
+/*
+ * Records are carved from slabs and recycled through a free list: one
+ * allocation per RECORDS_PER_SLAB threads instead of one per thread, with no
+ * allocator header each. The slabs go back when the engine does.
+ */
+#define RECORDS_PER_SLAB 256
 
+static Record *
+record_alloc(GsEngine *e)
+{
+	Record *rec = e->spare;
+
+	if (rec != NULL) {
+		e->spare = rec->task_next;
+		rec->task_next = NULL;
+		return rec;
+	}
+	if (e->slabs->len == 0 || e->slab_used == RECORDS_PER_SLAB) {
+		g_ptr_array_add(e->slabs, g_new0(Record, RECORDS_PER_SLAB));
+		e->slab_used = 0;
+	}
+	return (Record *) e->slabs->pdata[e->slabs->len - 1] + e->slab_used++;
+}
+
+/* Frees what @rec holds; with @e, the record goes back to the free list. */
+static void
+record_release(GsEngine *e, Record *rec)
+{
 	if (rec->view.pool_tasks != NULL)
 		g_array_unref(rec->view.pool_tasks);
 	g_free(rec->injections);
 	g_free(rec->acc);
-	g_free(rec);
+	memset(rec, 0, sizeof *rec);
+	rec->task_next = e->spare;
+	e->spare = rec;
 }
 
 GsEngine *
@@ -285,7 +313,8 @@ gs_engine_new(const GsEngineOpts *opts)
 		.pool_priority = e->opts.pool_priority,
 	};
 	e->priorities = gs_task_priorities_new(e->opts.priority);
-	e->records = g_ptr_array_new_with_free_func(record_free);
+	e->records = g_ptr_array_new();
+	e->slabs = g_ptr_array_new_with_free_func(g_free);
 	e->pool_records = g_ptr_array_new();
 	e->wakes = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
 	e->task_metrics = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
@@ -303,7 +332,10 @@ gs_engine_free(GsEngine *e)
 	for (guint k = 0; k < GS_N_KINDS; k++)
 		g_free(e->blocked[k].slots);
 	g_ptr_array_unref(e->pool_records);
+	for (guint i = 0; i < e->records->len; i++)
+		record_release(e, e->records->pdata[i]);
 	g_ptr_array_unref(e->records);
+	g_ptr_array_unref(e->slabs);
 	g_array_unref(e->wakes);
 	g_hash_table_destroy(e->task_metrics);
 	gs_deadlock_scratch_free(e->scratch);
@@ -462,7 +494,7 @@ unindex_record(GsEngine *e, Record *rec)
 static Record *
 record_new(GsEngine *e, GsThreadId id, GsTaskId task, gboolean is_pool, gboolean shuffle, GsTime now)
 {
-	Record *rec = g_new0(Record, 1);
+	Record *rec = record_alloc(e);
 
 	rec->view.id = id;
 	rec->view.task = is_pool ? GS_NO_TASK : task;
@@ -538,6 +570,7 @@ erase(GsEngine *e, Record *rec, GsThreadEvent cause, GsTime now)
 	g_ptr_array_remove_index_fast(e->records, index);
 	if (index < e->records->len)
 		((Record *) e->records->pdata[index])->index = index;
+	record_release(e, rec);
 	tell_state(e, id, from, GS_THREAD_UNKNOWN, cause, now);
 }
 
