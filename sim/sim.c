@@ -65,6 +65,83 @@ typedef struct {
 	const GsOp *waiting;     /* the reserve op a T_RESERVE thread waits on */
 } SimMem;
 
+/* ---- packed storage ---- */
+
+/*
+ * A result's rows are carved from blocks: one allocation per block instead
+ * of one per row, and no allocator header or rounding per row. Nothing is
+ * freed before the result frees its blocks.
+ */
+typedef struct {
+	gsize used, size;
+} BlockHead;
+
+#define BLOCK_BYTES (64 * 1024)
+/* Every record packed here holds only pointers and 64-bit integers at most. */
+#define RECORD_ALIGN 8
+
+static gpointer
+block_alloc0(GPtrArray *blocks, gsize size)
+{
+	BlockHead *head = blocks->len > 0 ? blocks->pdata[blocks->len - 1] : NULL;
+	gpointer p;
+
+	size = (size + RECORD_ALIGN - 1) & ~(gsize) (RECORD_ALIGN - 1);
+	if (head == NULL || head->size - head->used < size) {
+		gsize bytes = MAX(BLOCK_BYTES, sizeof *head + size);
+
+		head = g_malloc(bytes);
+		head->used = sizeof *head;
+		head->size = bytes;
+		g_ptr_array_add(blocks, head);
+	}
+	p = (guint8 *) head + head->used;
+	head->used += size;
+	return memset(p, 0, size);
+}
+
+/*
+ * The simulator's threads and tasks: fixed-size records numbered 0, 1, 2...
+ * in chunks of TABLE_CHUNK, found by number with no array of pointers (whose
+ * doubling alone cost 13 bytes a thread), never moved, freed with the table.
+ */
+typedef struct {
+	GPtrArray *chunks; /* TABLE_CHUNK records each, owned */
+	gsize stride;
+	guint len;
+} Table;
+
+#define TABLE_CHUNK 256
+
+static void
+table_init(Table *t, gsize stride)
+{
+	t->chunks = g_ptr_array_new_with_free_func(g_free);
+	t->stride = (stride + RECORD_ALIGN - 1) & ~(gsize) (RECORD_ALIGN - 1);
+	t->len = 0;
+}
+
+static gpointer
+table_get(const Table *t, guint i)
+{
+	return (guint8 *) t->chunks->pdata[i / TABLE_CHUNK] + (gsize) (i % TABLE_CHUNK) * t->stride;
+}
+
+/* A new zeroed record, numbered t->len - 1. */
+static gpointer
+table_add(Table *t)
+{
+	if (t->len % TABLE_CHUNK == 0)
+		g_ptr_array_add(t->chunks, g_malloc0(TABLE_CHUNK * t->stride));
+	return table_get(t, t->len++);
+}
+
+static void
+table_clear(Table *t)
+{
+	g_ptr_array_unref(t->chunks);
+}
+
 typedef enum { TASK_PENDING, TASK_QUEUED, TASK_RUNNING, TASK_ENDED } TaskStatus;
 
 typedef struct SimTask SimTask;
@@ -127,9 +204,8 @@ struct Sim {
 	GArray *downgrading;    /* gboolean per GPU device: proactive downgrade in progress */
 	GArray *proactive_copy; /* GsSpillBufId per GPU device: its copy in flight, or 0 */
 	GArray *moves;          /* GsSpillMove scratch */
-	GPtrArray *tasks;       /* SimTask*, every attempt */
-	GPtrArray *threads;     /* SimThread*, every thread */
-	GPtrArray *blocks;      /* where the tasks, threads and interpreters are packed */
+	Table tasks;            /* SimTask, every attempt */
+	Table threads;          /* SimThread and its interpreter, every thread: id - 1 */
 	GQueue queue;           /* SimTask* waiting for an executor slot */
 	guint running;
 	guint permits;          /* free GPU permits */
@@ -171,43 +247,6 @@ gs_outcome_from_name(const char *name, GsOutcome *out)
 		}
 	}
 	return FALSE;
-}
-
-/* ---- packed storage ---- */
-
-/*
- * Records that live as long as their owner (the simulator's threads and
- * tasks, a result's rows) are carved from blocks: one allocation per block
- * instead of one per record, and no allocator header or rounding per record,
- * which at 10^5 threads is a tenth of the simulator's memory. Nothing is
- * freed before the owner frees its blocks.
- */
-typedef struct {
-	gsize used, size;
-} BlockHead;
-
-#define BLOCK_BYTES (64 * 1024)
-/* Every record here holds only pointers and 64-bit integers at most. */
-#define RECORD_ALIGN 8
-
-static gpointer
-block_alloc0(GPtrArray *blocks, gsize size)
-{
-	BlockHead *head = blocks->len > 0 ? blocks->pdata[blocks->len - 1] : NULL;
-	gpointer p;
-
-	size = (size + RECORD_ALIGN - 1) & ~(gsize) (RECORD_ALIGN - 1);
-	if (head == NULL || head->size - head->used < size) {
-		gsize bytes = MAX(BLOCK_BYTES, sizeof *head + size);
-
-		head = g_malloc(bytes);
-		head->used = sizeof *head;
-		head->size = bytes;
-		g_ptr_array_add(blocks, head);
-	}
-	p = (guint8 *) head + head->used;
-	head->used += size;
-	return memset(p, 0, size);
 }
 
 /* ---- results ---- */
@@ -297,7 +336,7 @@ static SimThread *
 thread_of(Sim *s, GsThreadId id)
 {
 	/* Thread ids are handed out 1, 2, 3... in the order of s->threads. */
-	return id >= 1 && id <= s->threads->len ? s->threads->pdata[id - 1] : NULL;
+	return id >= 1 && id <= s->threads.len ? table_get(&s->threads, id - 1) : NULL;
 }
 
 /* Waiting on something only another thread can give (T_GATE ends when copies land). */
@@ -522,8 +561,8 @@ do_pool(Sim *s, SimThread *t, const GsOp *op)
 	for (guint i = 0; i < op->pool.tasks->len; i++) {
 		guint spec_index = g_array_index(op->pool.tasks, guint, i);
 
-		for (guint k = 0; k < s->tasks->len; k++) {
-			SimTask *task = s->tasks->pdata[k];
+		for (guint k = 0; k < s->tasks.len; k++) {
+			SimTask *task = table_get(&s->tasks, k);
 
 			if (task->spec_index == spec_index && task->status != TASK_ENDED)
 				g_array_append_val(ids, task->engine_id);
@@ -1629,7 +1668,7 @@ static const GsInterpHooks sim_hooks = {
 static SimThread *
 thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 {
-	SimThread *t = block_alloc0(s->blocks, sizeof *t + gs_interp_size());
+	SimThread *t = table_add(&s->threads);
 
 	t->id = s->next_thread++;
 	t->spec = spec;
@@ -1637,7 +1676,6 @@ thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 	t->status = T_DONE; /* not counted yet */
 	set_status(s, t, T_READY);
 	t->result = gs_result_add_thread(s->r, name, task != NULL ? task->result : NULL);
-	g_ptr_array_add(s->threads, t);
 	if (task != NULL)
 		gs_engine_register_dedicated(s->engine, t->id, task->engine_id, s->now);
 	t->sim = s;
@@ -1648,10 +1686,8 @@ thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 }
 
 static void
-thread_free(gpointer data)
+thread_clear(SimThread *t)
 {
-	SimThread *t = data;
-
 	gs_interp_clear(interp_of(t));
 	sim_mem_free(t->mem);
 }
@@ -1659,24 +1695,21 @@ thread_free(gpointer data)
 static SimTask *
 task_new(Sim *s, GsTaskResult *result, const GsTaskSpec *spec, guint spec_index, guint attempt)
 {
-	SimTask *task = block_alloc0(s->blocks, sizeof *task);
+	SimTask *task = table_add(&s->tasks);
 
 	task->result = result;
 	task->spec = spec;
 	task->spec_index = spec_index;
 	task->attempt = attempt;
 	task->engine_id = s->next_task++;
-	g_ptr_array_add(s->tasks, task);
 	result->attempts = attempt;
 	s->r->totals.task_attempts++;
 	return task;
 }
 
 static void
-task_free(gpointer data)
+task_clear(SimTask *task)
 {
-	SimTask *task = data;
-
 	if (task->pages != NULL)
 		gs_page_table_free(task->pages);
 }
@@ -1848,8 +1881,8 @@ watchdog(Sim *s)
 {
 	g_autoptr(GArray) outside = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
 
-	for (guint i = 0; i < s->threads->len; i++) {
-		SimThread *t = s->threads->pdata[i];
+	for (guint i = 0; i < s->threads.len; i++) {
+		SimThread *t = table_get(&s->threads, i);
 
 		if ((t->status == T_SLEEPING && s->w->policy.sleep_is_blocked) ||
 		    t->status == T_SEMAPHORE || t->status == T_RESERVE)
@@ -1861,8 +1894,8 @@ watchdog(Sim *s)
 static void
 mark_deadlock(Sim *s)
 {
-	for (guint i = 0; i < s->threads->len; i++) {
-		SimThread *t = s->threads->pdata[i];
+	for (guint i = 0; i < s->threads.len; i++) {
+		SimThread *t = table_get(&s->threads, i);
 
 		if (is_waiting(t->status))
 			t->result->waiting_at_end = TRUE;
@@ -1880,7 +1913,7 @@ fire(Sim *s, const GsEvent *ev)
 
 	switch ((EventKind) ev->kind) {
 	case EV_TASK_ARRIVE:
-		admit(s, s->tasks->pdata[ev->target]);
+		admit(s, table_get(&s->tasks, ev->target));
 		break;
 	case EV_THREAD_RESUME:
 		t = thread_of(s, ev->target);
@@ -1971,8 +2004,8 @@ rank_by_id(Sim *s)
 {
 	g_autoptr(GArray) ranks = gs_workload_id_ranks(s->w);
 
-	for (guint i = 0; i < s->tasks->len; i++)
-		((SimTask *) s->tasks->pdata[i])->id_rank = g_array_index(ranks, guint, i);
+	for (guint i = 0; i < s->tasks.len; i++)
+		((SimTask *) table_get(&s->tasks, i))->id_rank = g_array_index(ranks, guint, i);
 }
 
 static void
@@ -1988,7 +2021,7 @@ add_tasks(Sim *s)
 			task_new(s, result, spec, i, 1);
 			s->open_tasks++;
 			schedule(s, spec->start + (GsTime) k * spec->every, EV_TASK_ARRIVE,
-				 s->tasks->len - 1, 0);
+				 s->tasks.len - 1, 0);
 		}
 	}
 	s->r->totals.tasks = s->open_tasks;
@@ -2040,9 +2073,8 @@ sim_init(Sim *s, const GsWorkload *w, const GsSimOptions *opts)
 	s->proactive_copy = g_array_new(FALSE, TRUE, sizeof(GsSpillBufId));
 	g_array_set_size(s->proactive_copy, gs_memory_n_gpus(s->mem));
 	s->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
-	s->tasks = g_ptr_array_new_full(n_tasks, task_free);
-	s->threads = g_ptr_array_new_full(n_threads, thread_free);
-	s->blocks = g_ptr_array_new_with_free_func(g_free);
+	table_init(&s->tasks, sizeof(SimTask));
+	table_init(&s->threads, sizeof(SimThread) + gs_interp_size());
 	g_queue_init(&s->queue);
 	g_queue_init(&s->permit_queue);
 	s->permits = w->policy.concurrent_gpu_tasks;
@@ -2099,14 +2131,14 @@ sim_finish(Sim *s)
 			s->now > 0 ? (gint64) (s->used_integral[tier] / (double) s->now) : 0;
 	if (r->outcome != GS_OUTCOME_DEADLOCK && r->outcome != GS_OUTCOME_TIMEOUT)
 		r->outcome = s->failed_any ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
-	for (guint i = 0; i < s->threads->len; i++) {
-		SimThread *t = s->threads->pdata[i];
+	for (guint i = 0; i < s->threads.len; i++) {
+		SimThread *t = table_get(&s->threads, i);
 
 		if (!t->reported)
 			report_thread(s, t);
 	}
-	for (guint i = 0; i < s->tasks->len; i++)
-		cut_short(s, s->tasks->pdata[i]);
+	for (guint i = 0; i < s->tasks.len; i++)
+		cut_short(s, table_get(&s->tasks, i));
 	for (guint i = 0; i < r->tasks->len; i++) {
 		GsTaskResult *task = r->tasks->pdata[i];
 
@@ -2124,9 +2156,12 @@ sim_finish(Sim *s)
 static void
 sim_clear(Sim *s)
 {
-	g_ptr_array_unref(s->threads);
-	g_ptr_array_unref(s->tasks);
-	g_ptr_array_unref(s->blocks); /* after what was packed in them */
+	for (guint i = 0; i < s->threads.len; i++)
+		thread_clear(table_get(&s->threads, i));
+	for (guint i = 0; i < s->tasks.len; i++)
+		task_clear(table_get(&s->tasks, i));
+	table_clear(&s->threads);
+	table_clear(&s->tasks);
 	g_queue_clear(&s->queue);
 	g_queue_clear(&s->permit_queue);
 	g_queue_clear(&s->reserve_waiters);
