@@ -3,11 +3,11 @@
  *
  * A classic array heap: the children of slot i are 2i + 1 and 2i + 2. Sifting
  * moves a hole instead of swapping, so each level costs one copy of a node.
- * The heap orders small nodes (time, seq and the index of the event's slot,
- * 24 bytes); the caller's part of an event (kind, target, generation)
- * waits in a slot array and is read once, when the event is popped. Sifting
- * is where a large queue spends its time, and it goes through half as many
- * cache lines as with whole events in the heap.
+ * The heap orders small nodes (time, seq, the index of the event's slot and,
+ * in what would be padding, its kind: 24 bytes); the rest of the caller's
+ * part (target, generation) waits in a slot array and is read once, when
+ * the event is popped. Sifting is where a large queue spends its time, and
+ * it goes through half as many cache lines as with whole events in the heap.
  */
 #include "config.h"
 
@@ -19,14 +19,14 @@
 typedef struct {
 	GsTime time;
 	guint64 seq;
-	guint slot; /* where the caller's part waits in GsHeap.slots */
+	guint slot; /* where the rest of the event waits in GsHeap.slots */
+	guint kind; /* the caller's: in what would be padding */
 } Node;
 
-/* The caller's part of an event, waiting for its node to reach the root. */
+/* The rest of the caller's part of an event, waiting for its node to reach the root. */
 typedef struct {
 	guint64 target;
 	guint64 generation;
-	guint kind;
 } Payload;
 
 struct GsHeap {
@@ -136,7 +136,7 @@ event_of(const GsHeap *heap, const Node *n)
 {
 	const Payload *p = &heap->slots[n->slot];
 
-	return (GsEvent){.time = n->time, .seq = n->seq, .kind = p->kind, .target = p->target,
+	return (GsEvent){.time = n->time, .seq = n->seq, .kind = n->kind, .target = p->target,
 			 .generation = p->generation};
 }
 
@@ -152,7 +152,8 @@ gs_heap_push(GsHeap *heap, GsTime time, guint kind, guint64 target, guint64 gene
 	n->time = time;
 	n->seq = heap->next_seq++;
 	n->slot = heap->free_slots[--heap->n_free];
-	heap->slots[n->slot] = (Payload){.target = target, .generation = generation, .kind = kind};
+	n->kind = kind;
+	heap->slots[n->slot] = (Payload){.target = target, .generation = generation};
 	/* The new node starts at the end and rises. */
 	sift_up(heap, heap->len++);
 	return heap->next_seq - 1;
