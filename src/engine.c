@@ -286,7 +286,7 @@ record_alloc(GsEngine *e)
 	return (Record *) e->slabs->pdata[e->slabs->len - 1] + e->slab_used++;
 }
 
-/* Frees what @rec holds; with @e, the record goes back to the free list. */
+/* Frees what @rec holds and puts it on the free list for the next record_alloc(). */
 static void
 record_release(GsEngine *e, Record *rec)
 {

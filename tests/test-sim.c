@@ -1,0 +1,179 @@
+/*
+ * Unit tests of the simulator at scale: runs with many more threads and tasks
+ * than its storage holds per chunk (threads and tasks sit in numbered tables
+ * of fixed-size chunks, engine records in slabs recycled as tasks end, the
+ * event heap is reserved for the arrivals and grows past that), checked
+ * against times worked out here. Every thread only computes, so each task's
+ * end is its start plus its longest thread, and its start is when an
+ * executor slot frees, first come first served.
+ */
+#include <check.h>
+
+#include "testlib.h"
+#include "sim.h"
+
+#define OPS 3
+
+/* Thread k of task i computes this long, OPS times. */
+static GsTime
+compute_time(guint task, guint k)
+{
+	return 1000 * (GsTime) (task % 7 + 1) * (k + 1) + 17 * (GsTime) (task % 3);
+}
+
+static GsTime
+task_length(guint task, guint threads)
+{
+	GsTime longest = 0;
+
+	for (guint k = 0; k < threads; k++)
+		longest = MAX(longest, OPS * compute_time(task, k));
+	return longest;
+}
+
+static GsWorkload *
+compute_only(guint tasks, guint threads, guint slots)
+{
+	GsWorkload *w = gs_workload_new();
+
+	w->gpu.capacity = G_GINT64_CONSTANT(1) << 30;
+	w->executor_slots = slots;
+	w->policy.watchdog = 0;
+	for (guint i = 0; i < tasks; i++) {
+		g_autofree char *id = g_strdup_printf("t%u", i);
+		GsTaskSpec *task = gs_task_spec_new(id);
+
+		for (guint k = 0; k < threads; k++) {
+			g_autofree char *name = g_strdup_printf("t%u.%u", i, k);
+			GsThreadSpec *t = gs_thread_spec_new(name);
+			GsOp loop = {.kind = GS_OP_REPEAT};
+			GsOp compute = {.kind = GS_OP_COMPUTE};
+
+			compute.compute.time = compute_time(i, k);
+			compute.compute.stream = -1;
+			loop.repeat.times = OPS;
+			loop.repeat.ops = g_array_new(FALSE, TRUE, sizeof(GsOp));
+			g_array_append_val(loop.repeat.ops, compute);
+			g_array_append_val(t->ops, loop);
+			g_ptr_array_add(task->threads, t);
+		}
+		g_ptr_array_add(w->tasks, task);
+	}
+	return w;
+}
+
+static int
+compare_time(gconstpointer a, gconstpointer b)
+{
+	GsTime x = *(const GsTime *) a, y = *(const GsTime *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Where each task starts with @slots executor slots (0: as many as tasks): the
+ * earliest time a slot is free, in task order. Quadratic, which is fine here.
+ */
+static GArray *
+expected_starts(guint tasks, guint threads, guint slots)
+{
+	GArray *starts = g_array_sized_new(FALSE, FALSE, sizeof(GsTime), tasks);
+	g_autoptr(GArray) free_at = g_array_new(FALSE, TRUE, sizeof(GsTime));
+
+	g_array_set_size(free_at, slots == 0 ? tasks : slots);
+	for (guint i = 0; i < tasks; i++) {
+		GsTime start;
+
+		g_array_sort(free_at, compare_time);
+		start = g_array_index(free_at, GsTime, 0);
+		g_array_append_val(starts, start);
+		g_array_index(free_at, GsTime, 0) = start + task_length(i, threads);
+	}
+	return starts;
+}
+
+typedef struct {
+	guint tasks, threads, slots;
+} ScaleRow;
+
+static const ScaleRow scale_rows[] = {
+	{1, 1, 0},     /* the smallest run */
+	{300, 1, 0},   /* past one chunk of tasks and threads, all at once */
+	{700, 2, 0},   /* 1,400 threads at once: the heap grows past its reservation */
+	{700, 2, 40},  /* slots: records of ended tasks are reused by later ones */
+	{1100, 3, 3},  /* long queues, 3,300 threads, a few at a time */
+};
+
+START_TEST(test_scale)
+{
+	const ScaleRow *row = &scale_rows[_i];
+	g_autoptr(GsWorkload) w = compute_only(row->tasks, row->threads, row->slots);
+	g_autoptr(GsResult) r = gs_sim_run(w, NULL);
+	g_autoptr(GArray) starts = expected_starts(row->tasks, row->threads, row->slots);
+	GsTime makespan = 0;
+
+	ck_assert_int_eq(r->outcome, GS_OUTCOME_COMPLETED);
+	ck_assert_uint_eq(r->tasks->len, row->tasks);
+	ck_assert_uint_eq(r->threads->len, row->tasks * row->threads);
+	for (guint i = 0; i < row->tasks; i++) {
+		const GsTaskResult *task = r->tasks->pdata[i];
+		GsTime start = g_array_index(starts, GsTime, i);
+		g_autofree char *id = g_strdup_printf("t%u", i);
+
+		ck_assert_str_eq(task->id, id);
+		ck_assert_int_eq(task->outcome, GS_OUTCOME_COMPLETED);
+		ck_assert_int_eq(task->start_ns, start);
+		ck_assert_int_eq(task->end_ns, start + task_length(i, row->threads));
+		makespan = MAX(makespan, task->end_ns);
+	}
+	/* Thread rows in creation order: each task's threads when it starts, in task order. */
+	for (guint n = 0; n < r->threads->len; n++) {
+		const GsThreadResult *t = r->threads->pdata[n];
+		g_autofree char *name = g_strdup_printf("t%u.%u", n / row->threads, n % row->threads);
+		g_autofree char *task = g_strdup_printf("t%u", n / row->threads);
+
+		ck_assert_str_eq(t->name, name);
+		ck_assert_str_eq(t->task, task);
+		ck_assert_int_eq(t->final_state, GS_THREAD_UNKNOWN);
+	}
+	ck_assert_int_eq(r->makespan_ns, makespan);
+	ck_assert_uint_eq(r->totals.tasks_completed, row->tasks);
+}
+END_TEST
+
+/* Two runs of the same workload agree row by row. */
+START_TEST(test_scale_deterministic)
+{
+	g_autoptr(GsWorkload) w = compute_only(700, 2, 40);
+	g_autoptr(GsResult) a = gs_sim_run(w, NULL);
+	g_autoptr(GsResult) b = gs_sim_run(w, NULL);
+
+	ck_assert_uint_eq(a->events_processed, b->events_processed);
+	ck_assert_uint_eq(a->timeline->len, b->timeline->len);
+	for (guint i = 0; i < a->threads->len; i++) {
+		const GsThreadResult *x = a->threads->pdata[i], *y = b->threads->pdata[i];
+
+		ck_assert_str_eq(x->name, y->name);
+		ck_assert_uint_eq(x->reached, y->reached);
+	}
+}
+END_TEST
+
+static Suite *
+sim_suite(void)
+{
+	Suite *s = suite_create("sim");
+	TCase *tc = tcase_create("scale");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, test_scale, 0, G_N_ELEMENTS(scale_rows));
+	tcase_add_test(tc, test_scale_deterministic);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	return tl_run_suite(sim_suite());
+}
