@@ -7,6 +7,8 @@
  *  - timed wait: N threads (one per task) that only compute, a repeat of
  *    OPS computes of a few microseconds each (deterministic lengths), so every
  *    event is a thread resumption popped from the heap; in events per second;
+ *    once more with 10,000 threads that also allocate and free 1 MiB around
+ *    each compute (all of it fits), for the memory of a thread that allocates;
  *  - contention: 64 threads on a 16 GiB GPU under the retry policy, each
  *    looping allocate (1..1024 MiB) / compute / free, so that allocations
  *    block and are woken by frees (each thread holds one buffer at a time,
@@ -14,9 +16,10 @@
  *    reported in allocate+free operations per second;
  *  - spill-heavy: a generated workload whose held outputs do not fit on the
  *    GPU, so that allocations spill them and computes bring them back.
- * Memory: the growth of the peak resident set of the process (getrusage)
- * during a run, divided by the simulated threads; the workload (op lists) is
- * built before. It counts everything the run allocates: the simulator's
+ * Memory: the growth of the peak resident set (getrusage) during a run,
+ * divided by the simulated threads; the workload (op lists) is built before,
+ * and each timed-wait load runs in a process of its own, so that no memory a
+ * previous load freed is reused unseen. It counts everything the run allocates: the simulator's
  * state (threads, interpreters, engine records, tasks, the event heap) and
  * the result it hands back (a row per task and per thread, their names).
  * Where glibc's mallinfo2() is available, the result's share is measured as
@@ -32,7 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "generate.h"
 #include "sim.h"
@@ -96,23 +101,35 @@ task_with_thread(guint index)
 }
 
 static GsWorkload *
-timed_wait_load(guint threads)
+timed_wait_load(guint threads, gboolean allocating)
 {
 	GsWorkload *w = gs_workload_new();
 
 	w->name = g_strdup("timed-wait");
-	w->gpu.capacity = GIB;
+	w->gpu.capacity = 16 * GIB; /* 1 MiB a thread always fits */
 	w->policy.watchdog = 0;
 	for (guint i = 0; i < threads; i++) {
 		GsTaskSpec *task = task_with_thread(i);
 		GsThreadSpec *t = task->threads->pdata[0];
 		GsOp loop = {.kind = GS_OP_REPEAT};
 		GsOp compute = compute_op(1000 + (GsTime) ((i * 7919u) % 5000));
+		GsOp alloc = {.kind = GS_OP_ALLOC}, release = {.kind = GS_OP_FREE};
 
 		/* repeat: {times: OPS, ops: [compute: T]}: a small op list per thread. */
 		loop.repeat.times = OPS_PER_THREAD;
 		loop.repeat.ops = g_array_new(FALSE, TRUE, sizeof(GsOp));
+		if (allocating) {
+			alloc.alloc.buf = gs_name_index(t->buffers, "b");
+			alloc.alloc.size = MIB;
+			alloc.alloc.kind = GS_KIND_GPU;
+			alloc.alloc.blocking = TRUE;
+			alloc.alloc.reservation = -1;
+			gs_names_append(&release.free.bufs, alloc.alloc.buf);
+			g_array_append_val(loop.repeat.ops, alloc);
+		}
 		g_array_append_val(loop.repeat.ops, compute);
+		if (allocating)
+			g_array_append_val(loop.repeat.ops, release);
 		g_array_append_val(t->ops, loop);
 		g_ptr_array_add(w->tasks, task);
 	}
@@ -160,9 +177,9 @@ contention_load(guint threads, guint loops)
 }
 
 static void
-bench_timed_wait(guint threads)
+bench_timed_wait(guint threads, gboolean allocating)
 {
-	GsWorkload *w = timed_wait_load(threads);
+	GsWorkload *w = timed_wait_load(threads, allocating);
 	long before = peak_rss_kib(), held_before = allocated_bytes();
 	gint64 start = now_ns();
 	GsResult *r = gs_sim_run(w, &no_timeline);
@@ -174,9 +191,9 @@ bench_timed_wait(guint threads)
 				(double) result_bytes / threads);
 
 	/* The workload was built before `before`: the growth is the run's. */
-	printf("timed wait  %7u threads  %10" G_GUINT64_FORMAT " events  %8.2f M events/s  "
+	printf("%s %7u threads  %10" G_GUINT64_FORMAT " events  %8.2f M events/s  "
 	       "peak RSS +%4ld MiB  ~%4.0f B/thread%s (%s)\n",
-	       threads, r->events_processed, r->events_processed / (wall / 1e3), (after - before) / 1024,
+	       allocating ? "+ alloc/free" : "timed wait  ", threads, r->events_processed, r->events_processed / (wall / 1e3), (after - before) / 1024,
 	       per_thread, split, gs_outcome_name(r->outcome));
 	gs_result_free(r);
 	gs_workload_free(w);
@@ -236,14 +253,35 @@ bench_spill(guint tasks)
 	gs_workload_free(w);
 }
 
+/* bench_timed_wait() in a child process, for a clean peak resident set. */
+static void
+timed_wait_alone(guint threads, gboolean allocating)
+{
+	pid_t child;
+
+	fflush(stdout);
+	child = fork();
+	if (child < 0) {
+		bench_timed_wait(threads, allocating);
+		return;
+	}
+	if (child == 0) {
+		bench_timed_wait(threads, allocating);
+		fflush(stdout);
+		_exit(EXIT_SUCCESS);
+	}
+	waitpid(child, NULL, 0);
+}
+
 int
 main(void)
 {
 	printf("gpusim %s simulator benchmark (wall clock; compare as ratios within one run)\n",
 	       gs_version());
-	bench_timed_wait(1000);
-	bench_timed_wait(10000);
-	bench_timed_wait(100000);
+	timed_wait_alone(1000, FALSE);
+	timed_wait_alone(10000, FALSE);
+	timed_wait_alone(100000, FALSE);
+	timed_wait_alone(10000, TRUE);
 	bench_contention(64, 5000, FALSE);
 	bench_contention(64, 5000, TRUE);
 	bench_spill(2000);

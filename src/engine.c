@@ -65,6 +65,7 @@ struct Record {
 	guint index;       /* position in GsEngine.records */
 	guint pool_index;  /* position in GsEngine.pool_records (pool threads) */
 	guint blocked_pos; /* position in its kind's BlockedHeap while BLOCKED */
+	guint alloc_pos;   /* position in its kind's GsEngine.allocating while in THREAD_ALLOC */
 	guint cap_count;   /* num_times_retried: state-machine throws, never reset */
 	guint pending : 2; /* PendingCall */
 	guint waiting : 1; /* a WAIT was returned and the thread has not resumed */
@@ -118,6 +119,8 @@ struct GsEngine {
 	IdTable dedicated;        /* GsTaskId -> its first dedicated Record* (the rest follow task_next) */
 	guint n_dedicated_tasks;  /* entries in dedicated */
 	BlockedHeap blocked[GS_N_KINDS];
+	GPtrArray *allocating[GS_N_KINDS]; /* the records in THREAD_ALLOC, by kind, in no order */
+	GPtrArray *told_freed;    /* scratch: the records a free tells, in record order */
 	GPtrArray *pool_records;  /* the pool threads' Record*, in no meaningful order */
 	GArray *wakes;            /* GsThreadId, a FIFO from wake_head */
 	guint wake_head;
@@ -316,6 +319,9 @@ gs_engine_new(const GsEngineOpts *opts)
 	e->records = g_ptr_array_new();
 	e->slabs = g_ptr_array_new_with_free_func(g_free);
 	e->pool_records = g_ptr_array_new();
+	for (guint k = 0; k < GS_N_KINDS; k++)
+		e->allocating[k] = g_ptr_array_new();
+	e->told_freed = g_ptr_array_new();
 	e->wakes = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
 	e->task_metrics = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 	e->scratch = gs_deadlock_scratch_new();
@@ -329,8 +335,11 @@ gs_engine_free(GsEngine *e)
 		return;
 	id_table_clear(&e->by_id, NULL);
 	id_table_clear(&e->dedicated, NULL);
-	for (guint k = 0; k < GS_N_KINDS; k++)
+	for (guint k = 0; k < GS_N_KINDS; k++) {
 		g_free(e->blocked[k].slots);
+		g_ptr_array_unref(e->allocating[k]);
+	}
+	g_ptr_array_unref(e->told_freed);
 	g_ptr_array_unref(e->pool_records);
 	for (guint i = 0; i < e->records->len; i++)
 		record_release(e, e->records->pdata[i]);
@@ -397,6 +406,30 @@ tell_throw(GsEngine *e, GsThreadId id, GsException exc, gboolean injected, GsTim
 }
 
 /* Moves a record to another state (and allocation kind), keeping the counts. */
+/*
+ * The records in THREAD_ALLOC, by kind: a free tells each of them, and with
+ * thousands of threads paying an allocation's latency at once, finding them
+ * by a scan of every record made each free cost as much as the records.
+ */
+static void
+allocating_add(GsEngine *e, Record *rec)
+{
+	GPtrArray *set = e->allocating[rec->view.alloc_kind];
+
+	rec->alloc_pos = set->len;
+	g_ptr_array_add(set, rec);
+}
+
+static void
+allocating_remove(GsEngine *e, Record *rec)
+{
+	GPtrArray *set = e->allocating[rec->view.alloc_kind];
+
+	g_ptr_array_remove_index_fast(set, rec->alloc_pos);
+	if (rec->alloc_pos < set->len)
+		((Record *) set->pdata[rec->alloc_pos])->alloc_pos = rec->alloc_pos;
+}
+
 static void
 set_state_kind(GsEngine *e, Record *rec, GsThreadState to, GsAllocKind kind, GsThreadEvent cause,
 	       GsTime now)
@@ -406,12 +439,16 @@ set_state_kind(GsEngine *e, Record *rec, GsThreadState to, GsAllocKind kind, GsT
 	g_assert(to != GS_THREAD_UNKNOWN);
 	if (from == GS_THREAD_BLOCKED)
 		blocked_remove(e, rec);
+	else if (from == GS_THREAD_ALLOC)
+		allocating_remove(e, rec);
 	e->counts[from][rec->view.alloc_kind]--;
 	rec->view.state = to;
 	rec->view.alloc_kind = kind;
 	e->counts[to][kind]++;
 	if (to == GS_THREAD_BLOCKED)
 		blocked_add(e, rec);
+	else if (to == GS_THREAD_ALLOC)
+		allocating_add(e, rec);
 	if (from != to)
 		tell_state(e, rec->view.id, from, to, cause, now);
 	/* A parked thread whose state no longer parks it must look again, once. */
@@ -563,6 +600,8 @@ erase(GsEngine *e, Record *rec, GsThreadEvent cause, GsTime now)
 	checkpoint(e, rec);
 	if (from == GS_THREAD_BLOCKED)
 		blocked_remove(e, rec);
+	else if (from == GS_THREAD_ALLOC)
+		allocating_remove(e, rec);
 	e->counts[from][rec->view.alloc_kind]--;
 	e->n_pool_blocked -= rec->view.pool_blocked;
 	unindex_record(e, rec);
@@ -1264,6 +1303,32 @@ gs_engine_alloc_failed(GsEngine *e, GsThreadId thread, GsAllocKind kind, gboolea
 	return verdict(GS_VERDICT_RETRY);
 }
 
+static int
+compare_record_index(gconstpointer a, gconstpointer b)
+{
+	const Record *x = *(Record *const *) a, *y = *(Record *const *) b;
+
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* FREED_SAME_KIND to the records in THREAD_ALLOC of @kind but @rec, in record-array order. */
+static void
+tell_freed(GsEngine *e, const Record *rec, GsAllocKind kind, GsTime now)
+{
+	GPtrArray *told = e->told_freed;
+	GPtrArray *set = e->allocating[kind];
+
+	g_ptr_array_set_size(told, 0);
+	for (guint i = 0; i < set->len; i++) {
+		if (set->pdata[i] != rec)
+			g_ptr_array_add(told, set->pdata[i]);
+	}
+	/* The order a scan of the records gave, which the observer sees. */
+	g_ptr_array_sort(told, compare_record_index);
+	for (guint i = 0; i < told->len; i++)
+		apply(e, told->pdata[i], GS_EVENT_FREED_SAME_KIND, now);
+}
+
 void
 gs_engine_dealloc(GsEngine *e, GsThreadId thread, GsAllocKind kind, gint64 bytes, GsTime now)
 {
@@ -1279,15 +1344,8 @@ gs_engine_dealloc(GsEngine *e, GsThreadId thread, GsAllocKind kind, gint64 bytes
 	/* Every other thread inside an allocation of this kind may retry at once. */
 	if (rec != NULL && rec->view.state == GS_THREAD_ALLOC && rec->view.alloc_kind == kind)
 		own = 1;
-	if (e->counts[GS_THREAD_ALLOC][kind] > own) {
-		for (guint i = 0; i < e->records->len; i++) {
-			Record *other = e->records->pdata[i];
-
-			if (other != rec && other->view.state == GS_THREAD_ALLOC &&
-			    other->view.alloc_kind == kind)
-				apply(e, other, GS_EVENT_FREED_SAME_KIND, now);
-		}
-	}
+	if (e->counts[GS_THREAD_ALLOC][kind] > own)
+		tell_freed(e, rec, kind, now);
 	wake_one(e, kind, now);
 }
 
@@ -1745,6 +1803,8 @@ check_record(const GsEngine *e, const Record *rec, guint i)
 	if (s == GS_THREAD_BLOCKED &&
 	    e->blocked[rec->view.alloc_kind].slots[rec->blocked_pos].rec != rec)
 		return "every BLOCKED record is in the heap of its kind";
+	if (s == GS_THREAD_ALLOC && e->allocating[rec->view.alloc_kind]->pdata[rec->alloc_pos] != rec)
+		return "every THREAD_ALLOC record is in the set of its kind";
 	return NULL;
 }
 
@@ -1764,6 +1824,9 @@ gs_engine_check_invariants(const GsEngine *e)
 		broken = "the heaps of BLOCKED records hold every BLOCKED record";
 	else if (e->pool_records->len > e->records->len)
 		broken = "the pool index holds only records";
+	else if (e->allocating[GS_KIND_GPU]->len != e->counts[GS_THREAD_ALLOC][GS_KIND_GPU] ||
+		 e->allocating[GS_KIND_HOST]->len != e->counts[GS_THREAD_ALLOC][GS_KIND_HOST])
+		broken = "the sets of THREAD_ALLOC records hold every THREAD_ALLOC record";
 	for (guint i = 0; broken == NULL && i < e->records->len; i++) {
 		const Record *rec = e->records->pdata[i];
 
