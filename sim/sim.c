@@ -316,6 +316,13 @@ gs_result_add_thread(GsResult *r, const char *name, const GsTaskResult *task)
 
 /* ---- logging ---- */
 
+/* Whether anyone reads the event log: entries that cost lookups are made only then. */
+static gboolean
+logging(const Sim *s)
+{
+	return s->opts.log != NULL;
+}
+
 static void
 emit(Sim *s, GsLogEntry *entry)
 {
@@ -1015,15 +1022,16 @@ take_page(Sim *s, SimThread *t, GsMemBuf *b)
 static void
 log_alloc(Sim *s, SimThread *t, const GsEffect *effect, GsTier tier, gboolean ok)
 {
-	GsLogEntry e = {.kind = GS_LOG_ALLOC, .thread = t->result->name, .bytes = effect->size,
-			.tier = tier, .ok = ok};
+	GsLogEntry e = {.kind = GS_LOG_ALLOC, .bytes = effect->size, .tier = tier, .ok = ok};
 
+	s->changed = TRUE;
+	if (!logging(s))
+		return;
+	e.thread = t->result->name;
 	/* The room a compute's spilled buffers need has no buffer name of its own. */
 	e.buf = effect->buf == GS_INTERP_UNSPILL_BUF ? "(unspill)"
 						      : t->spec->buffers->pdata[effect->buf];
-
 	emit(s, &e);
-	s->changed = TRUE;
 }
 
 static GsMemRequest
@@ -1188,9 +1196,12 @@ static void
 do_free(Sim *s, SimThread *t, const GsEffect *effect)
 {
 	GsMemBuf *b = (GsMemBuf *) (guintptr) effect->handle;
-	GsLogEntry e = {.kind = GS_LOG_FREE, .thread = t->result->name, .bytes = effect->size,
-			.tier = b->tier, .buf = t->spec->buffers->pdata[effect->buf]};
+	GsLogEntry e = {.kind = GS_LOG_FREE, .bytes = effect->size, .tier = b->tier};
 
+	if (logging(s)) {
+		e.thread = t->result->name;
+		e.buf = t->spec->buffers->pdata[effect->buf];
+	}
 	if (effect->at_end)
 		t->leaking += effect->size;
 	fair_share_release(s, t, b->kind, b->size);
