@@ -176,7 +176,12 @@ contention_load(guint threads, guint loops)
 	return w;
 }
 
-static void
+/* What a run added to the process: in all, and the result's share (-1: unknown). */
+typedef struct {
+	double total, result;
+} Footprint;
+
+static Footprint
 bench_timed_wait(guint threads, gboolean allocating)
 {
 	GsWorkload *w = timed_wait_load(threads, allocating);
@@ -184,19 +189,22 @@ bench_timed_wait(guint threads, gboolean allocating)
 	gint64 start = now_ns();
 	GsResult *r = gs_sim_run(w, &no_timeline);
 	gint64 wall = now_ns() - start;
-	long after = peak_rss_kib(), result_bytes = allocated_bytes() - held_before;
-	double per_thread = (double) (after - before) * 1024.0 / threads;
-	g_autofree char *split = held_before < 0 ? g_strdup("") :
-		g_strdup_printf(": state ~%4.0f + result ~%4.0f", per_thread - (double) result_bytes / threads,
-				(double) result_bytes / threads);
-
+	long after = peak_rss_kib(), held_after = allocated_bytes();
 	/* The workload was built before `before`: the growth is the run's. */
+	Footprint f = {.total = (double) (after - before) * 1024.0,
+		       .result = held_before < 0 ? -1 : (double) (held_after - held_before)};
+	g_autofree char *split = f.result < 0 ? g_strdup("") :
+		g_strdup_printf(": state ~%4.0f + result ~%4.0f", (f.total - f.result) / threads,
+				f.result / threads);
+
 	printf("%s %7u threads  %10" G_GUINT64_FORMAT " events  %8.2f M events/s  "
 	       "peak RSS +%4ld MiB  ~%4.0f B/thread%s (%s)\n",
-	       allocating ? "+ alloc/free" : "timed wait  ", threads, r->events_processed, r->events_processed / (wall / 1e3), (after - before) / 1024,
-	       per_thread, split, gs_outcome_name(r->outcome));
+	       allocating ? "+ alloc/free" : "timed wait  ", threads, r->events_processed,
+	       r->events_processed / (wall / 1e3), (after - before) / 1024, f.total / threads, split,
+	       gs_outcome_name(r->outcome));
 	gs_result_free(r);
 	gs_workload_free(w);
+	return f;
 }
 
 static void
@@ -254,33 +262,56 @@ bench_spill(guint tasks)
 }
 
 /* bench_timed_wait() in a child process, for a clean peak resident set. */
-static void
+static Footprint
 timed_wait_alone(guint threads, gboolean allocating)
 {
+	Footprint f = {-1, -1};
+	int pipe_fds[2];
 	pid_t child;
 
 	fflush(stdout);
-	child = fork();
-	if (child < 0) {
-		bench_timed_wait(threads, allocating);
-		return;
-	}
+	if (pipe(pipe_fds) != 0 || (child = fork()) < 0)
+		return bench_timed_wait(threads, allocating);
 	if (child == 0) {
-		bench_timed_wait(threads, allocating);
+		f = bench_timed_wait(threads, allocating);
 		fflush(stdout);
-		_exit(EXIT_SUCCESS);
+		_exit(write(pipe_fds[1], &f, sizeof f) == sizeof f ? EXIT_SUCCESS : EXIT_FAILURE);
 	}
+	close(pipe_fds[1]);
+	if (read(pipe_fds[0], &f, sizeof f) != sizeof f)
+		f = (Footprint){-1, -1};
+	close(pipe_fds[0]);
 	waitpid(child, NULL, 0);
+	return f;
+}
+
+/*
+ * The state one more thread adds, from the runs with 10,000 and 100,000
+ * threads: a run's fixed cost (code first run, allocator arenas, tables'
+ * first chunks), which the smaller runs divide among few threads, drops out.
+ */
+static void
+print_marginal(Footprint small, guint n_small, Footprint large, guint n_large)
+{
+	if (small.result < 0 || large.result < 0 || small.total < 0 || large.total < 0)
+		return;
+	printf("state per added thread, %u -> %u threads: ~%.0f B (result rows ~%.0f B more)\n",
+	       n_small, n_large,
+	       ((large.total - large.result) - (small.total - small.result)) / (n_large - n_small),
+	       (large.result - small.result) / (n_large - n_small));
 }
 
 int
 main(void)
 {
+	Footprint small, large;
+
 	printf("gpusim %s simulator benchmark (wall clock; compare as ratios within one run)\n",
 	       gs_version());
 	timed_wait_alone(1000, FALSE);
-	timed_wait_alone(10000, FALSE);
-	timed_wait_alone(100000, FALSE);
+	small = timed_wait_alone(10000, FALSE);
+	large = timed_wait_alone(100000, FALSE);
+	print_marginal(small, 10000, large, 100000);
 	timed_wait_alone(10000, TRUE);
 	bench_contention(64, 5000, FALSE);
 	bench_contention(64, 5000, TRUE);

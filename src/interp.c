@@ -349,11 +349,12 @@ gs_interp_free(GsInterp *it)
 
 /* ---- buffers ---- */
 
+/* Room for two at first: most threads hold a buffer or two at a time, and each has two lists. */
 static void
 list_append(BufferList *list, const Buffer *b)
 {
 	if (list->len == list->cap) {
-		list->cap = list->cap == 0 ? 4 : 2 * list->cap;
+		list->cap = list->cap == 0 ? 2 : 2 * list->cap;
 		list->data = g_renew(Buffer, list->data, list->cap);
 	}
 	list->data[list->len++] = *b;
