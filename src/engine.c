@@ -100,6 +100,12 @@ typedef struct {
 	Record *rec;
 } BlockedSlot;
 
+/* The records in THREAD_ALLOC of one kind, in no order. */
+typedef struct {
+	Record **recs;
+	guint len, cap;
+} RecordSet;
+
 /* The BLOCKED records of one kind: a binary max-heap by cached rank. */
 typedef struct {
 	BlockedSlot *slots;
@@ -119,7 +125,7 @@ struct GsEngine {
 	IdTable dedicated;        /* GsTaskId -> its first dedicated Record* (the rest follow task_next) */
 	guint n_dedicated_tasks;  /* entries in dedicated */
 	BlockedHeap blocked[GS_N_KINDS];
-	GPtrArray *allocating[GS_N_KINDS]; /* the records in THREAD_ALLOC, by kind, in no order */
+	RecordSet allocating[GS_N_KINDS]; /* the records in THREAD_ALLOC, by kind */
 	GPtrArray *told_freed;    /* scratch: the records a free tells, in record order */
 	GPtrArray *pool_records;  /* the pool threads' Record*, in no meaningful order */
 	GArray *wakes;            /* GsThreadId, a FIFO from wake_head */
@@ -319,8 +325,6 @@ gs_engine_new(const GsEngineOpts *opts)
 	e->records = g_ptr_array_new();
 	e->slabs = g_ptr_array_new_with_free_func(g_free);
 	e->pool_records = g_ptr_array_new();
-	for (guint k = 0; k < GS_N_KINDS; k++)
-		e->allocating[k] = g_ptr_array_new();
 	e->told_freed = g_ptr_array_new();
 	e->wakes = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
 	e->task_metrics = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
@@ -337,7 +341,7 @@ gs_engine_free(GsEngine *e)
 	id_table_clear(&e->dedicated, NULL);
 	for (guint k = 0; k < GS_N_KINDS; k++) {
 		g_free(e->blocked[k].slots);
-		g_ptr_array_unref(e->allocating[k]);
+		g_free(e->allocating[k].recs);
 	}
 	g_ptr_array_unref(e->told_freed);
 	g_ptr_array_unref(e->pool_records);
@@ -411,23 +415,27 @@ tell_throw(GsEngine *e, GsThreadId id, GsException exc, gboolean injected, GsTim
  * thousands of threads paying an allocation's latency at once, finding them
  * by a scan of every record made each free cost as much as the records.
  */
-static void
+static inline void
 allocating_add(GsEngine *e, Record *rec)
 {
-	GPtrArray *set = e->allocating[rec->view.alloc_kind];
+	RecordSet *set = &e->allocating[rec->view.alloc_kind];
 
+	if (G_UNLIKELY(set->len == set->cap)) {
+		set->cap = MAX(16, 2 * set->cap);
+		set->recs = g_renew(Record *, set->recs, set->cap);
+	}
 	rec->alloc_pos = set->len;
-	g_ptr_array_add(set, rec);
+	set->recs[set->len++] = rec;
 }
 
-static void
+static inline void
 allocating_remove(GsEngine *e, Record *rec)
 {
-	GPtrArray *set = e->allocating[rec->view.alloc_kind];
+	RecordSet *set = &e->allocating[rec->view.alloc_kind];
+	Record *last = set->recs[--set->len];
 
-	g_ptr_array_remove_index_fast(set, rec->alloc_pos);
-	if (rec->alloc_pos < set->len)
-		((Record *) set->pdata[rec->alloc_pos])->alloc_pos = rec->alloc_pos;
+	set->recs[rec->alloc_pos] = last;
+	last->alloc_pos = rec->alloc_pos;
 }
 
 static void
@@ -1316,12 +1324,12 @@ static void
 tell_freed(GsEngine *e, const Record *rec, GsAllocKind kind, GsTime now)
 {
 	GPtrArray *told = e->told_freed;
-	GPtrArray *set = e->allocating[kind];
+	const RecordSet *set = &e->allocating[kind];
 
 	g_ptr_array_set_size(told, 0);
 	for (guint i = 0; i < set->len; i++) {
-		if (set->pdata[i] != rec)
-			g_ptr_array_add(told, set->pdata[i]);
+		if (set->recs[i] != rec)
+			g_ptr_array_add(told, set->recs[i]);
 	}
 	/* The order a scan of the records gave, which the observer sees. */
 	g_ptr_array_sort(told, compare_record_index);
@@ -1803,7 +1811,7 @@ check_record(const GsEngine *e, const Record *rec, guint i)
 	if (s == GS_THREAD_BLOCKED &&
 	    e->blocked[rec->view.alloc_kind].slots[rec->blocked_pos].rec != rec)
 		return "every BLOCKED record is in the heap of its kind";
-	if (s == GS_THREAD_ALLOC && e->allocating[rec->view.alloc_kind]->pdata[rec->alloc_pos] != rec)
+	if (s == GS_THREAD_ALLOC && e->allocating[rec->view.alloc_kind].recs[rec->alloc_pos] != rec)
 		return "every THREAD_ALLOC record is in the set of its kind";
 	return NULL;
 }
@@ -1824,8 +1832,8 @@ gs_engine_check_invariants(const GsEngine *e)
 		broken = "the heaps of BLOCKED records hold every BLOCKED record";
 	else if (e->pool_records->len > e->records->len)
 		broken = "the pool index holds only records";
-	else if (e->allocating[GS_KIND_GPU]->len != e->counts[GS_THREAD_ALLOC][GS_KIND_GPU] ||
-		 e->allocating[GS_KIND_HOST]->len != e->counts[GS_THREAD_ALLOC][GS_KIND_HOST])
+	else if (e->allocating[GS_KIND_GPU].len != e->counts[GS_THREAD_ALLOC][GS_KIND_GPU] ||
+		 e->allocating[GS_KIND_HOST].len != e->counts[GS_THREAD_ALLOC][GS_KIND_HOST])
 		broken = "the sets of THREAD_ALLOC records hold every THREAD_ALLOC record";
 	for (guint i = 0; broken == NULL && i < e->records->len; i++) {
 		const Record *rec = e->records->pdata[i];
