@@ -150,7 +150,7 @@ typedef struct Sim Sim;
 
 typedef struct {
 	Sim *sim;
-	GsThreadResult *result; /* owned by GsResult.threads */
+	GsThreadResult *result; /* its row in the result */
 	const GsThreadSpec *spec;
 	GsThreadId id;
 	SimTask *task;          /* NULL for pool threads */

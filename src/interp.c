@@ -91,7 +91,7 @@ typedef struct {
 	guint len, cap;
 } BufferList;
 
-/* What a thread that allocates keeps; made at its first buffer (see holdings()). */
+/* What a thread that allocates keeps; made at its first buffer (add_buffer()). */
 typedef struct {
 	BufferList buffers;   /* the live buffers, oldest first */
 	BufferList frees;     /* buffers given back, as FREE effects to hand out */
