@@ -80,13 +80,19 @@ typedef struct {
 /* Every record packed here holds only pointers and 64-bit integers at most. */
 #define RECORD_ALIGN 8
 
+static inline gsize
+record_size(gsize size)
+{
+	return (size + RECORD_ALIGN - 1) & ~(gsize) (RECORD_ALIGN - 1);
+}
+
 static gpointer
 block_alloc0(GPtrArray *blocks, gsize size)
 {
 	BlockHead *head = blocks->len > 0 ? blocks->pdata[blocks->len - 1] : NULL;
 	gpointer p;
 
-	size = (size + RECORD_ALIGN - 1) & ~(gsize) (RECORD_ALIGN - 1);
+	size = record_size(size);
 	if (head == NULL || head->size - head->used < size) {
 		gsize bytes = MAX(BLOCK_BYTES, sizeof *head + size);
 
@@ -117,7 +123,7 @@ static void
 table_init(Table *t, gsize stride)
 {
 	t->chunks = g_ptr_array_new_with_free_func(g_free);
-	t->stride = (stride + RECORD_ALIGN - 1) & ~(gsize) (RECORD_ALIGN - 1);
+	t->stride = record_size(stride);
 	t->len = 0;
 }
 
