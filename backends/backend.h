@@ -41,8 +41,9 @@ typedef enum {
 /* What a backend counted while it ran (for the result and the tests). */
 typedef struct {
 	guint64 round_trips;     /* copies out of a tier and back, each checked */
+	guint64 moves;           /* buffers moved to another tier (spills, unspills) */
 	guint64 bytes_checked;   /* bytes compared against their pattern */
-	guint64 corrupt_buffers; /* round trips that found a byte changed or lost */
+	guint64 corrupt_buffers; /* round trips or moves that found a byte changed or lost */
 	guint64 device_refusals; /* admitted allocations the device still refused */
 } GsBackendStats;
 
@@ -85,6 +86,18 @@ typedef struct {
 	 */
 	gboolean (*round_trip)(gpointer state, gpointer thread, guint64 handle, GsTier to,
 			       GError **error);
+	/*
+	 * Optional: copies buffer @handle, which lives in @from, into new memory
+	 * of @to (on @device when @to is the GPU) and returns that copy in
+	 * *@moved; the driver frees the old handle once the move commits, or
+	 * the new one if it does not. A copy that lands in memory (GPU or host)
+	 * is compared with the buffer's pattern and *@intact says whether every
+	 * byte arrived; a file is checked when it is read back. FALSE with
+	 * @error when the copy could not be made (no memory for it, a device or
+	 * file error): nothing new is held then.
+	 */
+	gboolean (*move)(gpointer state, gpointer thread, guint64 handle, GsTier from, GsTier to,
+			 guint device, guint64 *moved, gboolean *intact, GError **error);
 	void (*stats)(gpointer state, GsBackendStats *out);
 	/*
 	 * Optional: measures the device (allocation and free latency, copy
@@ -116,6 +129,10 @@ void gs_backend_compute_end(const GsBackendOps *ops, gpointer state, gpointer th
 /** Unsupported (NULL member) is an error, GS_BACKEND_ERROR_UNAVAILABLE. */
 gboolean gs_backend_round_trip(const GsBackendOps *ops, gpointer state, gpointer thread,
 			       guint64 handle, GsTier to, GError **error);
+/** Unsupported (NULL member) is an error, GS_BACKEND_ERROR_UNAVAILABLE. */
+gboolean gs_backend_move(const GsBackendOps *ops, gpointer state, gpointer thread, guint64 handle,
+			 GsTier from, GsTier to, guint device, guint64 *moved, gboolean *intact,
+			 GError **error);
 void gs_backend_stats(const GsBackendOps *ops, gpointer state, GsBackendStats *out);
 /** Unsupported is GS_BACKEND_ERROR_INVALID: only some backends can measure a device. */
 gboolean gs_backend_calibrate(const GsBackendOps *ops, const char *disk_path, GString *yaml,

@@ -122,6 +122,23 @@ gs_backend_round_trip(const GsBackendOps *ops, gpointer state, gpointer thread, 
 	return ops->round_trip(state, thread, handle, to, error);
 }
 
+gboolean
+gs_backend_move(const GsBackendOps *ops, gpointer state, gpointer thread, guint64 handle,
+		GsTier from, GsTier to, guint device, guint64 *moved, gboolean *intact,
+		GError **error)
+{
+	gboolean ok;
+
+	if (ops->move == NULL) {
+		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE,
+			    "the %s backend does not move buffers between tiers", ops->name);
+		return FALSE;
+	}
+	ok = ops->move(state, thread, handle, from, to, device, moved, intact, error);
+	g_return_val_if_fail(!ok || *moved != 0, FALSE);
+	return ok;
+}
+
 void
 gs_backend_stats(const GsBackendOps *ops, gpointer state, GsBackendStats *out)
 {

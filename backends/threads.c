@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "memory.h"
 #include "threads.h"
 
 typedef enum {
@@ -30,6 +31,7 @@ typedef enum {
 	T_SLEEPING,  /* a sleep op: the watchdog may count it as waiting */
 	T_PARKED,    /* waiting in the engine for a wake-up */
 	T_SEMAPHORE, /* waiting for a GPU permit */
+	T_RESERVE,   /* a blocking reservation waits for a release or a free */
 	T_DONE,
 } Status;
 
@@ -45,13 +47,31 @@ typedef struct {
 	guint device;
 } Space;
 
-/* What the interpreter gets as a handle: the backend's, and where it was charged. */
+typedef struct RealThread RealThread;
+
+/*
+ * What the interpreter gets as a handle: the backend's, and where it was
+ * charged (a Space, or the memory model's record in a run with tiers).
+ */
 typedef struct {
 	guint64 backend;
 	Space *space;
 	gint64 charged;
-	guint name;   /* the buffer's index in the thread's spec */
+	guint name;          /* the buffer's index in the thread's spec */
+	GsMemBuf *mb;        /* tiers: its record; its owner field points back here */
+	RealThread *owner;
+	gboolean copying;    /* tiers, under lock: its bytes are being made or moved */
+	gboolean doomed;     /* freed while copying: the copier frees it */
 } Held;
+
+/* A thread's part in the tiers (under lock), made when it first needs one. */
+typedef struct {
+	GPtrArray *reservations; /* GsMemReservation*, by reservation name */
+	GsGateThread gate;
+	GArray *locked;          /* GsSpillBufId its synchronous compute or unspill locked */
+	GArray *inputs;          /* BlockInput: retry-block inputs made spillable */
+	const GsOp *waiting;     /* the reserve op a T_RESERVE thread waits on */
+} Tiers;
 
 /* A log entry with the order in which it was taken, for the merge at the end. */
 typedef struct {
@@ -62,7 +82,7 @@ typedef struct {
 typedef struct Real Real;
 typedef struct RealTask RealTask;
 
-typedef struct {
+struct RealThread {
 	Real *r;
 	GsThreadResult *result;  /* owned by the GsResult */
 	const GsThreadSpec *spec;
@@ -85,8 +105,10 @@ typedef struct {
 	gint64 footprint;        /* GPU bytes it holds (thread-owned) */
 	atomic_int_fast64_t max_footprint; /* written by the thread, read under lock */
 	GArray *log;             /* LogItem (thread-owned) */
-	GPtrArray *live;         /* Held* the thread holds (thread-owned), for compute uses */
-} RealThread;
+	GPtrArray *live;         /* Held* the thread holds (thread-owned; under lock with tiers) */
+	Tiers *tiers;            /* NULL until it uses the tiers */
+	gint64 leaking;          /* bytes handed back as it ended (thread-owned): a leak if it completes */
+};
 
 struct RealTask {
 	GsTaskResult *result;    /* the logical task, shared by its attempts */
@@ -139,10 +161,19 @@ struct Real {
 	GArray *log;             /* LogItem taken under lock */
 	double used_integral[GS_N_TIERS];
 	GsTime last_sample;
+	/* The memory tiers (NULL: the bounded counters alone), all under lock: */
+	GsMemory *mem;
+	GArray *moves;           /* GsSpillMove scratch */
+	GQueue reserve_waiters;  /* RealThread* in T_RESERVE, FIFO */
+	pthread_cond_t copies_cond; /* with lock: a move landed, or a thread left the gate */
+	guint gate_scopes;       /* threads in a gate scope */
+	guint64 reservations_made;
+	guint64 corrupt_moves;   /* moves whose bytes did not arrive whole */
 };
 
 static const GsInterpHooks fast_hooks;
 static const GsInterpHooks global_hooks;
+static const GsInterpHooks tiered_hooks;
 
 /* ---- time ---- */
 
@@ -434,6 +465,15 @@ charge_of(const Space *s, gint64 size)
 	return (size + s->alignment - 1) / s->alignment * s->alignment;
 }
 
+/* The thread holds @bytes more GPU memory (thread-owned; its maximum is read under lock). */
+static void
+count_footprint(RealThread *t, gint64 bytes)
+{
+	t->footprint += bytes;
+	if (t->footprint > atomic_load_explicit(&t->max_footprint, memory_order_relaxed))
+		atomic_store_explicit(&t->max_footprint, t->footprint, memory_order_relaxed);
+}
+
 /* Admits and allocates; the handle is a Held. FALSE: it does not fit, or the device said no. */
 static gboolean
 take_memory(RealThread *t, const GsEffect *e, guint64 *handle)
@@ -450,16 +490,12 @@ take_memory(RealThread *t, const GsEffect *e, guint64 *handle)
 		space_give(s, charged);
 		return FALSE;
 	}
-	held = g_new(Held, 1);
-	*held = (Held){.backend = bk, .space = s, .charged = charged, .name = e->buf};
+	held = g_new0(Held, 1);
+	*held = (Held){.backend = bk, .space = s, .charged = charged, .name = e->buf, .owner = t};
 	g_ptr_array_add(t->live, held);
 	*handle = GPOINTER_TO_SIZE(held);
-	if (e->alloc_kind == GS_KIND_GPU) {
-		t->footprint += e->size;
-		if (t->footprint > atomic_load_explicit(&t->max_footprint, memory_order_relaxed))
-			atomic_store_explicit(&t->max_footprint, t->footprint,
-					      memory_order_relaxed);
-	}
+	if (e->alloc_kind == GS_KIND_GPU)
+		count_footprint(t, e->size);
 	return TRUE;
 }
 
@@ -469,7 +505,8 @@ log_alloc(RealThread *t, const GsEffect *e, gboolean ok)
 	GsLogEntry le = {.kind = GS_LOG_ALLOC, .thread = t->result->name, .bytes = e->size,
 			 .tier = e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, .ok = ok};
 
-	le.buf = t->spec->buffers->pdata[e->buf];
+	/* The room a compute's spilled buffers need has no buffer name of its own. */
+	le.buf = e->buf == GS_INTERP_UNSPILL_BUF ? "(unspill)" : t->spec->buffers->pdata[e->buf];
 	log_to(t->r, t->log, &le);
 }
 
@@ -548,13 +585,1027 @@ static const GsInterpHooks global_hooks = {
 	.leave = thread_leave,
 };
 
+static void on_block(const GsOp *retry_op, gboolean entering, gpointer data);
+
+static const GsInterpHooks tiered_hooks = {
+	.api_version = 1,
+	.on_exception = on_exception,
+	.enter = thread_enter,
+	.leave = thread_leave,
+	.on_block = on_block,
+};
+
+/* ---- the memory tiers (a run that spills or reserves: r->mem) ---- */
+
+/*
+ * Such a run admits through the simulator's memory model (sim/memory.h)
+ * instead of the bounded counters: the model decides where every buffer
+ * lives, what each space is charged, which buffers are spilled and whether a
+ * reservation is granted, exactly as in the simulator, and the backend
+ * supplies the bytes and makes the copies. The model is not thread-safe: it
+ * sits behind the engine mutex, so every allocation and free of such a run
+ * takes the mutex (the fast path is off). Copies run outside it: a copy is
+ * begun in the model and its buffer marked `copying` under the mutex, the
+ * backend moves the bytes without it, and the move commits under it again.
+ * An owner that frees a buffer while it is being copied leaves the backend's
+ * memory to the copier (`doomed`); a buffer a compute or an unspill has
+ * locked is never chosen as a victim, and a lock that arrives while its
+ * copy is in flight makes the commit refuse, so the compute keeps reading
+ * the source.
+ */
+
+/* A move the thread carries out: begun in the model, made by the backend, then landed. */
+typedef struct {
+	Held *held;
+	GsTier from, to;
+	guint device;        /* its GPU space, read under lock */
+	guint64 source;      /* the backend handle copied from */
+	guint64 moved;       /* the new copy, once made */
+	gboolean made, intact;
+} Move;
+
+/* A retry block's input buffers made spillable while it runs; id 0 marks a block's start. */
+typedef struct {
+	GsSpillBufId id;
+} BlockInput;
+
+static Tiers *
+tiers_of(RealThread *t)
+{
+	if (t->tiers == NULL) {
+		Tiers *m = g_new0(Tiers, 1);
+
+		m->reservations = g_ptr_array_new_with_free_func(g_free);
+		m->locked = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+		m->inputs = g_array_new(FALSE, FALSE, sizeof(BlockInput));
+		gs_gate_thread_init(gs_memory_gate(t->r->mem), &m->gate, t->id);
+		t->tiers = m;
+	}
+	return t->tiers;
+}
+
+static void
+tiers_free(Tiers *m)
+{
+	if (m == NULL)
+		return;
+	g_ptr_array_unref(m->reservations);
+	g_array_unref(m->locked);
+	g_array_unref(m->inputs);
+	g_free(m);
+}
+
+/* Whether @ops (or a block inside them) holds an op of @kind. */
+static gboolean
+ops_have(const GArray *ops, GsOpKind kind)
+{
+	for (guint i = 0; ops != NULL && i < ops->len; i++) {
+		const GsOp *op = &g_array_index(ops, GsOp, i);
+
+		if (op->kind == kind || (op->kind == GS_OP_RETRY && ops_have(op->retry.ops, kind)) ||
+		    (op->kind == GS_OP_REPEAT && ops_have(op->repeat.ops, kind)))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* A run needs the memory model when buffers may move between tiers or reservations are made. */
+static gboolean
+tiers_needed(const GsWorkload *w)
+{
+	if (w->policy.spill.enabled)
+		return TRUE;
+	for (guint i = 0; i < w->tasks->len; i++) {
+		const GsTaskSpec *task = w->tasks->pdata[i];
+
+		for (guint k = 0; k < task->threads->len; k++) {
+			if (ops_have(((const GsThreadSpec *) task->threads->pdata[k])->ops,
+				     GS_OP_RESERVE))
+				return TRUE;
+		}
+	}
+	for (guint i = 0; i < w->pool_threads->len; i++) {
+		if (ops_have(((const GsThreadSpec *) w->pool_threads->pdata[i])->ops, GS_OP_RESERVE))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+static void
+note_tier_peak(Real *r, GsTier tier)
+{
+	GsTierResult *x = &r->res->tiers[tier];
+
+	x->peak_used = MAX(x->peak_used, gs_memory_used(r->mem, tier));
+	x->peak_charged = MAX(x->peak_charged, gs_memory_charged(r->mem, tier));
+}
+
+static GsSpillStreamId
+stream_id(const RealThread *t, gint stream)
+{
+	return stream < 0 ? GS_SPILL_SYNCHRONOUS : ((GsSpillStreamId) t->id << 20) | stream;
+}
+
+/* The reservation the thread holds under name @index (made empty on first use). */
+static GsMemReservation *
+thread_reservation(RealThread *t, guint index)
+{
+	Tiers *m = tiers_of(t);
+
+	while (m->reservations->len <= index)
+		g_ptr_array_add(m->reservations, g_new0(GsMemReservation, 1));
+	return m->reservations->pdata[index];
+}
+
+/* The thread's newest held reservation in a space: its stream's, for attribution "stream". */
+static GsMemReservation *
+stream_reservation(RealThread *t, GsTier tier, guint device)
+{
+	GsMemReservation *newest = NULL;
+
+	for (guint i = 0; t->tiers != NULL && i < t->tiers->reservations->len; i++) {
+		GsMemReservation *res = t->tiers->reservations->pdata[i];
+
+		if (gs_memory_res_in_space(res, tier, device) &&
+		    (newest == NULL || res->serial > newest->serial))
+			newest = res;
+	}
+	return newest;
+}
+
+/*
+ * The thread's live buffers named in @names: their backend handles into
+ * @handles and, with tiers, the model's ids into @ids (either may be NULL).
+ */
+static void
+live_listed(RealThread *t, const GsNames *names, GArray *ids, GArray *handles)
+{
+	const guint *name = gs_names_data(names);
+
+	for (guint i = 0; i < names->len; i++) {
+		for (guint k = 0; k < t->live->len; k++) {
+			const Held *held = t->live->pdata[k];
+
+			if (held->name != name[i])
+				continue;
+			if (ids != NULL)
+				g_array_append_val(ids, held->mb->id);
+			if (handles != NULL)
+				g_array_append_val(handles, held->backend);
+		}
+	}
+}
+
+static void
+buffers_listed(RealThread *t, const GsNames *names, GArray *ids)
+{
+	live_listed(t, names, ids, NULL);
+}
+
+static void
+log_copy(Real *r, const Held *held, GsTier from, GsTier to, gboolean ok)
+{
+	GsLogEntry e = {.kind = GS_LOG_SPILL, .thread = held->owner->result->name,
+			.buf = held->owner->spec->buffers->pdata[held->name],
+			.bytes = held->mb->size, .tier = from, .to_tier = to, .ok = ok,
+			.what = to > from ? "spill" : "unspill"};
+
+	log_locked(r, &e);
+}
+
+static void
+log_gate(Real *r, RealThread *t, const char *what)
+{
+	GsLogEntry e = {.kind = GS_LOG_GATE, .thread = t != NULL ? t->result->name : NULL,
+			.what = what};
+
+	log_locked(r, &e);
+}
+
+static void retry_reservations(Real *r);
+
+/*
+ * Memory came free outside an allocation (a copy landed, a lock or a
+ * reservation was released): threads blocked on that kind may try again,
+ * and so may blocking reservations.
+ */
+static void
+memory_came_free(Real *r, GsTier tier)
+{
+	if (tier != GS_TIER_DISK)
+		gs_engine_dealloc(r->engine, GS_NO_THREAD,
+				  tier == GS_TIER_GPU ? GS_KIND_GPU : GS_KIND_HOST, 0, now(r));
+	retry_reservations(r);
+}
+
+/* ---- the gate ---- */
+
+static void
+gate_enter(RealThread *t, gboolean *closed)
+{
+	Tiers *m = tiers_of(t);
+
+	if (m->gate.level == 0) {
+		t->r->gate_scopes++;
+		*closed = gs_gate_enter(gs_memory_gate(t->r->mem), &m->gate) == GS_GATE_CLOSED;
+	} else {
+		*closed = m->gate.fell_back;
+	}
+}
+
+static void
+gate_leave(RealThread *t)
+{
+	Real *r = t->r;
+	GsGate *gate = gs_memory_gate(r->mem);
+
+	if (t->tiers == NULL || t->tiers->gate.level == 0)
+		return;
+	gs_gate_leave(gate, &t->tiers->gate);
+	r->gate_scopes--;
+	if (r->gate_scopes == 0 && gs_gate_is_closed(gate) && gs_gate_reset(gate))
+		log_gate(r, NULL, "open");
+	pthread_cond_broadcast(&r->copies_cond);
+}
+
+/* A copy found no room in its destination: the gate closes (with policy.evac_gate). */
+static void
+gate_close(RealThread *t)
+{
+	GsGate *gate = gs_memory_gate(t->r->mem);
+
+	if (!t->r->w->policy.evac_gate)
+		return;
+	if (!gs_gate_is_closed(gate))
+		log_gate(t->r, t, "close");
+	gs_gate_close(gate, &tiers_of(t)->gate);
+}
+
+/* Waits until every copy still inside the closed gate has landed. */
+static void
+gate_wait_drained(RealThread *t)
+{
+	GsGate *gate = gs_memory_gate(t->r->mem);
+
+	while (gs_gate_is_closed(gate) && !gs_gate_drained(gate) && !atomic_load(&t->stop)) {
+		drain_wakes(t->r);
+		pthread_cond_wait(&t->r->copies_cond, &t->r->lock);
+	}
+}
+
+/* ---- moves ---- */
+
+/* Begins moving @held's buffer to @to in the model; FALSE (nothing changed) without room there. */
+static gboolean
+move_begin(RealThread *t, Held *held, GsTier to, GArray *moves)
+{
+	GsTime unused;
+	Move mv = {.held = held, .from = held->mb->tier, .to = to, .device = held->mb->device,
+		   .source = held->backend};
+
+	if (!gs_memory_copy_begin(t->r->mem, held->mb, to, &unused))
+		return FALSE;
+	held->copying = TRUE;
+	g_array_append_val(moves, mv);
+	return TRUE;
+}
+
+/* The model gave up a move that has not started: it is as if never begun. */
+static void
+move_cancel(Real *r, GArray *moves)
+{
+	for (guint i = 0; i < moves->len; i++) {
+		Held *held = g_array_index(moves, Move, i).held;
+
+		held->copying = FALSE;
+		gs_memory_copy_abort(r->mem, held->mb);
+	}
+	g_array_set_size(moves, 0);
+}
+
+static void
+backend_free_held(Real *r, RealThread *t, GsTier tier, guint64 handle)
+{
+	gs_backend_free(r->ops, r->bk, t->bk, tier, handle);
+}
+
+/* A move made by the backend lands in the model; returns TRUE if it committed. */
+static gboolean
+move_land(RealThread *t, Move *mv)
+{
+	Real *r = t->r;
+	Held *held = mv->held;
+	gboolean ok;
+
+	held->copying = FALSE;
+	if (held->doomed) {
+		/* Its owner freed it meanwhile: both copies go. */
+		backend_free_held(r, t, mv->from, mv->source);
+		if (mv->made)
+			backend_free_held(r, t, mv->to, mv->moved);
+		g_free(held);
+		return FALSE;
+	}
+	if (!mv->made) {
+		gs_memory_copy_abort(r->mem, held->mb);
+		log_copy(r, held, mv->from, mv->to, FALSE);
+		return FALSE;
+	}
+	r->corrupt_moves += !mv->intact;
+	ok = gs_memory_copy_commit(r->mem, held->mb);
+	log_copy(r, held, mv->from, mv->to, ok);
+	if (!ok) {
+		backend_free_held(r, t, mv->to, mv->moved);
+		return FALSE;
+	}
+	held->backend = mv->moved;
+	backend_free_held(r, t, mv->from, mv->source);
+	note_tier_peak(r, mv->to);
+	if (mv->from < mv->to)
+		memory_came_free(r, mv->from);
+	return TRUE;
+}
+
+/*
+ * Makes the moves begun in @moves, without the lock (the thread waits for
+ * them: spill-block time), then lands them. Returns how many committed.
+ */
+static guint
+moves_make(RealThread *t, GArray *moves)
+{
+	Real *r = t->r;
+	GsTime start = now(r);
+	guint committed = 0;
+
+	if (moves->len == 0)
+		return 0;
+	engine_unlock(r);
+	for (guint i = 0; i < moves->len; i++) {
+		Move *mv = &g_array_index(moves, Move, i);
+		g_autoptr(GError) error = NULL;
+
+		/* Only the Move's own fields: the owner may free the buffer meanwhile. */
+		mv->made = gs_backend_move(r->ops, r->bk, t->bk, mv->source, mv->from, mv->to,
+					   mv->device, &mv->moved, &mv->intact, &error);
+		if (!mv->made)
+			g_warning("%s: a copy to tier %d failed: %s", t->result->name, mv->to,
+				  error->message);
+	}
+	pthread_mutex_lock(&r->lock);
+	r->res->totals.spill_block_ns += now(r) - start;
+	for (guint i = 0; i < moves->len; i++)
+		committed += move_land(t, &g_array_index(moves, Move, i));
+	g_array_set_size(moves, 0);
+	pthread_cond_broadcast(&r->copies_cond);
+	return committed;
+}
+
+/* ---- on-demand spilling ---- */
+
+/* Sets the spillable flag of @t's spillable buffers in @ids (FALSE) or back (TRUE). */
+static void
+hold_own(RealThread *t, GArray *ids, gboolean hold)
+{
+	GsSpillStore *store = gs_memory_store(t->r->mem);
+	GsSpillBufView view;
+
+	if (hold) {
+		for (guint i = 0; i < t->live->len; i++) {
+			const Held *held = t->live->pdata[i];
+
+			if (gs_spill_lookup(store, held->mb->id, &view) && view.spillable) {
+				gs_spill_set_spillable(store, held->mb->id, FALSE);
+				g_array_append_val(ids, held->mb->id);
+			}
+		}
+		return;
+	}
+	for (guint i = 0; i < ids->len; i++)
+		gs_spill_set_spillable(store, g_array_index(ids, GsSpillBufId, i), TRUE);
+}
+
+/* The victims for @need bytes in @tier, into r->moves; under smallest_fit, the requester's last. */
+static void
+plan_victims(RealThread *t, GsTier tier, gint64 need)
+{
+	Real *r = t->r;
+
+	if (r->w->policy.spill.victim == GS_VICTIM_SMALLEST_FIT) {
+		g_autoptr(GArray) own = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+		gboolean covered;
+
+		hold_own(t, own, TRUE);
+		covered = gs_memory_plan_spill(r->mem, tier, need, now(r), r->moves) >= need;
+		hold_own(t, own, FALSE);
+		if (covered)
+			return;
+	}
+	gs_memory_plan_spill(r->mem, tier, need, now(r), r->moves);
+}
+
+/*
+ * Victims that found the gate closed, or no room below, wait until the
+ * copies inside have landed; then one from the GPU goes straight to disk
+ * when host_full says so and the disk has room, and the others stay.
+ */
+static guint
+take_fallbacks(RealThread *t, GArray *fallbacks, GArray *moves)
+{
+	Real *r = t->r;
+
+	if (fallbacks->len == 0)
+		return 0;
+	gate_wait_drained(t);
+	for (guint i = 0; i < fallbacks->len; i++) {
+		GsMemBuf *b = gs_memory_buffer(r->mem, g_array_index(fallbacks, GsSpillBufId, i));
+		Held *held = b != NULL ? b->owner : NULL;
+
+		if (held != NULL && !held->copying && b->tier == GS_TIER_GPU &&
+		    r->w->policy.spill.host_full == GS_HOST_FULL_DISK)
+			move_begin(t, held, GS_TIER_DISK, moves);
+	}
+	log_gate(r, t, "fallback");
+	return moves_make(t, moves);
+}
+
+/*
+ * On-demand spill inside a failing allocation: victims to free @need bytes
+ * in @tier go down one tier, and the thread tries again once they landed.
+ * FALSE if nothing moved.
+ */
+static gboolean
+spill_for(RealThread *t, GsTier tier, gint64 need)
+{
+	Real *r = t->r;
+	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(Move));
+	g_autoptr(GArray) fallbacks = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+	gboolean closed;
+	guint committed;
+
+	if (!gs_memory_spills(r->mem) || !r->w->policy.spill.on_demand || tier == GS_TIER_DISK)
+		return FALSE;
+	plan_victims(t, tier, need);
+	if (r->moves->len == 0)
+		return FALSE;
+	gate_enter(t, &closed);
+	for (guint i = 0; i < r->moves->len; i++) {
+		GsMemBuf *b = gs_memory_buffer(r->mem, g_array_index(r->moves, GsSpillMove, i).id);
+		Held *held = b != NULL ? b->owner : NULL;
+
+		if (held == NULL || held->copying)
+			continue;
+		if (!closed && move_begin(t, held, tier + 1, moves))
+			continue;
+		if (!closed) {
+			gate_close(t);
+			closed = r->w->policy.evac_gate;
+		}
+		g_array_append_val(fallbacks, b->id);
+	}
+	committed = moves_make(t, moves);
+	committed += take_fallbacks(t, fallbacks, moves);
+	gate_leave(t);
+	return committed > 0;
+}
+
+/* ---- allocations and frees ---- */
+
+static GsMemRequest
+request_for(RealThread *t, const GsEffect *e)
+{
+	Real *r = t->r;
+	const GsOp *op = e->op;
+	GsMemRequest req = {.kind = e->alloc_kind, .size = e->size, .now = now(r)};
+
+	if (gs_memory_spills(r->mem))
+		req.owner = gs_thread_priority(gs_engine_get_priorities(r->engine),
+					       gs_engine_thread_view(r->engine, t->id),
+					       GS_POOL_PRIORITY_SMALLEST_TASK_ID);
+	if (op != NULL && op->kind == GS_OP_ALLOC) {
+		req.device = op->alloc.device;
+		req.spillable = op->alloc.spillable;
+		if (op->alloc.reservation >= 0)
+			req.res = thread_reservation(t, (guint) op->alloc.reservation);
+		if (req.res != NULL && req.res->held && req.res->tier == GS_TIER_GPU &&
+		    e->alloc_kind == GS_KIND_GPU)
+			req.device = req.res->device;
+	}
+	return req;
+}
+
+static void
+set_buffer_spillable(Real *r, const GsMemBuf *b, gboolean spillable)
+{
+	if (gs_memory_spills(r->mem))
+		gs_spill_set_spillable(gs_memory_store(r->mem), b->id, spillable);
+}
+
+/* Under lock, returned unlocked: the model admitted @b; the backend supplies its bytes. */
+static gboolean
+tiered_take(RealThread *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, guint64 *handle)
+{
+	Real *r = t->r;
+	Held *held = g_new0(Held, 1);
+	guint64 bk = 0;
+	gboolean ok;
+
+	/*
+	 * No victim until its bytes exist: it is in flight meanwhile, and not
+	 * spillable, so that no plan counts on it.
+	 */
+	*held = (Held){.mb = b, .name = e->buf, .owner = t, .copying = TRUE};
+	b->owner = held;
+	note_tier_peak(r, b->tier);
+	set_buffer_spillable(r, b, FALSE);
+	engine_unlock(r);
+	ok = gs_backend_alloc(r->ops, r->bk, t->bk, b->tier, b->device, e->size, &bk);
+	pthread_mutex_lock(&r->lock);
+	held->copying = FALSE;
+	set_buffer_spillable(r, b, spillable);
+	if (!ok) {
+		gs_memory_free_buffer(r->mem, b, NULL);
+		retry_reservations(r);
+		g_free(held);
+	} else {
+		held->backend = bk;
+		g_ptr_array_add(t->live, held);
+	}
+	pthread_cond_broadcast(&r->copies_cond);
+	engine_unlock(r);
+	if (!ok)
+		return FALSE;
+	*handle = GPOINTER_TO_SIZE(held);
+	if (e->alloc_kind == GS_KIND_GPU)
+		count_footprint(t, e->size);
+	return TRUE;
+}
+
+static void tiered_unspill(RealThread *t, const GsEffect *e);
+
+/* An allocation through the model: spills on demand, as the simulator's does. */
+static void
+tiered_alloc(RealThread *t, const GsEffect *e)
+{
+	Real *r = t->r;
+	GsMemRequest req;
+	GsMemAlloc a;
+	guint64 handle = 0;
+
+	if (e->buf == GS_INTERP_UNSPILL_BUF) {
+		tiered_unspill(t, e);
+		return;
+	}
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		req = request_for(t, e);
+		a = gs_memory_alloc(r->mem, &req);
+		if (a.outcome != GS_MEM_NO_ROOM || a.short_by <= 0 ||
+		    !spill_for(t, a.tier, a.short_by))
+			break;
+	}
+	atomic_fetch_add_explicit(&r->locked_allocs, 1, memory_order_relaxed);
+	if (a.outcome == GS_MEM_OK && tiered_take(t, e, a.buf, req.spillable, &handle)) {
+		log_alloc(t, e, TRUE);
+		gs_interp_alloc_done(t->interp, TRUE, handle, now(r));
+		return;
+	}
+	if (a.outcome != GS_MEM_OK)
+		engine_unlock(r);
+	log_alloc(t, e, FALSE);
+	if (a.outcome == GS_MEM_OVER_RESERVATION)
+		gs_interp_alloc_throw(t->interp, GS_EXC_RESERVATION_FAILED, now(r));
+	else
+		gs_interp_alloc_done(t->interp, FALSE, 0, now(r));
+}
+
+/* Frees a buffer wherever it lives now; returns that tier. */
+static GsTier
+tiered_free(RealThread *t, Held *held)
+{
+	Real *r = t->r;
+	GsMemBuf *b;
+	GsTier tier;
+
+	pthread_mutex_lock(&r->lock);
+	b = held->mb;
+	tier = b->tier;
+	g_ptr_array_remove_fast(t->live, held);
+	gs_memory_free_buffer(r->mem, b, stream_reservation(t, tier, b->device));
+	held->mb = NULL;
+	if (held->copying) {
+		held->doomed = TRUE; /* the copier frees both copies when its move lands */
+	} else {
+		backend_free_held(r, t, tier, held->backend);
+		g_free(held);
+	}
+	retry_reservations(r);
+	engine_unlock(r);
+	return tier;
+}
+
+/* ---- computes: locks, and spilled buffers brought back first ---- */
+
+static void
+unlock_all(Real *r, GArray *ids)
+{
+	for (guint i = 0; i < ids->len; i++)
+		gs_spill_unlock(gs_memory_store(r->mem), g_array_index(ids, GsSpillBufId, i));
+	g_array_set_size(ids, 0);
+}
+
+/* The GPU bytes the buffers in @ids need to come back, or 0 when none is off the GPU. */
+static gint64
+unspill_need(Real *r, const GArray *ids)
+{
+	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
+	gint64 need = gs_spill_unspill_plan(gs_memory_store(r->mem), (const GsSpillBufId *) ids->data,
+					    ids->len, moves, NULL);
+
+	for (guint i = 0; i < moves->len; i++) {
+		/* One on the GPU moving out stays: the compute's lock refuses the move's landing. */
+		if (g_array_index(moves, GsSpillMove, i).from != GS_TIER_GPU)
+			return MAX(1, need);
+	}
+	return 0;
+}
+
+/* Waits while another thread's copy of one of @ids is in flight. */
+static void
+wait_copies_of(RealThread *t, const GArray *ids)
+{
+	for (guint i = 0; i < ids->len && !atomic_load(&t->stop); i++) {
+		GsMemBuf *b = gs_memory_buffer(t->r->mem, g_array_index(ids, GsSpillBufId, i));
+
+		if (b != NULL && ((Held *) b->owner)->copying) {
+			drain_wakes(t->r);
+			pthread_cond_wait(&t->r->copies_cond, &t->r->lock);
+			i = (guint) -1; /* look again from the start */
+		}
+	}
+}
+
+/* Begins the copies up; FALSE (nothing begun) with *@short_by when the GPU lacks room for one. */
+static gboolean
+begin_copies_up(RealThread *t, const GArray *ids, GArray *moves, gint64 *short_by)
+{
+	Real *r = t->r;
+
+	for (guint i = 0; i < ids->len; i++) {
+		GsMemBuf *b = gs_memory_buffer(r->mem, g_array_index(ids, GsSpillBufId, i));
+
+		if (b == NULL || b->tier == GS_TIER_GPU)
+			continue;
+		if (!move_begin(t, b->owner, GS_TIER_GPU, moves))
+			*short_by += b->size;
+	}
+	if (*short_by == 0)
+		return TRUE;
+	move_cancel(r, moves);
+	return FALSE;
+}
+
+/*
+ * The allocation gs_interp_unspill_first() asked for: the compute's spilled
+ * buffers come back to the GPU, locked first so that making room never picks
+ * them; they stay locked until the compute has taken its own locks.
+ */
+static void
+tiered_unspill(RealThread *t, const GsEffect *e)
+{
+	Real *r = t->r;
+	Tiers *m;
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(Move));
+	gboolean ok = FALSE;
+
+	pthread_mutex_lock(&r->lock);
+	m = tiers_of(t);
+	buffers_listed(t, &e->op->compute.uses, ids);
+	gs_spill_use_begin(gs_memory_store(r->mem), (const GsSpillBufId *) ids->data, ids->len,
+			   GS_SPILL_SYNCHRONOUS, now(r));
+	g_array_append_vals(m->locked, ids->data, ids->len);
+	for (;;) {
+		gint64 short_by = 0;
+		gboolean closed;
+
+		wait_copies_of(t, ids);
+		if (unspill_need(r, ids) == 0 || atomic_load(&t->stop)) {
+			ok = TRUE;
+			break;
+		}
+		gate_enter(t, &closed);
+		if (closed) {
+			gate_wait_drained(t);
+			gate_leave(t);
+			continue;
+		}
+		if (begin_copies_up(t, ids, moves, &short_by)) {
+			guint landed = moves_make(t, moves);
+
+			gate_leave(t);
+			if (landed == 0)
+				break; /* the backend could not bring them back */
+			continue;
+		}
+		gate_leave(t);
+		if (!spill_for(t, GS_TIER_GPU, short_by))
+			break;
+	}
+	if (!ok)
+		unlock_all(r, m->locked);
+	engine_unlock(r);
+	if (!ok)
+		log_alloc(t, e, FALSE);
+	gs_interp_alloc_done(t->interp, ok, 0, now(r));
+}
+
+/*
+ * A compute that uses buffers locks them for its duration, or until its
+ * stream is synchronised, and reads their backend handles. If some are
+ * spilled, the compute asks for them first: FALSE then.
+ */
+static gboolean
+tiered_compute_begin(RealThread *t, const GsEffect *e, GArray *uses)
+{
+	Real *r = t->r;
+	const GsOp *op = e->op;
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+	g_autoptr(GArray) earlier = NULL;
+	gint64 need = 0;
+
+	if (op == NULL || op->compute.uses.len == 0)
+		return TRUE;
+	pthread_mutex_lock(&r->lock);
+	buffers_listed(t, &op->compute.uses, ids);
+	if (gs_memory_spills(r->mem))
+		need = unspill_need(r, ids);
+	if (need > 0) {
+		pthread_mutex_unlock(&r->lock);
+		gs_interp_unspill_first(t->interp, need, now(r));
+		return FALSE;
+	}
+	if (gs_memory_spills(r->mem)) {
+		Tiers *m = tiers_of(t);
+
+		gs_spill_use_begin(gs_memory_store(r->mem), (const GsSpillBufId *) ids->data,
+				   ids->len, stream_id(t, op->compute.stream), now(r));
+		earlier = g_array_copy(m->locked); /* an unspill's locks: ours are taken now */
+		g_array_set_size(m->locked, 0);
+		unlock_all(r, earlier);
+		if (op->compute.stream < 0)
+			g_array_append_vals(m->locked, ids->data, ids->len);
+	}
+	live_listed(t, &op->compute.uses, NULL, uses);
+	pthread_mutex_unlock(&r->lock);
+	return TRUE;
+}
+
+/* The compute is over: its synchronous locks go, and its buffers may be spilled again. */
+static void
+tiered_compute_end(RealThread *t)
+{
+	Real *r = t->r;
+
+	if (t->tiers == NULL || t->tiers->locked->len == 0)
+		return;
+	pthread_mutex_lock(&r->lock);
+	unlock_all(r, t->tiers->locked);
+	memory_came_free(r, GS_TIER_GPU);
+	engine_unlock(r);
+}
+
+/* ---- reservations and the other ops of the tiers (under lock) ---- */
+
+static void
+log_reservation(RealThread *t, guint name, GsLogKind kind, const char *what,
+		const GsMemReservation *res, gint64 bytes)
+{
+	GsLogEntry e = {.kind = kind, .thread = t->result->name, .what = what, .bytes = bytes,
+			.buf = t->spec->reservations->pdata[name], .tier = res->tier,
+			.device = res->device};
+
+	log_locked(t->r, &e);
+}
+
+static void
+release_reservation(RealThread *t, guint name, GsMemReservation *res)
+{
+	gint64 refund = gs_memory_release(t->r->mem, res);
+
+	log_reservation(t, name, GS_LOG_RELEASE, NULL, res, refund);
+	memory_came_free(t->r, res->tier);
+}
+
+static void
+granted(RealThread *t, guint name, GsMemReservation *res)
+{
+	res->serial = ++t->r->reservations_made;
+	note_tier_peak(t->r, res->tier);
+	log_reservation(t, name, GS_LOG_RESERVE, "granted", res, res->acct.size);
+}
+
+/*
+ * A reserve op. A blocking one that must wait parks the thread (T_RESERVE)
+ * until a release or a free lets it through, first come first served.
+ * Returns the exception to throw, or GS_EXC_NONE.
+ */
+static GsException
+do_reserve(RealThread *t, const GsOp *op)
+{
+	Real *r = t->r;
+	GsMemReservation *res = thread_reservation(t, op->reserve.res);
+	GsReservationOutcome outcome;
+
+	if (res->held)
+		release_reservation(t, op->reserve.res, res); /* reserved again: the old one goes */
+	outcome = gs_memory_reserve(r->mem, op, res);
+	if (outcome == GS_RESERVATION_GRANTED) {
+		granted(t, op->reserve.res, res);
+		return GS_EXC_NONE;
+	}
+	log_reservation(t, op->reserve.res, GS_LOG_RESERVE, gs_reservation_outcome_name(outcome),
+			res, op->reserve.size);
+	if (outcome == GS_RESERVATION_TOO_LARGE)
+		return GS_EXC_RESERVATION_TOO_LARGE;
+	if (outcome != GS_RESERVATION_WAIT)
+		return GS_EXC_NONE;
+	tiers_of(t)->waiting = op;
+	g_queue_push_tail(&r->reserve_waiters, t);
+	set_status(r, t, T_RESERVE);
+	t->parked_since = now(r);
+	drain_wakes(r);
+	while (atomic_load(&t->status) == T_RESERVE && !atomic_load(&t->stop))
+		pthread_cond_wait(&t->cond, &r->lock);
+	if (atomic_load(&t->status) == T_RESERVE) {
+		g_queue_remove(&r->reserve_waiters, t);
+		t->tiers->waiting = NULL;
+		set_status(r, t, T_READY);
+	}
+	return GS_EXC_NONE;
+}
+
+/* After a release or a free, blocking reservations are asked again, first come first. */
+static void
+retry_reservations(Real *r)
+{
+	guint n = g_queue_get_length(&r->reserve_waiters);
+
+	for (guint i = 0; i < n; i++) {
+		RealThread *t = g_queue_pop_head(&r->reserve_waiters);
+		const GsOp *op = t->tiers->waiting;
+		GsMemReservation *res = thread_reservation(t, op->reserve.res);
+
+		if (gs_memory_reserve(r->mem, op, res) != GS_RESERVATION_GRANTED) {
+			g_queue_push_tail(&r->reserve_waiters, t);
+			continue;
+		}
+		granted(t, op->reserve.res, res);
+		t->tiers->waiting = NULL;
+		set_status(r, t, T_READY);
+		pthread_cond_signal(&t->cond);
+	}
+}
+
+static void
+set_spillable(RealThread *t, const GsNames *names, gboolean spillable)
+{
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+
+	if (!gs_memory_spills(t->r->mem))
+		return;
+	buffers_listed(t, names, ids);
+	for (guint i = 0; i < ids->len; i++)
+		gs_spill_set_spillable(gs_memory_store(t->r->mem),
+				       g_array_index(ids, GsSpillBufId, i), spillable);
+}
+
+/* An op of the tiers the interpreter leaves to the driver. */
+static void
+tiered_op(RealThread *t, const GsOp *op)
+{
+	Real *r = t->r;
+	GsException exc = GS_EXC_NONE;
+	GsMemReservation *res;
+
+	pthread_mutex_lock(&r->lock);
+	switch (op->kind) {
+	case GS_OP_RESERVE:
+		exc = do_reserve(t, op);
+		break;
+	case GS_OP_RELEASE:
+		res = thread_reservation(t, op->res);
+		if (res->held)
+			release_reservation(t, op->res, res);
+		break;
+	case GS_OP_SYNC:
+		/* Buffers the stream held may be spilled now: a blocked thread may try again. */
+		if (gs_memory_spills(r->mem) &&
+		    gs_spill_sync(gs_memory_store(r->mem), stream_id(t, (gint) op->stream)) > 0)
+			memory_came_free(r, GS_TIER_GPU);
+		break;
+	case GS_OP_SPILLABLE:
+	case GS_OP_UNSPILLABLE:
+		set_spillable(t, &op->free.bufs, op->kind == GS_OP_SPILLABLE);
+		break;
+	case GS_OP_ALLOC:
+	case GS_OP_FREE:
+	case GS_OP_COMPUTE:
+	case GS_OP_SLEEP:
+	case GS_OP_UNTIL:
+	case GS_OP_RETRY:
+	case GS_OP_BLOCK_UNTIL_READY:
+	case GS_OP_POOL:
+	case GS_OP_WAIT_ON_POOL:
+	case GS_OP_INJECT:
+	case GS_OP_REPEAT:
+	case GS_OP_TASK_DONE:
+	case GS_N_OP_KINDS:
+		break; /* the interpreter's own, or the pool op (do_pool) */
+	}
+	engine_unlock(r);
+	if (exc != GS_EXC_NONE)
+		gs_interp_op_failed(t->interp, exc, now(r));
+}
+
+/* A retry block's input buffers are spillable while it runs (SPEC §3.5.1, 1). */
+static void
+on_block(const GsOp *retry_op, gboolean entering, gpointer data)
+{
+	RealThread *t = data;
+	Real *r = t->r;
+	GsSpillStore *store = gs_memory_store(r->mem);
+	Tiers *m;
+
+	if (store == NULL || retry_op->retry.input.len == 0)
+		return;
+	pthread_mutex_lock(&r->lock);
+	m = tiers_of(t);
+	if (entering) {
+		g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+		GsSpillBufView view;
+
+		g_array_append_val(m->inputs, ((BlockInput){0}));
+		buffers_listed(t, &retry_op->retry.input, ids);
+		for (guint i = 0; i < ids->len; i++) {
+			GsSpillBufId id = g_array_index(ids, GsSpillBufId, i);
+
+			if (gs_spill_lookup(store, id, &view) && !view.spillable) {
+				gs_spill_set_spillable(store, id, TRUE);
+				g_array_append_val(m->inputs, ((BlockInput){id}));
+			}
+		}
+	} else {
+		while (m->inputs->len > 0) {
+			GsSpillBufId id = g_array_index(m->inputs, BlockInput, m->inputs->len - 1).id;
+
+			g_array_set_size(m->inputs, m->inputs->len - 1);
+			if (id == 0)
+				break;
+			gs_spill_set_spillable(store, id, FALSE); /* gone already: refused, harmlessly */
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+/*
+ * Under lock: the thread is done with the tiers; its locks and reservations
+ * go back (as cuCascade's RAII reservations do).
+ */
+static void
+tiers_thread_ends(RealThread *t)
+{
+	Real *r = t->r;
+	Tiers *m = t->tiers;
+
+	if (m == NULL)
+		return;
+	if (gs_memory_spills(r->mem)) {
+		unlock_all(r, m->locked);
+		for (guint i = 0; i < t->spec->streams->len; i++)
+			gs_spill_sync(gs_memory_store(r->mem), stream_id(t, (gint) i));
+	}
+	gate_leave(t);
+	for (guint i = 0; i < m->reservations->len; i++) {
+		GsMemReservation *res = m->reservations->pdata[i];
+
+		if (res->held)
+			release_reservation(t, i, res);
+	}
+}
+
 /* ---- effects ---- */
 
 static void
 do_alloc(RealThread *t, const GsEffect *e)
 {
 	guint64 handle = 0;
-	gboolean ok = take_memory(t, e, &handle);
+	gboolean ok;
+
+	if (t->r->mem != NULL) {
+		tiered_alloc(t, e);
+		return;
+	}
+	ok = take_memory(t, e, &handle);
 
 	log_alloc(t, e, ok);
 	atomic_fetch_add_explicit(&t->r->locked_allocs, 1, memory_order_relaxed);
@@ -569,12 +1620,18 @@ do_free(RealThread *t, const GsEffect *e)
 	GsLogEntry le = {.kind = GS_LOG_FREE, .thread = t->result->name, .bytes = e->size,
 			 .tier = e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU};
 
-	gs_backend_free(r->ops, r->bk, t->bk, held->space->tier, held->backend);
-	space_give(held->space, held->charged);
+	if (e->at_end)
+		t->leaking += e->size;
 	if (e->alloc_kind == GS_KIND_GPU)
 		t->footprint -= e->size;
-	g_ptr_array_remove_fast(t->live, held);
-	g_free(held);
+	if (r->mem != NULL) {
+		le.tier = tiered_free(t, held);
+	} else {
+		gs_backend_free(r->ops, r->bk, t->bk, held->space->tier, held->backend);
+		space_give(held->space, held->charged);
+		g_ptr_array_remove_fast(t->live, held);
+		g_free(held);
+	}
 	atomic_fetch_add_explicit(&r->frees, 1, memory_order_relaxed);
 	le.buf = t->spec->buffers->pdata[e->buf];
 	log_to(r, t->log, &le);
@@ -596,28 +1653,21 @@ do_compute(RealThread *t, const GsEffect *e)
 {
 	Real *r = t->r;
 	g_autoptr(GArray) uses = g_array_new(FALSE, FALSE, sizeof(guint64));
-	GsTime until = now(r) + e->time; /* touching the buffers is part of the time */
+	GsTime until;
 	gboolean ok;
 
+	if (r->mem != NULL && !tiered_compute_begin(t, e, uses))
+		return TRUE; /* its spilled buffers are asked for first */
+	until = now(r) + e->time; /* touching the buffers is part of the time */
 	/* The interpreter names buffers; the backend wants the live handles of those names. */
-	if (e->op != NULL) {
-		const guint *names = gs_names_data(&e->op->compute.uses);
-
-		for (guint i = 0; i < e->op->compute.uses.len; i++) {
-			guint name = names[i];
-
-			for (guint k = 0; k < t->live->len; k++) {
-				const Held *held = t->live->pdata[k];
-
-				if (held->name == name)
-					g_array_append_val(uses, held->backend);
-			}
-		}
-	}
+	if (r->mem == NULL && e->op != NULL)
+		live_listed(t, &e->op->compute.uses, NULL, uses);
 	gs_backend_compute_begin(r->ops, r->bk, t->bk, (GsTime) ((double) e->time * r->scale),
 				 (const guint64 *) uses->data, uses->len);
 	ok = wait_until(t, until);
 	gs_backend_compute_end(r->ops, r->bk, t->bk);
+	if (r->mem != NULL)
+		tiered_compute_end(t);
 	return ok;
 }
 
@@ -942,6 +1992,8 @@ carry_out(RealThread *t, const GsEffect *e, gboolean *ends_task, gboolean *faile
 	case GS_EFFECT_OP:
 		if (e->op->kind == GS_OP_POOL)
 			do_pool(t, e->op);
+		else if (r->mem != NULL)
+			tiered_op(t, e->op);
 		return TRUE;
 	case GS_EFFECT_WAIT:
 		t->parked_last = TRUE;
@@ -973,6 +2025,26 @@ unwind(RealThread *t)
 	drain_frees(t);
 }
 
+/*
+ * Under lock. Spark's leak report: what a thread that completed left
+ * allocated (the interpreter handed it back as the thread ended) is a leak
+ * of its task. A failed thread's leftovers are not, nor are those of a
+ * thread stopped because its task ended: Spark reports leaks only for tasks
+ * that did not throw.
+ */
+static void
+report_leak(Real *r, RealThread *t, gboolean failed)
+{
+	GsLogEntry e = {.kind = GS_LOG_LEAK, .thread = t->result->name, .bytes = t->leaking};
+
+	if (!failed && t->leaking > 0 && t->task != NULL) {
+		e.task = t->task->result->id;
+		t->task->result->leaked_bytes += t->leaking;
+		log_locked(r, &e);
+	}
+	t->leaking = 0;
+}
+
 static gpointer
 thread_main(gpointer data)
 {
@@ -996,10 +2068,23 @@ thread_main(gpointer data)
 		unwind(t);
 	gs_backend_thread_end(r->ops, r->bk, t->bk);
 	pthread_mutex_lock(&r->lock);
+	if (r->mem != NULL)
+		tiers_thread_ends(t);
+	if (!stopped)
+		report_leak(r, t, failed);
 	set_status(r, t, T_DONE);
 	thread_exited(r, t, ends_task, failed, failure);
 	engine_unlock(r);
 	return NULL;
+}
+
+/* A run with tiers goes through the model under the mutex; otherwise as --locking says. */
+static const GsInterpHooks *
+hooks_for(const Real *r)
+{
+	if (r->mem != NULL)
+		return &tiered_hooks;
+	return r->opts.locking == GS_LOCKING_FAST ? &fast_hooks : &global_hooks;
 }
 
 /* Under lock. */
@@ -1027,8 +2112,7 @@ thread_new(Real *r, const GsThreadSpec *spec, RealTask *task, const char *name)
 		gs_engine_register_dedicated(r->engine, t->id, task->engine_id, now(r));
 	t->interp = gs_interp_new(r->engine, spec, t->id, r->w->policy.oom);
 	gs_interp_require_permit(t->interp, task != NULL && semaphore_on(r));
-	gs_interp_set_hooks(t->interp,
-			    r->opts.locking == GS_LOCKING_FAST ? &fast_hooks : &global_hooks, t);
+	gs_interp_set_hooks(t->interp, hooks_for(r), t);
 	return t;
 }
 
@@ -1052,6 +2136,7 @@ thread_free(gpointer data)
 	pthread_cond_destroy(&t->sleep_cond);
 	g_array_unref(t->log);
 	g_ptr_array_unref(t->live);
+	tiers_free(t->tiers);
 	g_free(t);
 }
 
@@ -1134,6 +2219,8 @@ tier_used(Real *r, GsTier tier)
 {
 	gint64 used = 0;
 
+	if (r->mem != NULL)
+		return gs_memory_used(r->mem, tier);
 	if (tier == GS_TIER_HOST)
 		return atomic_load(&r->host.used);
 	if (tier == GS_TIER_DISK)
@@ -1155,7 +2242,7 @@ sample(Real *r)
 		r->used_integral[tier] +=
 			(double) tier_used(r, tier) * (double) (x.time - r->last_sample);
 		x.used[tier] = tier_used(r, tier);
-		x.charged[tier] = x.used[tier];
+		x.charged[tier] = r->mem != NULL ? gs_memory_charged(r->mem, tier) : x.used[tier];
 	}
 	r->last_sample = x.time;
 	x.blocked = gs_engine_n_in_state(r->engine, GS_THREAD_BLOCKED);
@@ -1201,7 +2288,8 @@ snapshot_threads(Real *r, gboolean deadlock)
 		if (t->task != NULL && t->task->status == TASK_ENDED)
 			continue;
 		t->result->final_state = gs_engine_thread_state(r->engine, t->id);
-		t->result->waiting_at_end = deadlock && (s == T_PARKED || s == T_SEMAPHORE);
+		t->result->waiting_at_end =
+			deadlock && (s == T_PARKED || s == T_SEMAPHORE || s == T_RESERVE);
 	}
 }
 
@@ -1355,6 +2443,26 @@ real_init(Real *r, const GsWorkload *w, const GsBackendOps *ops, const GsRealOpt
 	r->res->tiers[GS_TIER_GPU].capacity = w->gpu.capacity * r->n_gpus;
 	r->res->tiers[GS_TIER_HOST].capacity = w->host.capacity;
 	r->res->tiers[GS_TIER_DISK].capacity = w->disk.capacity;
+	if (tiers_needed(w)) {
+		r->mem = gs_memory_new(w);
+		r->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
+	}
+	g_queue_init(&r->reserve_waiters);
+	cond_init(&r->copies_cond);
+}
+
+/* What crossed the links, and whether every copy arrived whole (the model's tags, the backend's patterns). */
+static void
+note_traffic(Real *r)
+{
+	const GsMemTraffic *traffic = gs_memory_traffic(r->mem);
+
+	r->res->totals.spilled_gpu_to_host = traffic->gpu_to_host;
+	r->res->totals.spilled_host_to_disk = traffic->host_to_disk;
+	r->res->totals.unspilled_host_to_gpu = traffic->host_to_gpu;
+	r->res->totals.unspilled_disk_to_host = traffic->disk_to_host;
+	r->res->totals.copies_checked = traffic->copies;
+	r->res->totals.copies_lost = traffic->tag_mismatches + r->corrupt_moves;
 }
 
 static void
@@ -1372,12 +2480,17 @@ real_finish(Real *r)
 	}
 	sample(r);
 	res->makespan_ns = r->end_time;
-	for (guint i = 0; i < r->n_gpus; i++)
-		peak_gpu += atomic_load(&r->gpus[i].peak);
-	res->tiers[GS_TIER_GPU].peak_used = peak_gpu;
-	res->tiers[GS_TIER_HOST].peak_used = atomic_load(&r->host.peak);
+	if (r->mem != NULL) {
+		note_traffic(r);
+	} else {
+		for (guint i = 0; i < r->n_gpus; i++)
+			peak_gpu += atomic_load(&r->gpus[i].peak);
+		res->tiers[GS_TIER_GPU].peak_used = peak_gpu;
+		res->tiers[GS_TIER_HOST].peak_used = atomic_load(&r->host.peak);
+		for (int tier = 0; tier < GS_N_TIERS; tier++)
+			res->tiers[tier].peak_charged = res->tiers[tier].peak_used;
+	}
 	for (int tier = 0; tier < GS_N_TIERS; tier++) {
-		res->tiers[tier].peak_charged = res->tiers[tier].peak_used;
 		res->tiers[tier].mean_used =
 			r->last_sample > 0 ? (gint64) (r->used_integral[tier] / (double) r->last_sample)
 					   : 0;
@@ -1393,6 +2506,7 @@ real_finish(Real *r)
 		res->totals.splits += task->splits;
 		res->totals.blocked_ns += task->blocked_ns;
 		res->totals.lost_ns += task->lost_ns;
+		res->totals.leaked_bytes += task->leaked_bytes;
 	}
 	res->events_processed = atomic_load(&r->seq);
 }
@@ -1405,6 +2519,11 @@ real_clear(Real *r)
 	g_queue_clear(&r->queue);
 	g_queue_clear(&r->permit_queue);
 	g_array_unref(r->log);
+	g_queue_clear(&r->reserve_waiters);
+	pthread_cond_destroy(&r->copies_cond);
+	if (r->moves != NULL)
+		g_array_unref(r->moves);
+	gs_memory_free(r->mem);
 	free(r->gpus);
 	gs_engine_free(r->engine);
 	pthread_mutex_destroy(&r->lock);

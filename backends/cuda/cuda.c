@@ -63,10 +63,11 @@ typedef struct {
 	char *disk_dir;
 	gint64 alignment;
 	atomic_uint_fast64_t serial;
-	atomic_uint_fast64_t round_trips, bytes_checked, corrupt, refusals;
+	atomic_uint_fast64_t files; /* disk copies made, for unique file names */
+	atomic_uint_fast64_t round_trips, moves, bytes_checked, corrupt, refusals;
 } Cuda;
 
-/* A buffer on the GPU, or in pinned host blocks (host tier). */
+/* A buffer on the GPU, in pinned host blocks (host tier), or in files (disk tier). */
 typedef struct {
 	GsTier tier;
 	int device;
@@ -75,6 +76,8 @@ typedef struct {
 	gint64 bytes;
 	guint64 seed;
 	GPtrArray *blocks;     /* host tier: pinned blocks */
+	char *path;            /* disk tier: block i is in "path.i" */
+	guint n_files;
 } Buf;
 
 typedef struct {
@@ -313,8 +316,9 @@ words_of(gint64 bytes)
 	return ((gsize) bytes + 7) / 8;
 }
 
+/* Device memory for @b from its device's pool, on the thread's stream; unfilled. */
 static gboolean
-gpu_alloc(Cuda *c, Thread *t, Buf *b)
+gpu_take(Cuda *c, Thread *t, Buf *b)
 {
 	cudaStream_t stream = stream_of(t, b->device);
 	gint64 aligned = (b->bytes + c->alignment - 1) / c->alignment * c->alignment;
@@ -331,7 +335,53 @@ gpu_alloc(Cuda *c, Thread *t, Buf *b)
 	p = (guintptr) b->base;
 	p = (p + (guintptr) c->alignment - 1) / (guintptr) c->alignment * (guintptr) c->alignment;
 	b->words = (unsigned long long *) p;
-	return gs_cuda_fill(b->words, words_of(b->bytes), b->seed, stream) == cudaSuccess;
+	return TRUE;
+}
+
+static gboolean
+gpu_alloc(Cuda *c, Thread *t, Buf *b)
+{
+	return gpu_take(c, t, b) &&
+	       gs_cuda_fill(b->words, words_of(b->bytes), b->seed, stream_of(t, b->device)) ==
+		       cudaSuccess;
+}
+
+/* The words of @b that pinned block @i holds: its index of the first, and how many. */
+static gsize
+block_words(const Cuda *c, const Buf *b, guint i, gsize *first)
+{
+	gsize per_block = (gsize) c->host.block_size / 8, words = words_of(b->bytes);
+
+	*first = MIN((gsize) i * per_block, words);
+	return MIN(per_block, words - *first);
+}
+
+/* Host blocks get the buffer's pattern on the CPU, as fill writes it on the device. */
+static void
+blocks_fill(const Cuda *c, const Buf *b, GPtrArray *blocks)
+{
+	for (guint i = 0; i < blocks->len; i++) {
+		gsize first, n = block_words(c, b, i, &first);
+		guint64 *w = blocks->pdata[i];
+
+		for (gsize k = 0; k < n; k++)
+			w[k] = gs_pattern_word(b->seed, first + k);
+	}
+}
+
+static gboolean
+blocks_intact(const Cuda *c, const Buf *b, GPtrArray *blocks)
+{
+	for (guint i = 0; i < blocks->len; i++) {
+		gsize first, n = block_words(c, b, i, &first);
+		const guint64 *w = blocks->pdata[i];
+
+		for (gsize k = 0; k < n; k++) {
+			if (w[k] != gs_pattern_word(b->seed, first + k))
+				return FALSE;
+		}
+	}
+	return TRUE;
 }
 
 static gboolean
@@ -351,6 +401,8 @@ cuda_alloc(gpointer state, gpointer thread, GsTier tier, guint device, gint64 by
 	} else {
 		b->blocks = pinned_take(&c->host, bytes);
 		ok = b->blocks != NULL;
+		if (ok)
+			blocks_fill(c, b, b->blocks);
 	}
 	if (!ok) {
 		atomic_fetch_add(&c->refusals, 1);
@@ -374,8 +426,15 @@ cuda_free(gpointer state, gpointer thread, GsTier tier, guint64 handle)
 			cudaGetLastError();
 			cudaFree(b->base);
 		}
-	} else {
+	} else if (b->tier == GS_TIER_HOST) {
 		pinned_give(&c->host, b->blocks);
+	} else {
+		for (guint i = 0; i < b->n_files; i++) {
+			g_autofree char *path = g_strdup_printf("%s.%u", b->path, i);
+
+			g_unlink(path);
+		}
+		g_free(b->path);
 	}
 	g_free(b);
 }
@@ -462,16 +521,39 @@ disk_leg(Cuda *c, Buf *b, GPtrArray *blocks, GError **error)
 	return ok;
 }
 
+/* Counts on the device the words of @b that differ from its pattern; *@intact: none. */
+static gboolean
+device_check(Cuda *c, const Buf *b, cudaStream_t stream, gboolean *intact, GError **error)
+{
+	Device *d = &c->devices[b->device];
+	unsigned long long mismatches = 0;
+	gboolean ok;
+
+	pthread_mutex_lock(&d->check_lock);
+	ok = !failed(cudaMemsetAsync(d->mismatches, 0, sizeof mismatches, stream), "checking", error) &&
+	     !failed(gs_cuda_check(b->words, words_of(b->bytes), b->seed, d->mismatches, stream),
+		     "checking", error) &&
+	     !failed(cudaMemcpyAsync(&mismatches, d->mismatches, sizeof mismatches,
+				     cudaMemcpyDeviceToHost, stream), "checking", error) &&
+	     !failed(cudaStreamSynchronize(stream), "checking", error);
+	pthread_mutex_unlock(&d->check_lock);
+	if (!ok)
+		return FALSE;
+	atomic_fetch_add(&c->bytes_checked, words_of(b->bytes) * 8);
+	*intact = mismatches == 0;
+	if (!*intact)
+		atomic_fetch_add(&c->corrupt, 1);
+	return TRUE;
+}
+
 static gboolean
 cuda_round_trip(gpointer state, gpointer thread, guint64 handle, GsTier to, GError **error)
 {
 	Cuda *c = state;
 	Buf *b = GSIZE_TO_POINTER(handle);
-	Device *d = &c->devices[b->device];
 	cudaStream_t stream;
 	GPtrArray *blocks;
-	unsigned long long mismatches = 0;
-	gboolean ok = FALSE;
+	gboolean ok = FALSE, intact = FALSE;
 
 	if (b->tier != GS_TIER_GPU) {
 		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
@@ -496,25 +578,148 @@ cuda_round_trip(gpointer state, gpointer thread, guint64 handle, GsTier to, GErr
 	if (failed(cudaMemsetAsync(b->words, 0, words_of(b->bytes) * 8, stream), "clearing", error) ||
 	    failed(copy_blocks(b, blocks, c->host.block_size, FALSE, stream), "unspilling", error))
 		goto out;
-	pthread_mutex_lock(&d->check_lock);
-	ok = !failed(cudaMemsetAsync(d->mismatches, 0, sizeof mismatches, stream), "checking", error) &&
-	     !failed(gs_cuda_check(b->words, words_of(b->bytes), b->seed, d->mismatches, stream),
-		     "checking", error) &&
-	     !failed(cudaMemcpyAsync(&mismatches, d->mismatches, sizeof mismatches,
-				     cudaMemcpyDeviceToHost, stream), "checking", error) &&
-	     !failed(cudaStreamSynchronize(stream), "checking", error);
-	pthread_mutex_unlock(&d->check_lock);
+	ok = device_check(c, b, stream, &intact, error);
 	if (ok) {
 		atomic_fetch_add(&c->round_trips, 1);
-		atomic_fetch_add(&c->bytes_checked, words_of(b->bytes) * 8);
-		if (mismatches > 0) {
-			atomic_fetch_add(&c->corrupt, 1);
-			ok = FALSE;
-		}
+		ok = intact;
 	}
 out:
 	pinned_give(&c->host, blocks);
 	return ok;
+}
+
+/* ---- moves between tiers ---- */
+
+/* Writes the blocks holding @b's bytes to its files, "path.i" each. */
+static gboolean
+write_files(Cuda *c, Buf *b, GPtrArray *blocks, GError **error)
+{
+	for (guint i = 0; i < blocks->len; i++) {
+		g_autofree char *path = g_strdup_printf("%s.%u", b->path, i);
+		gsize first, n = block_words(c, b, i, &first);
+
+		b->n_files = i + 1;
+		if (!gs_file_write_all(path, blocks->pdata[i], n * 8, error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean
+read_files(Cuda *c, const Buf *b, GPtrArray *blocks, GError **error)
+{
+	for (guint i = 0; i < blocks->len; i++) {
+		g_autofree char *path = g_strdup_printf("%s.%u", b->path, i);
+		gsize first, n = block_words(c, b, i, &first);
+
+		if (!gs_file_read_all(path, blocks->pdata[i], n * 8, error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/* Pinned blocks holding @b's bytes: its own (host tier), or staged from the device or files. */
+static GPtrArray *
+stage(Cuda *c, Thread *t, Buf *b, gboolean *borrowed, GError **error)
+{
+	GPtrArray *blocks;
+	gboolean ok;
+
+	*borrowed = b->tier == GS_TIER_HOST;
+	if (*borrowed)
+		return b->blocks;
+	blocks = pinned_take(&c->host, (gint64) words_of(b->bytes) * 8);
+	if (blocks == NULL) {
+		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
+			    "no pinned host blocks to stage a %" G_GINT64_FORMAT "-byte copy",
+			    b->bytes);
+		return NULL;
+	}
+	if (b->tier == GS_TIER_GPU) {
+		cudaStream_t stream = stream_of(t, b->device);
+
+		ok = stream != NULL &&
+		     !failed(copy_blocks(b, blocks, c->host.block_size, TRUE, stream), "spilling",
+			     error) &&
+		     !failed(cudaStreamSynchronize(stream), "spilling", error);
+	} else {
+		ok = read_files(c, b, blocks, error);
+	}
+	if (!ok) {
+		pinned_give(&c->host, blocks);
+		return NULL;
+	}
+	return blocks;
+}
+
+/* Puts the staged bytes into @copy, in its tier; *@intact when they arrived whole. */
+static gboolean
+land(Cuda *c, Thread *t, Buf *copy, GPtrArray *staged, gboolean borrowed, gboolean *intact,
+     GError **error)
+{
+	cudaStream_t stream;
+
+	switch (copy->tier) {
+	case GS_TIER_HOST:
+		if (borrowed)
+			break; /* a host buffer does not move to the host */
+		copy->blocks = staged; /* the staging blocks become the copy */
+		*intact = blocks_intact(c, copy, copy->blocks);
+		atomic_fetch_add(&c->bytes_checked, words_of(copy->bytes) * 8);
+		if (!*intact)
+			atomic_fetch_add(&c->corrupt, 1);
+		return TRUE;
+	case GS_TIER_DISK:
+		copy->path = g_strdup_printf("%s/buf-%" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT,
+					     c->disk_dir, copy->seed, atomic_fetch_add(&c->files, 1));
+		*intact = TRUE; /* checked when it is read back */
+		return write_files(c, copy, staged, error);
+	case GS_TIER_GPU:
+		stream = stream_of(t, copy->device);
+		if (stream == NULL || !gpu_take(c, t, copy)) {
+			g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
+				    "no device memory to bring a %" G_GINT64_FORMAT "-byte buffer back",
+				    copy->bytes);
+			return FALSE;
+		}
+		return !failed(copy_blocks(copy, staged, c->host.block_size, FALSE, stream),
+			       "unspilling", error) &&
+		       device_check(c, copy, stream, intact, error);
+	}
+	g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
+		    "a host buffer cannot move to the host");
+	return FALSE;
+}
+
+static gboolean
+cuda_move(gpointer state, gpointer thread, guint64 handle, GsTier from, GsTier to, guint device,
+	  guint64 *moved, gboolean *intact, GError **error)
+{
+	Cuda *c = state;
+	Buf *b = GSIZE_TO_POINTER(handle), *copy = g_new0(Buf, 1);
+	gboolean borrowed, ok;
+	GPtrArray *staged;
+
+	copy->tier = to;
+	copy->device = to == GS_TIER_GPU ? (int) MIN(device, (guint) c->n_devices - 1) : b->device;
+	copy->bytes = b->bytes;
+	copy->seed = b->seed;
+	staged = stage(c, thread, b, &borrowed, error);
+	ok = staged != NULL && land(c, thread, copy, staged, borrowed, intact, error);
+	if (staged != NULL && !borrowed && copy->blocks != staged)
+		pinned_give(&c->host, staged);
+	if (!ok) {
+		if (copy->base != NULL)
+			cudaFree(copy->base);
+		if (copy->tier == GS_TIER_DISK && copy->path != NULL)
+			cuda_free(c, thread, copy->tier, GPOINTER_TO_SIZE(copy));
+		else
+			g_free(copy);
+		return FALSE;
+	}
+	atomic_fetch_add(&c->moves, 1);
+	*moved = GPOINTER_TO_SIZE(copy);
+	return TRUE;
 }
 
 static void
@@ -523,6 +728,7 @@ cuda_stats(gpointer state, GsBackendStats *out)
 	Cuda *c = state;
 
 	out->round_trips = atomic_load(&c->round_trips);
+	out->moves = atomic_load(&c->moves);
 	out->bytes_checked = atomic_load(&c->bytes_checked);
 	out->corrupt_buffers = atomic_load(&c->corrupt);
 	out->device_refusals = atomic_load(&c->refusals);
@@ -540,6 +746,7 @@ const GsBackendOps gs_backend_cuda = {
 	.compute_begin = cuda_compute_begin,
 	.compute_end = cuda_compute_end,
 	.round_trip = cuda_round_trip,
+	.move = cuda_move,
 	.stats = cuda_stats,
 	.calibrate = gs_cuda_calibrate,
 };
