@@ -710,27 +710,15 @@ stream_id(const RealThread *t, gint stream)
 static GsMemReservation *
 thread_reservation(RealThread *t, guint index)
 {
-	Tiers *m = tiers_of(t);
-
-	while (m->reservations->len <= index)
-		g_ptr_array_add(m->reservations, g_new0(GsMemReservation, 1));
-	return m->reservations->pdata[index];
+	return gs_memory_reservation_at(tiers_of(t)->reservations, index);
 }
 
 /* The thread's newest held reservation in a space: its stream's, for attribution "stream". */
 static GsMemReservation *
 stream_reservation(RealThread *t, GsTier tier, guint device)
 {
-	GsMemReservation *newest = NULL;
-
-	for (guint i = 0; t->tiers != NULL && i < t->tiers->reservations->len; i++) {
-		GsMemReservation *res = t->tiers->reservations->pdata[i];
-
-		if (gs_memory_res_in_space(res, tier, device) &&
-		    (newest == NULL || res->serial > newest->serial))
-			newest = res;
-	}
-	return newest;
+	return gs_memory_newest_reservation(t->tiers != NULL ? t->tiers->reservations : NULL, tier,
+					    device);
 }
 
 /*
@@ -1213,22 +1201,6 @@ unlock_all(Real *r, GArray *ids)
 	g_array_set_size(ids, 0);
 }
 
-/* The GPU bytes the buffers in @ids need to come back, or 0 when none is off the GPU. */
-static gint64
-unspill_need(Real *r, const GArray *ids)
-{
-	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
-	gint64 need = gs_spill_unspill_plan(gs_memory_store(r->mem), (const GsSpillBufId *) ids->data,
-					    ids->len, moves, NULL);
-
-	for (guint i = 0; i < moves->len; i++) {
-		/* One on the GPU moving out stays: the compute's lock refuses the move's landing. */
-		if (g_array_index(moves, GsSpillMove, i).from != GS_TIER_GPU)
-			return MAX(1, need);
-	}
-	return 0;
-}
-
 /* Waits while another thread's copy of one of @ids is in flight. */
 static void
 wait_copies_of(RealThread *t, const GArray *ids)
@@ -1289,7 +1261,7 @@ tiered_unspill(RealThread *t, const GsEffect *e)
 		gboolean closed;
 
 		wait_copies_of(t, ids);
-		if (unspill_need(r, ids) == 0 || atomic_load(&t->stop)) {
+		if (gs_memory_unspill_need(r->mem, ids) == 0 || atomic_load(&t->stop)) {
 			ok = TRUE;
 			break;
 		}
@@ -1338,7 +1310,7 @@ tiered_compute_begin(RealThread *t, const GsEffect *e, GArray *uses)
 	pthread_mutex_lock(&r->lock);
 	buffers_listed(t, &op->compute.uses, ids);
 	if (gs_memory_spills(r->mem))
-		need = unspill_need(r, ids);
+		need = gs_memory_unspill_need(r->mem, ids);
 	if (need > 0) {
 		pthread_mutex_unlock(&r->lock);
 		gs_interp_unspill_first(t->interp, need, now(r));

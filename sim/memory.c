@@ -619,3 +619,42 @@ gs_memory_check(const GsMemory *m)
 		return "a copy arrived with another buffer's content tag";
 	return m->store != NULL ? gs_spill_store_check(m->store) : NULL;
 }
+
+/* ---- helpers the drivers share ---- */
+
+GsMemReservation *
+gs_memory_reservation_at(GPtrArray *reservations, guint index)
+{
+	while (reservations->len <= index)
+		g_ptr_array_add(reservations, g_new0(GsMemReservation, 1));
+	return reservations->pdata[index];
+}
+
+GsMemReservation *
+gs_memory_newest_reservation(const GPtrArray *reservations, GsTier tier, guint device)
+{
+	GsMemReservation *newest = NULL;
+
+	for (guint i = 0; reservations != NULL && i < reservations->len; i++) {
+		GsMemReservation *res = reservations->pdata[i];
+
+		if (gs_memory_res_in_space(res, tier, device) &&
+		    (newest == NULL || res->serial > newest->serial))
+			newest = res;
+	}
+	return newest;
+}
+
+gint64
+gs_memory_unspill_need(GsMemory *m, const GArray *ids)
+{
+	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
+	gint64 need = gs_spill_unspill_plan(gs_memory_store(m), (const GsSpillBufId *) ids->data,
+					    ids->len, moves, NULL);
+
+	for (guint i = 0; i < moves->len; i++) {
+		if (g_array_index(moves, GsSpillMove, i).from != GS_TIER_GPU)
+			return MAX(1, need);
+	}
+	return 0;
+}

@@ -168,6 +168,13 @@ gboolean gs_memory_copy_commit(GsMemory *m, GsMemBuf *buf);
 /** The copy was dropped: the destination is given back. */
 void gs_memory_copy_abort(GsMemory *m, GsMemBuf *buf);
 
+/**
+ * The GPU bytes the buffers @ids (GsSpillBufId) need to come back before a
+ * compute uses them, or 0 when none is off the GPU. One on the GPU that is
+ * moving out counts as there: the compute's lock refuses the move's landing.
+ */
+gint64 gs_memory_unspill_need(GsMemory *m, const GArray *ids);
+
 /** What a copy of @bytes from @from to @to costs on the links (latency + bytes / bandwidth each). */
 GsTime gs_memory_copy_time(const GsMemory *m, GsTier from, GsTier to, gint64 bytes);
 
@@ -182,6 +189,19 @@ GsReservationOutcome gs_memory_reserve(GsMemory *m, const GsOp *op, GsMemReserva
 
 /** Releases a held reservation; returns the bytes refunded. */
 gint64 gs_memory_release(GsMemory *m, GsMemReservation *res);
+
+/**
+ * A thread's reservation under name @index in its table @reservations
+ * (GsMemReservation*, freed with g_free), made empty on first use.
+ */
+GsMemReservation *gs_memory_reservation_at(GPtrArray *reservations, guint index);
+
+/**
+ * The newest held reservation in the space of @tier (and GPU @device) in
+ * @reservations (NULL: none): the thread's stream's, for attribution "stream".
+ */
+GsMemReservation *gs_memory_newest_reservation(const GPtrArray *reservations, GsTier tier,
+					       guint device);
 
 /* ---- the tiers ---- */
 

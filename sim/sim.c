@@ -645,27 +645,15 @@ stream_id(const SimThread *t, gint stream)
 static GsMemReservation *
 thread_reservation(Sim *s, SimThread *t, guint index)
 {
-	SimMem *m = mem_of(s, t);
-
-	while (m->reservations->len <= index)
-		g_ptr_array_add(m->reservations, g_new0(GsMemReservation, 1));
-	return m->reservations->pdata[index];
+	return gs_memory_reservation_at(mem_of(s, t)->reservations, index);
 }
 
 /* The thread's newest held reservation in a space: its stream's, for attribution "stream". */
 static GsMemReservation *
 stream_reservation(SimThread *t, GsTier tier, guint device)
 {
-	GsMemReservation *newest = NULL;
-
-	for (guint i = 0; t->mem != NULL && i < t->mem->reservations->len; i++) {
-		GsMemReservation *res = t->mem->reservations->pdata[i];
-
-		if (gs_memory_res_in_space(res, tier, device) &&
-		    (newest == NULL || res->serial > newest->serial))
-			newest = res;
-	}
-	return newest;
+	return gs_memory_newest_reservation(t->mem != NULL ? t->mem->reservations : NULL, tier,
+					    device);
 }
 
 /* The ids of every live instance of buffer name @name of the thread. */
@@ -1114,22 +1102,6 @@ try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 		gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
 }
 
-/* The GPU bytes the buffers in @ids need to come back, or 0 when none is off the GPU. */
-static gint64
-unspill_need(Sim *s, const GArray *ids)
-{
-	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
-	gint64 need = gs_spill_unspill_plan(gs_memory_store(s->mem), (const GsSpillBufId *) ids->data,
-					    ids->len, moves, NULL);
-
-	for (guint i = 0; i < moves->len; i++) {
-		/* One on the GPU moving out stays: the compute's lock refuses the move's landing. */
-		if (g_array_index(moves, GsSpillMove, i).from != GS_TIER_GPU)
-			return MAX(1, need);
-	}
-	return 0;
-}
-
 /* Starts the copies up; FALSE (and nothing started) if the GPU lacks room for one. */
 static gboolean
 start_copies_up(Sim *s, SimThread *t, const GArray *ids, GsTime *duration, gint64 *short_by)
@@ -1170,7 +1142,7 @@ try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 	gboolean closed;
 
 	buffers_listed(t, &effect->op->compute.uses, ids);
-	if (unspill_need(s, ids) == 0) {
+	if (gs_memory_unspill_need(s->mem, ids) == 0) {
 		gs_interp_alloc_done(interp_of(t), TRUE, 0, s->now);
 		return;
 	}
@@ -1239,7 +1211,7 @@ begin_compute(Sim *s, SimThread *t, const GsEffect *effect)
 		return TRUE;
 	ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 	buffers_listed(t, &op->compute.uses, ids);
-	need = unspill_need(s, ids);
+	need = gs_memory_unspill_need(s->mem, ids);
 	if (need > 0) {
 		gs_interp_unspill_first(interp_of(t), need, s->now);
 		return FALSE;
