@@ -3,9 +3,10 @@
  * fast path (an allocation that fits takes no global mutex) against a single
  * global mutex around every engine call (spark-rapids-jni's design, jni#3905).
  *
- * N threads (one per task, 2 to 16) on the host backend each loop
- * allocate 4 KiB of GPU memory / free it, on a GPU large enough that nothing
- * ever fails, so every allocation is the common case. Reported: allocate+free
+ * N threads (one per task, 1 to 16) on the host backend (or the one named
+ * by --backend=NAME: cuda on a GPU) each loop allocate 4 KiB of GPU memory /
+ * free it, on a GPU large enough that nothing ever fails, so every
+ * allocation is the common case. Reported: allocate+free
  * pairs per second over all threads, best of REPEATS runs, and the share of
  * allocations that took the fast path. With fewer cores than threads the
  * figures above the core count are oversubscribed: threads queue for a CPU,
@@ -59,7 +60,7 @@ loop_load(guint threads)
 
 /* Pairs per second of the best run; *fast_share: allocations on the fast path. */
 static double
-measure(guint threads, GsLocking locking, double *fast_share)
+measure(const GsBackendOps *backend, guint threads, GsLocking locking, double *fast_share)
 {
 	g_autoptr(GsWorkload) w = loop_load(threads);
 	GsRealOptions opts = {.locking = locking};
@@ -69,7 +70,7 @@ measure(guint threads, GsLocking locking, double *fast_share)
 		g_autoptr(GError) error = NULL;
 		GsRealStats stats = {0};
 		gint64 start = g_get_monotonic_time();
-		GsResult *r = gs_real_run(w, &gs_backend_host, &opts, &stats, &error);
+		GsResult *r = gs_real_run(w, backend, &opts, &stats, &error);
 		double seconds = (double) (g_get_monotonic_time() - start) / 1e6;
 		double pairs = (double) (PAIRS_TOTAL / threads * threads);
 
@@ -89,18 +90,42 @@ measure(guint threads, GsLocking locking, double *fast_share)
 	return best;
 }
 
-int
-main(void)
+/* FALSE (and why) when @backend cannot run here, as cuda without a GPU. */
+static gboolean
+available(const GsBackendOps *backend, GError **error)
 {
-	static const guint counts[] = {2, 4, 8, 16};
+	g_autoptr(GsWorkload) w = loop_load(1);
+	gpointer state = gs_backend_open(backend, w, error);
 
-	printf("gpusim %s real-thread benchmark: 4 KiB allocate+free pairs, host backend, "
-	       "%u CPUs online\n", gs_version(), g_get_num_processors());
+	if (state != NULL)
+		gs_backend_close(backend, state);
+	return state != NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const guint counts[] = {1, 2, 4, 8, 16};
+	const char *name = argc > 1 && g_str_has_prefix(argv[1], "--backend=") ? argv[1] + 10 : "host";
+	g_autoptr(GError) error = NULL;
+	const GsBackendOps *backend = gs_backend_lookup(name, &error);
+
+	if (backend == NULL || argc > 2 || (argc == 2 && !g_str_has_prefix(argv[1], "--backend="))) {
+		fprintf(stderr, "usage: bench-threads [--backend=NAME]%s%s\n", error ? ": " : "",
+			error ? error->message : "");
+		return 2;
+	}
+	if (!available(backend, &error)) {
+		printf("bench-threads: nothing measured: %s\n", error->message);
+		return EXIT_SUCCESS;
+	}
+	printf("gpusim %s real-thread benchmark: 4 KiB allocate+free pairs, %s backend, "
+	       "%u CPUs online\n", gs_version(), backend->name, g_get_num_processors());
 	printf("threads   fast path (M pairs/s, share)   global mutex (M pairs/s)   ratio\n");
 	for (guint i = 0; i < G_N_ELEMENTS(counts); i++) {
 		double fast_share, global_share;
-		double fast = measure(counts[i], GS_LOCKING_FAST, &fast_share);
-		double global = measure(counts[i], GS_LOCKING_GLOBAL, &global_share);
+		double fast = measure(backend, counts[i], GS_LOCKING_FAST, &fast_share);
+		double global = measure(backend, counts[i], GS_LOCKING_GLOBAL, &global_share);
 
 		printf("%7u   %10.2f        %5.1f%%          %10.2f             %5.2f\n", counts[i],
 		       fast / 1e6, 100 * fast_share, global / 1e6, fast / global);

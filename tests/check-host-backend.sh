@@ -1,13 +1,16 @@
 #!/bin/sh
 # Runs the conformance scenarios on real threads (gpusim run --backend=host)
-# and requires their expectations. A scenario that cannot mean the same under
-# real threads says so in its first line, with the reason:
+# and requires their expectations; GS_REAL_BACKEND and GS_REAL_GPUSIM name
+# another backend and the gpusim to run it (check-cuda-on-cpu.sh does). A
+# scenario that cannot mean the same under real threads says so in its first
+# line, with the reason:
 #     # real-threads: skip: <why>
 # and is skipped here (a mark without a reason is an error). Real threads on a
 # shared machine are noisy, so a failing scenario is run once more before it
 # counts as failed; one that fails twice fails the test.
 set -u
-gpusim="$top_builddir/gpusim"
+backend="${GS_REAL_BACKEND:-host}"
+gpusim="${GS_REAL_GPUSIM:-$top_builddir/gpusim}"
 # A sanitized build makes every memory access several times slower, and real
 # copies and pattern writes with it: its runs are slowed down to match
 # (scenario time is real time divided by the scale), so that the gaps keep
@@ -29,7 +32,7 @@ for scenario in "$top_srcdir"/scenarios/*.yaml; do
 		fi
 		skipped=$((skipped + 1))
 		# It must still run cleanly; a second of its time shows that much.
-		"$gpusim" run --quiet --backend=host --time-scale=$scale --max-time=1s "$scenario" \
+		"$gpusim" run --quiet --backend=$backend --time-scale=$scale --max-time=1s "$scenario" \
 			>"$tmp/$name.out" 2>&1
 		code=$?
 		if [ $code -gt 1 ]; then
@@ -41,7 +44,7 @@ for scenario in "$top_srcdir"/scenarios/*.yaml; do
 	fi
 	ran=$((ran + 1))
 	for try in 1 2; do
-		if "$gpusim" run --quiet --backend=host --time-scale=$scale "$scenario" \
+		if "$gpusim" run --quiet --backend=$backend --time-scale=$scale "$scenario" \
 			>"$tmp/$name.out" 2>&1; then
 			break
 		fi
@@ -52,17 +55,18 @@ for scenario in "$top_srcdir"/scenarios/*.yaml; do
 		fi
 	done
 done
-# --backend=host is the same command: bad options still exit 2.
-"$gpusim" run --backend=host --time-scale=0 "$top_srcdir/scenarios/quickstart.yaml" \
+# A real backend is the same command: bad options still exit 2.
+"$gpusim" run --backend=$backend --time-scale=0 "$top_srcdir/scenarios/quickstart.yaml" \
 	>/dev/null 2>&1
 [ $? -eq 2 ] || { echo "FAIL: --time-scale=0 must exit 2"; status=1; }
-"$gpusim" run --backend=host --locking=sometimes "$top_srcdir/scenarios/quickstart.yaml" \
+"$gpusim" run --backend=$backend --locking=sometimes "$top_srcdir/scenarios/quickstart.yaml" \
 	>/dev/null 2>&1
 [ $? -eq 2 ] || { echo "FAIL: --locking=sometimes must exit 2"; status=1; }
 # The JSON names the backend.
-"$gpusim" run --quiet --backend=host --locking=global --json=- \
+"$gpusim" run --quiet --backend=$backend --locking=global --json=- \
 	"$top_srcdir/scenarios/wide-gaps-rollback.yaml" >"$tmp/r.json" 2>/dev/null ||
 	{ echo "FAIL: wide-gaps-rollback with --locking=global"; status=1; }
-grep -q '"backend": "host"' "$tmp/r.json" || { echo "FAIL: the result does not name the host backend"; status=1; }
+grep -q "\"backend\": \"$backend\"" "$tmp/r.json" ||
+	{ echo "FAIL: the result does not name the $backend backend"; status=1; }
 [ $status -eq 0 ] && echo "$ran scenarios met their expectations under real threads; $skipped marked to skip"
 exit $status

@@ -1,20 +1,31 @@
 /*
- * Tests of the CUDA backend (backends/cuda/), built only with CUDA. Without
- * a GPU (or a driver) the program exits 77 and Automake reports SKIP.
+ * Tests of the CUDA backend (backends/cuda/), built only with CUDA: as
+ * tests/test-cuda against the CUDA runtime, where without a GPU (or a driver)
+ * the program exits 77 and Automake reports SKIP; and as
+ * tests/test-cuda-on-cpu against the CPU stand-in (cuda-on-cpu.c), which
+ * always runs and adds the stand-in's own tests (test-cuda-on-cpu.c).
  *
- * What needs a device: stream-ordered allocations from the capped pool, the
- * pattern surviving round trips through pinned host blocks and through disk
- * files, a capacity above the free memory refused, a scenario replayed on
- * real threads with real allocations, and calibrate's YAML.
+ * What they cover: stream-ordered allocations from the capped pool, the
+ * pattern surviving round trips and moves between tiers (made by another
+ * thread than the one that allocated, through pinned blocks and disk files,
+ * also when the host tier is full), a changed file caught, a capacity above
+ * the free memory refused, a scenario replayed on real threads, and
+ * calibrate's YAML.
  */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "cuda/cuda.h"
 #include "loader.h"
 #include "testlib.h"
+#include "testlib-backend.h"
+#ifdef GS_CUDA_ON_CPU
+#include "test-cuda-on-cpu.h"
+#endif
 #include "threads.h"
 
 #define MIB ((gint64) 1 << 20)
@@ -48,6 +59,90 @@ START_TEST(test_round_trips_on_the_device)
 	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, handle);
 	gs_backend_thread_end(&gs_backend_cuda, state, thread);
 	gs_backend_close(&gs_backend_cuda, state);
+}
+END_TEST
+
+static gpointer
+open_cuda(GsWorkload *w, const char *parent, gint64 host_capacity)
+{
+	g_autoptr(GError) error = NULL;
+	gpointer state;
+
+	w->gpu.capacity = 64 * MIB;
+	w->host.capacity = host_capacity;
+	g_free(w->disk.path);
+	w->disk.path = g_strdup(parent);
+	state = gs_backend_open(&gs_backend_cuda, w, &error);
+	ck_assert_msg(state != NULL, "%s", error ? error->message : "?");
+	return state;
+}
+
+/*
+ * Along every path, each move made by the other thread on its own stream:
+ * the buffer's bytes must exist before another stream copies them.
+ */
+START_TEST(test_moves_between_threads_keep_every_byte)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
+	gpointer state = open_cuda(w, parent, 64 * MIB), threads[2];
+
+	for (int i = 0; i < 2; i++)
+		threads[i] = gs_backend_thread_begin(&gs_backend_cuda, state);
+	tl_moves_keep_every_byte(&gs_backend_cuda, state, threads, &tl_move_paths[_i], 3 * MIB + 24);
+	for (int i = 0; i < 2; i++)
+		gs_backend_thread_end(&gs_backend_cuda, state, threads[i]);
+	gs_backend_close(&gs_backend_cuda, state);
+	g_rmdir(parent);
+}
+END_TEST
+
+START_TEST(test_a_changed_file_is_caught)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
+	gpointer state = open_cuda(w, parent, 64 * MIB);
+	gpointer thread = gs_backend_thread_begin(&gs_backend_cuda, state);
+
+	tl_a_changed_file_is_caught(&gs_backend_cuda, state, thread, parent);
+	gs_backend_thread_end(&gs_backend_cuda, state, thread);
+	gs_backend_close(&gs_backend_cuda, state);
+	g_rmdir(parent);
+}
+END_TEST
+
+/* A GPU buffer spilled to disk passes through pinned memory even when the host tier is full. */
+START_TEST(test_a_full_host_tier_still_stages_to_disk)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(GError) error = NULL;
+	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
+	gpointer state, thread;
+	guint64 host, gpu, on_disk, back;
+	gboolean intact;
+
+	w->host.block_size = MIB;
+	w->host.pool_blocks = 4;
+	w->host.initial_pools = 1;
+	state = open_cuda(w, parent, 4 * MIB);
+	thread = gs_backend_thread_begin(&gs_backend_cuda, state);
+	ck_assert(gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_HOST, 0, 4 * MIB, &host));
+	ck_assert(!gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_HOST, 0, MIB, &back));
+	ck_assert(gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, 0, 3 * MIB, &gpu));
+	ck_assert_msg(gs_backend_move(&gs_backend_cuda, state, thread, gpu, GS_TIER_GPU, GS_TIER_DISK,
+				      0, &on_disk, &intact, &error), "%s", error ? error->message : "?");
+	ck_assert(intact);
+	ck_assert_msg(gs_backend_move(&gs_backend_cuda, state, thread, on_disk, GS_TIER_DISK,
+				      GS_TIER_GPU, 0, &back, &intact, &error),
+		      "%s", error ? error->message : "?");
+	ck_assert(intact);
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, gpu);
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_DISK, on_disk);
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, back);
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_HOST, host);
+	gs_backend_thread_end(&gs_backend_cuda, state, thread);
+	gs_backend_close(&gs_backend_cuda, state);
+	g_rmdir(parent);
 }
 END_TEST
 
@@ -107,9 +202,16 @@ main(void)
 	tc = tcase_create("device");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_round_trips_on_the_device);
+	tcase_add_loop_test(tc, test_moves_between_threads_keep_every_byte, 0,
+			    G_N_ELEMENTS(tl_move_paths));
+	tcase_add_test(tc, test_a_changed_file_is_caught);
+	tcase_add_test(tc, test_a_full_host_tier_still_stages_to_disk);
 	tcase_add_test(tc, test_a_capacity_above_free_memory_is_refused);
 	tcase_add_test(tc, test_a_scenario_on_the_device);
 	tcase_add_test(tc, test_calibrate_writes_includable_yaml);
 	suite_add_tcase(s, tc);
+#ifdef GS_CUDA_ON_CPU
+	suite_add_tcase(s, gs_test_cuda_stand_in());
+#endif
 	return tl_run_suite(s);
 }

@@ -18,6 +18,7 @@
 #include "loader.h"
 #include "pattern.h"
 #include "testlib.h"
+#include "testlib-backend.h"
 #include "threads.h"
 
 typedef struct {
@@ -276,17 +277,6 @@ START_TEST(test_round_trips_keep_every_byte)
 }
 END_TEST
 
-/* Where a buffer goes, one move after another; it starts in path[0]. */
-static const struct {
-	GsTier path[4];
-	guint n;
-} move_paths[] = {
-	{{GS_TIER_GPU, GS_TIER_HOST, GS_TIER_GPU}, 3},
-	{{GS_TIER_GPU, GS_TIER_DISK, GS_TIER_GPU}, 3},
-	{{GS_TIER_GPU, GS_TIER_HOST, GS_TIER_DISK, GS_TIER_GPU}, 4},
-	{{GS_TIER_HOST, GS_TIER_DISK, GS_TIER_HOST}, 3},
-};
-
 static gpointer
 open_host(GsWorkload *w, const char *parent, gboolean spills)
 {
@@ -306,30 +296,9 @@ START_TEST(test_moves_keep_every_byte)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
 	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
-	gpointer state = open_host(w, parent, _i % 2 == 0);
-	guint64 handle, moved;
-	GsBackendStats stats;
-	gboolean intact;
+	gpointer state = open_host(w, parent, _i % 2 == 0), threads[2] = {NULL, NULL};
 
-	ck_assert(gs_backend_alloc(&gs_backend_host, state, NULL, move_paths[_i].path[0], 0, 300007,
-				   &handle));
-	for (guint k = 1; k < move_paths[_i].n; k++) {
-		g_autoptr(GError) error = NULL;
-		GsTier from = move_paths[_i].path[k - 1], to = move_paths[_i].path[k];
-
-		ck_assert_msg(gs_backend_move(&gs_backend_host, state, NULL, handle, from, to, 0,
-					      &moved, &intact, &error),
-			      "%s", error ? error->message : "?");
-		ck_assert(intact);
-		gs_backend_free(&gs_backend_host, state, NULL, from, handle);
-		handle = moved;
-	}
-	gs_backend_stats(&gs_backend_host, state, &stats);
-	ck_assert_uint_eq(stats.moves, move_paths[_i].n - 1);
-	ck_assert_uint_eq(stats.corrupt_buffers, 0);
-	ck_assert_uint_ge(stats.bytes_checked, 300007);
-	gs_backend_free(&gs_backend_host, state, NULL, move_paths[_i].path[move_paths[_i].n - 1],
-			handle);
+	tl_moves_keep_every_byte(&gs_backend_host, state, threads, &tl_move_paths[_i], 300007);
 	gs_backend_close(&gs_backend_host, state);
 	g_rmdir(parent);
 }
@@ -339,40 +308,10 @@ END_TEST
 START_TEST(test_a_changed_file_is_caught)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
-	g_autoptr(GError) error = NULL;
 	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
 	gpointer state = open_host(w, parent, TRUE);
-	guint64 handle, on_disk, back;
-	GsBackendStats stats;
-	gboolean intact;
-	GDir *dir;
-	const char *name;
-	g_autofree char *private_dir = NULL, *file = NULL, *bytes = NULL;
-	gsize n;
 
-	ck_assert(gs_backend_alloc(&gs_backend_host, state, NULL, GS_TIER_GPU, 0, 4096, &handle));
-	ck_assert(gs_backend_move(&gs_backend_host, state, NULL, handle, GS_TIER_GPU, GS_TIER_DISK,
-				  0, &on_disk, &intact, &error));
-	dir = g_dir_open(parent, 0, NULL);
-	private_dir = g_build_filename(parent, g_dir_read_name(dir), NULL);
-	g_dir_close(dir);
-	dir = g_dir_open(private_dir, 0, NULL);
-	name = g_dir_read_name(dir);
-	ck_assert_ptr_nonnull(name);
-	file = g_build_filename(private_dir, name, NULL);
-	g_dir_close(dir);
-	ck_assert(g_file_get_contents(file, &bytes, &n, NULL));
-	bytes[n / 2] ^= 0x10;
-	ck_assert(g_file_set_contents(file, bytes, (gssize) n, NULL));
-	ck_assert(gs_backend_move(&gs_backend_host, state, NULL, on_disk, GS_TIER_DISK, GS_TIER_GPU,
-				  0, &back, &intact, &error));
-	ck_assert(!intact);
-	gs_backend_stats(&gs_backend_host, state, &stats);
-	ck_assert_uint_eq(stats.corrupt_buffers, 1);
-	gs_backend_free(&gs_backend_host, state, NULL, GS_TIER_GPU, handle);
-	gs_backend_free(&gs_backend_host, state, NULL, GS_TIER_DISK, on_disk);
-	ck_assert(!g_file_test(file, G_FILE_TEST_EXISTS)); /* freeing a disk copy removes its file */
-	gs_backend_free(&gs_backend_host, state, NULL, GS_TIER_GPU, back);
+	tl_a_changed_file_is_caught(&gs_backend_host, state, NULL, parent);
 	gs_backend_close(&gs_backend_host, state);
 	g_rmdir(parent);
 }
@@ -478,7 +417,7 @@ gs_test_suite_threads(void)
 	tcase_add_loop_test(tc, test_spills_under_contention, 0, 2);
 	suite_add_tcase(s, tc);
 	tcase_add_test(bk, test_round_trips_keep_every_byte);
-	tcase_add_loop_test(bk, test_moves_keep_every_byte, 0, G_N_ELEMENTS(move_paths));
+	tcase_add_loop_test(bk, test_moves_keep_every_byte, 0, G_N_ELEMENTS(tl_move_paths));
 	tcase_add_test(bk, test_a_changed_file_is_caught);
 	tcase_add_test(bk, test_a_changed_word_is_caught);
 	tcase_add_test(bk, test_a_bad_disk_path_is_refused);

@@ -16,8 +16,8 @@
  * A round trip (a spill and its unspill) copies a GPU buffer into pinned host
  * blocks with cudaMemcpyAsync, optionally on to a file and back, clears the
  * device copy, copies it back and checks every word against the buffer's
- * pattern on the device, which fill wrote at allocation. Mismatches are
- * counted, never repaired.
+ * pattern on the device, which fill wrote before the first copy. Mismatches
+ * are counted, never repaired.
  *
  * Without a device (or a driver), open fails with
  * GS_BACKEND_ERROR_UNAVAILABLE and one sentence saying why; nothing here
@@ -45,7 +45,12 @@ typedef struct {
 	pthread_mutex_t check_lock;     /* one check at a time per device */
 } Device;
 
-/* Pinned host blocks: a free list over pools allocated whole. */
+/*
+ * Pinned host blocks: a free list over pools allocated whole. The host tier's
+ * buffers take blocks up to the host capacity; staging a copy may pin more,
+ * since a GPU buffer spilled to disk when the host tier is full still passes
+ * through pinned memory.
+ */
 typedef struct {
 	pthread_mutex_t lock;
 	GPtrArray *pools;   /* pinned allocations, freed at close */
@@ -75,6 +80,7 @@ typedef struct {
 	unsigned long long *words;
 	gint64 bytes;
 	guint64 seed;
+	gboolean filled;       /* holds its pattern */
 	GPtrArray *blocks;     /* host tier: pinned blocks */
 	char *path;            /* disk tier: block i is in "path.i" */
 	guint n_files;
@@ -113,12 +119,12 @@ gs_cuda_device_count(int *count, GError **error)
 /* ---- pinned host blocks ---- */
 
 static gboolean
-pinned_grow(Pinned *p, GError **error)
+pinned_grow(Pinned *p, gboolean staging, GError **error)
 {
 	gint64 bytes = p->block_size * p->pool_blocks;
 	char *pool;
 
-	if (p->pinned + bytes > MAX(p->capacity, bytes))
+	if (!staging && p->pinned + bytes > MAX(p->capacity, bytes))
 		return FALSE;
 	if (failed(cudaHostAlloc((void **) &pool, (size_t) bytes, cudaHostAllocDefault),
 		   "pinning host memory", error))
@@ -132,13 +138,13 @@ pinned_grow(Pinned *p, GError **error)
 
 /* Takes ceil(bytes / block) blocks, growing one pool at a time; NULL if none left. */
 static GPtrArray *
-pinned_take(Pinned *p, gint64 bytes)
+pinned_take(Pinned *p, gint64 bytes, gboolean staging)
 {
 	guint need = (guint) ((bytes + p->block_size - 1) / p->block_size);
 	GPtrArray *blocks = NULL;
 
 	pthread_mutex_lock(&p->lock);
-	while (p->free->len < need && pinned_grow(p, NULL))
+	while (p->free->len < need && pinned_grow(p, staging, NULL))
 		;
 	if (p->free->len >= need) {
 		blocks = g_ptr_array_new();
@@ -225,7 +231,7 @@ cuda_open(const GsWorkload *w, GError **error)
 		}
 	}
 	for (guint i = 0; i < w->host.initial_pools; i++) {
-		if (!pinned_grow(&c->host, error)) {
+		if (!pinned_grow(&c->host, FALSE, error)) {
 			if (error != NULL && *error != NULL) {
 				cuda_close(c);
 				return NULL;
@@ -338,12 +344,21 @@ gpu_take(Cuda *c, Thread *t, Buf *b)
 	return TRUE;
 }
 
-static gboolean
-gpu_alloc(Cuda *c, Thread *t, Buf *b)
+/*
+ * A GPU buffer gets its pattern just before its bytes are first copied, on
+ * the copying thread's stream, so that the fill is ordered before the copy
+ * whichever thread makes it. Written at allocation on the owner's stream, it
+ * would race a copier's stream that nothing orders after the owner's; and an
+ * allocation stays one stream-ordered call. Nothing else writes a buffer on
+ * the owner's stream without synchronising it, so another stream may copy it.
+ */
+static cudaError_t
+fill_before_copy(Buf *b, cudaStream_t stream)
 {
-	return gpu_take(c, t, b) &&
-	       gs_cuda_fill(b->words, words_of(b->bytes), b->seed, stream_of(t, b->device)) ==
-		       cudaSuccess;
+	if (b->filled)
+		return cudaSuccess;
+	b->filled = TRUE;
+	return gs_cuda_fill(b->words, words_of(b->bytes), b->seed, stream);
 }
 
 /* The words of @b that pinned block @i holds: its index of the first, and how many. */
@@ -397,12 +412,13 @@ cuda_alloc(gpointer state, gpointer thread, GsTier tier, guint device, gint64 by
 	b->bytes = bytes;
 	b->seed = atomic_fetch_add(&c->serial, 1) + 1;
 	if (tier == GS_TIER_GPU) {
-		ok = gpu_alloc(c, thread, b);
+		ok = gpu_take(c, thread, b);
 	} else {
-		b->blocks = pinned_take(&c->host, bytes);
+		b->blocks = pinned_take(&c->host, bytes, FALSE);
 		ok = b->blocks != NULL;
 		if (ok)
 			blocks_fill(c, b, b->blocks);
+		b->filled = ok;
 	}
 	if (!ok) {
 		atomic_fetch_add(&c->refusals, 1);
@@ -561,7 +577,7 @@ cuda_round_trip(gpointer state, gpointer thread, guint64 handle, GsTier to, GErr
 		return FALSE;
 	}
 	stream = stream_of(thread, b->device);
-	blocks = pinned_take(&c->host, (gint64) words_of(b->bytes) * 8);
+	blocks = pinned_take(&c->host, (gint64) words_of(b->bytes) * 8, TRUE);
 	if (stream == NULL || blocks == NULL) {
 		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
 			    "no stream or no pinned host blocks for a round trip");
@@ -569,7 +585,8 @@ cuda_round_trip(gpointer state, gpointer thread, guint64 handle, GsTier to, GErr
 			pinned_give(&c->host, blocks);
 		return FALSE;
 	}
-	if (failed(copy_blocks(b, blocks, c->host.block_size, TRUE, stream), "spilling", error) ||
+	if (failed(fill_before_copy(b, stream), "filling", error) ||
+	    failed(copy_blocks(b, blocks, c->host.block_size, TRUE, stream), "spilling", error) ||
 	    failed(cudaStreamSynchronize(stream), "spilling", error))
 		goto out;
 	if (to == GS_TIER_DISK && !disk_leg(c, b, blocks, error))
@@ -628,7 +645,7 @@ stage(Cuda *c, Thread *t, Buf *b, gboolean *borrowed, GError **error)
 	*borrowed = b->tier == GS_TIER_HOST;
 	if (*borrowed)
 		return b->blocks;
-	blocks = pinned_take(&c->host, (gint64) words_of(b->bytes) * 8);
+	blocks = pinned_take(&c->host, (gint64) words_of(b->bytes) * 8, TRUE);
 	if (blocks == NULL) {
 		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
 			    "no pinned host blocks to stage a %" G_GINT64_FORMAT "-byte copy",
@@ -638,7 +655,7 @@ stage(Cuda *c, Thread *t, Buf *b, gboolean *borrowed, GError **error)
 	if (b->tier == GS_TIER_GPU) {
 		cudaStream_t stream = stream_of(t, b->device);
 
-		ok = stream != NULL &&
+		ok = stream != NULL && !failed(fill_before_copy(b, stream), "filling", error) &&
 		     !failed(copy_blocks(b, blocks, c->host.block_size, TRUE, stream), "spilling",
 			     error) &&
 		     !failed(cudaStreamSynchronize(stream), "spilling", error);
@@ -704,6 +721,7 @@ cuda_move(gpointer state, gpointer thread, guint64 handle, GsTier from, GsTier t
 	copy->device = to == GS_TIER_GPU ? (int) MIN(device, (guint) c->n_devices - 1) : b->device;
 	copy->bytes = b->bytes;
 	copy->seed = b->seed;
+	copy->filled = TRUE; /* once landed */
 	staged = stage(c, thread, b, &borrowed, error);
 	ok = staged != NULL && land(c, thread, copy, staged, borrowed, intact, error);
 	if (staged != NULL && !borrowed && copy->blocks != staged)

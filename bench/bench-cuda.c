@@ -1,0 +1,256 @@
+/*
+ * bench-cuda: what the CUDA backend costs on a GPU, against the CUDA runtime
+ * alone. Without a GPU it says so and exits 0: nothing is measured.
+ *
+ * Allocation: stream-ordered allocate+free pairs of 4 KiB and of 1 MiB,
+ * raw (cudaMallocFromPoolAsync and cudaFreeAsync on a capped pool and a
+ * stream of one's own, as the backend makes them) against the backend's
+ * alloc() and free(). Each run makes PAIRS pairs and synchronises once at
+ * the end; reported is ns per pair, the median of RUNS runs. (A whole
+ * gpusim run adds the interpreter and the engine: bench-threads
+ * --backend=cuda gives that, from 1 to 16 threads.)
+ *
+ * Spill throughput: a GPU buffer of 1, 16 and 256 MiB copied to pinned host
+ * memory and back, raw (one cudaMemcpyAsync each way between a cudaMalloc
+ * buffer and a cudaHostAlloc one, synchronised) against the backend's move()
+ * to the host tier and back (staged through pinned blocks of
+ * memory.host.block_size, and checked against the buffer's pattern where it
+ * lands: on the CPU in host memory, by a kernel on the GPU). GB/s, best of
+ * RUNS; the first move also writes the buffer's pattern. Nothing here is
+ * asserted.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cuda_runtime_api.h>
+
+#include "cuda/cuda.h"
+#include "threads.h"
+
+#define PAIRS 20000
+#define RUNS 5
+#define MIB ((gint64) 1 << 20)
+#define GIB ((gint64) 1 << 30)
+
+static void
+check(cudaError_t err, const char *what)
+{
+	if (err != cudaSuccess) {
+		fprintf(stderr, "bench-cuda: %s: %s\n", what, cudaGetErrorString(err));
+		exit(EXIT_FAILURE);
+	}
+}
+
+static int
+compare_doubles(gconstpointer a, gconstpointer b)
+{
+	double x = *(const double *) a, y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t) n, sizeof v[0], compare_doubles);
+	return v[n / 2];
+}
+
+static double
+seconds_since(gint64 start)
+{
+	return (double) (g_get_monotonic_time() - start) / 1e6;
+}
+
+/* ns per raw allocate+free pair of @bytes, the median of RUNS runs. */
+static double
+raw_pairs(gint64 bytes)
+{
+	struct cudaMemPoolProps props = {0};
+	guint64 threshold = GIB;
+	cudaMemPool_t pool;
+	cudaStream_t stream;
+	double ns[RUNS];
+
+	props.allocType = cudaMemAllocationTypePinned;
+	props.location.type = cudaMemLocationTypeDevice;
+	props.maxSize = GIB;
+	check(cudaMemPoolCreate(&pool, &props), "creating a pool");
+	check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+	      "keeping the pool's memory");
+	check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
+	for (int r = 0; r < RUNS; r++) {
+		gint64 start = g_get_monotonic_time();
+
+		for (int i = 0; i < PAIRS; i++) {
+			void *p;
+
+			check(cudaMallocFromPoolAsync(&p, (size_t) bytes, pool, stream), "allocating");
+			check(cudaFreeAsync(p, stream), "freeing");
+		}
+		check(cudaStreamSynchronize(stream), "synchronising");
+		ns[r] = seconds_since(start) * 1e9 / PAIRS;
+	}
+	check(cudaStreamDestroy(stream), "destroying the stream");
+	check(cudaMemPoolDestroy(pool), "destroying the pool");
+	return median(ns, RUNS);
+}
+
+static gpointer
+open_backend(GsWorkload *w)
+{
+	g_autoptr(GError) error = NULL;
+	gpointer state;
+
+	w->gpu.capacity = GIB;
+	w->host.capacity = GIB;
+	state = gs_backend_open(&gs_backend_cuda, w, &error);
+	if (state == NULL) {
+		fprintf(stderr, "bench-cuda: %s\n", error->message);
+		exit(EXIT_FAILURE);
+	}
+	return state;
+}
+
+/* ns per allocate+free pair of @bytes through the backend, the median of RUNS runs. */
+static double
+backend_pairs(gint64 bytes)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	gpointer state = open_backend(w);
+	double ns[RUNS];
+
+	for (int r = 0; r < RUNS; r++) {
+		gpointer thread = gs_backend_thread_begin(&gs_backend_cuda, state);
+		gint64 start = g_get_monotonic_time();
+
+		for (int i = 0; i < PAIRS; i++) {
+			guint64 handle;
+
+			if (!gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, 0, bytes,
+					      &handle)) {
+				fprintf(stderr, "bench-cuda: the backend refused %" G_GINT64_FORMAT
+					" bytes\n", bytes);
+				exit(EXIT_FAILURE);
+			}
+			gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, handle);
+		}
+		gs_backend_thread_end(&gs_backend_cuda, state, thread); /* synchronises */
+		ns[r] = seconds_since(start) * 1e9 / PAIRS;
+	}
+	gs_backend_close(&gs_backend_cuda, state);
+	return median(ns, RUNS);
+}
+
+/* Best raw GB/s of @bytes device→host (*@d2h) and host→device (*@h2d). */
+static void
+raw_copies(gint64 bytes, double *d2h, double *h2d)
+{
+	void *dev, *host;
+	cudaStream_t stream;
+
+	check(cudaMalloc(&dev, (size_t) bytes), "allocating");
+	check(cudaHostAlloc(&host, (size_t) bytes, cudaHostAllocDefault), "pinning");
+	check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
+	check(cudaMemsetAsync(dev, 1, (size_t) bytes, stream), "clearing");
+	*d2h = *h2d = 0;
+	for (int r = 0; r < RUNS; r++) {
+		gint64 start = g_get_monotonic_time();
+
+		check(cudaMemcpyAsync(host, dev, (size_t) bytes, cudaMemcpyDeviceToHost, stream),
+		      "copying to the host");
+		check(cudaStreamSynchronize(stream), "synchronising");
+		*d2h = MAX(*d2h, (double) bytes / seconds_since(start) / 1e9);
+		start = g_get_monotonic_time();
+		check(cudaMemcpyAsync(dev, host, (size_t) bytes, cudaMemcpyHostToDevice, stream),
+		      "copying to the device");
+		check(cudaStreamSynchronize(stream), "synchronising");
+		*h2d = MAX(*h2d, (double) bytes / seconds_since(start) / 1e9);
+	}
+	check(cudaStreamDestroy(stream), "destroying the stream");
+	check(cudaFreeHost(host), "unpinning");
+	check(cudaFree(dev), "freeing");
+}
+
+/* Times one move of *@handle to @to; the old copy is freed and *@handle is the new one. */
+static double
+timed_move(gpointer state, gpointer thread, guint64 *handle, GsTier from, GsTier to, gint64 bytes)
+{
+	g_autoptr(GError) error = NULL;
+	gint64 start = g_get_monotonic_time();
+	guint64 moved;
+	gboolean intact;
+	double seconds;
+
+	if (!gs_backend_move(&gs_backend_cuda, state, thread, *handle, from, to, 0, &moved, &intact,
+			     &error) || !intact) {
+		fprintf(stderr, "bench-cuda: a move failed: %s\n",
+			error != NULL ? error->message : "the bytes changed");
+		exit(EXIT_FAILURE);
+	}
+	seconds = seconds_since(start);
+	gs_backend_free(&gs_backend_cuda, state, thread, from, *handle);
+	*handle = moved;
+	return (double) bytes / seconds / 1e9;
+}
+
+/* Best GB/s of the backend's moves of @bytes to the host tier (*@d2h) and back (*@h2d). */
+static void
+backend_moves(gint64 bytes, double *d2h, double *h2d)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	gpointer state = open_backend(w), thread = gs_backend_thread_begin(&gs_backend_cuda, state);
+	guint64 handle;
+
+	if (!gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, 0, bytes, &handle)) {
+		fprintf(stderr, "bench-cuda: the backend refused %" G_GINT64_FORMAT " bytes\n", bytes);
+		exit(EXIT_FAILURE);
+	}
+	*d2h = *h2d = 0;
+	for (int r = 0; r < RUNS; r++) {
+		double to_host = timed_move(state, thread, &handle, GS_TIER_GPU, GS_TIER_HOST, bytes);
+		double to_gpu = timed_move(state, thread, &handle, GS_TIER_HOST, GS_TIER_GPU, bytes);
+
+		*d2h = MAX(*d2h, to_host);
+		*h2d = MAX(*h2d, to_gpu);
+	}
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, handle);
+	gs_backend_thread_end(&gs_backend_cuda, state, thread);
+	gs_backend_close(&gs_backend_cuda, state);
+}
+
+int
+main(void)
+{
+	static const gint64 pair_sizes[] = {4096, MIB}, copy_sizes[] = {MIB, 16 * MIB, 256 * MIB};
+	struct cudaDeviceProp prop;
+	g_autoptr(GError) error = NULL;
+	int count;
+
+	if (!gs_cuda_device_count(&count, &error)) {
+		printf("bench-cuda: nothing measured: %s\n", error->message);
+		return EXIT_SUCCESS;
+	}
+	check(cudaGetDeviceProperties(&prop, 0), "reading the device");
+	printf("gpusim %s CUDA benchmark on %s\n", gs_version(), prop.name);
+	printf("allocate+free pair   raw (ns)   backend (ns)   backend - raw (ns)\n");
+	for (guint i = 0; i < G_N_ELEMENTS(pair_sizes); i++) {
+		double raw = raw_pairs(pair_sizes[i]), backend = backend_pairs(pair_sizes[i]);
+
+		printf("%9" G_GINT64_FORMAT " B       %10.0f     %10.0f         %10.0f\n",
+		       pair_sizes[i], raw, backend, backend - raw);
+	}
+	printf("copy        raw d2h   move to host   raw h2d   move to GPU   (GB/s, best of %d)\n",
+	       RUNS);
+	for (guint i = 0; i < G_N_ELEMENTS(copy_sizes); i++) {
+		double raw_d2h, raw_h2d, move_d2h, move_h2d;
+
+		raw_copies(copy_sizes[i], &raw_d2h, &raw_h2d);
+		backend_moves(copy_sizes[i], &move_d2h, &move_h2d);
+		printf("%4" G_GINT64_FORMAT " MiB   %8.2f   %12.2f   %7.2f   %11.2f\n",
+		       copy_sizes[i] / MIB, raw_d2h, move_d2h, raw_h2d, move_h2d);
+	}
+	return EXIT_SUCCESS;
+}

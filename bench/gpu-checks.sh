@@ -1,0 +1,143 @@
+#!/bin/sh
+# What the CUDA backend must show on a GPU, in one command:
+#     bench/gpu-checks.sh BIN OUT
+# BIN holds the programs, laid out as in a build directory (gpusim,
+# tests/test-cuda, bench/bench-cuda, bench/bench-threads): a build with CUDA,
+# or a folder made by scripts/gpu-kit, whose lib/ is then put on the library
+# path. Scenarios come from the source tree this script is in. OUT gets
+# report.md (every figure, as Markdown, for bench/RESULTS.md), device.yaml
+# (calibrate's output) and runs.tar.gz (every result JSON and log).
+#
+# In order: the CUDA tests (they must pass, not skip); every scenario in
+# scenarios/ under the simulator and with --backend=cuda (outcome, retries,
+# splits, makespan, expectations); bench-cuda (allocation overhead, spill
+# throughput); bench-threads --backend=cuda (1 to 16 threads, fast path
+# against the global mutex); calibrate, then the simulator with the
+# calibrated links against the real run, on three scenarios. Exit status: 0
+# when everything ran, whatever it measured; 1 when a step could not run or
+# the CUDA tests failed, or skipped (no GPU: then nothing else runs).
+set -u
+if [ $# -ne 2 ]; then
+	echo "usage: bench/gpu-checks.sh BIN OUT" >&2
+	exit 2
+fi
+src=$(cd "$(dirname "$0")/.." && pwd)
+bin=$(cd "$1" && pwd) || exit 2
+mkdir -p "$2" && out=$(cd "$2" && pwd) || exit 2
+[ -d "$bin/lib" ] && LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" &&
+	export LD_LIBRARY_PATH
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/sim" "$work/cuda" "$work/calibrated"
+report="$out/report.md"
+status=0
+
+say() { printf '%s\n' "$*" >>"$report"; }
+# A top-level string or number of a result JSON; a field of its totals.
+field() { sed -n "s/^  \"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}\$/\1/p" "$1" 2>/dev/null | head -1; }
+total() { sed -n "s/^    \"$2\": \([0-9]*\),\{0,1\}\$/\1/p" "$1" 2>/dev/null | head -1; }
+ms() { awk -v ns="${1:-0}" 'BEGIN { printf "%.1f", ns / 1e6 }'; }
+# outcome, retries, splits, makespan (ms) of a result, as one table cell
+summary() {
+	if [ -s "$1" ]; then
+		echo "$(field "$1" outcome), $(total "$1" retries), $(total "$1" splits), $(ms "$(field "$1" makespan_ns)")"
+	else
+		echo "no result"
+	fi
+}
+fence() { say '```'"${2:-text}"; cat "$1" >>"$report"; say '```'; }
+
+device=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null |
+	head -1)
+: >"$report"
+say "# GPU checks: ${device:-no GPU found by nvidia-smi}"
+say ""
+say "$(date -u '+%Y-%m-%d %H:%M UTC'); $("$bin/gpusim" --version 2>&1 | head -1); $(nproc) CPUs"
+say ""
+
+say "## CUDA tests (tests/test-cuda)"
+top_srcdir="$src" "$bin/tests/test-cuda" >"$work/test-cuda.log" 2>&1
+code=$?
+case $code in
+0) say "PASS" ;;
+77) say "SKIPPED (exit 77): no GPU was found here; nothing else was run." ;;
+*) say "FAILED (exit $code)"; status=1 ;;
+esac
+fence "$work/test-cuda.log"
+if [ $code -eq 77 ]; then
+	echo "bench/gpu-checks.sh: no GPU here; wrote $report" >&2
+	exit 1
+fi
+
+say ""
+say "## Every scenario: the simulator against --backend=cuda"
+say ""
+say "Cells: outcome, retries, splits, makespan in ms. Expectations: the exit status of"
+say "\`gpusim run\` (0 all held, 1 one failed; a scenario marked real-threads: skip pins"
+say "times that real threads cannot keep). Real runs are capped at 120 s."
+say ""
+say "| scenario | skip mark | simulator | cuda | expectations sim / cuda | spill-blocked sim / cuda (ms) | copies lost | same outcome, retries, splits |"
+say "|---|---|---|---|---|---|---|---|"
+for scenario in "$src"/scenarios/*.yaml; do
+	name=$(basename "$scenario" .yaml)
+	mark=no
+	head -1 "$scenario" | grep -q '^# real-threads: skip' && mark=yes
+	"$bin/gpusim" run --quiet --json="$work/sim/$name.json" "$scenario" \
+		>"$work/sim/$name.log" 2>&1
+	sim_code=$?
+	"$bin/gpusim" run --quiet --backend=cuda --max-time=120s --json="$work/cuda/$name.json" \
+		"$scenario" >"$work/cuda/$name.log" 2>&1
+	cuda_code=$?
+	[ $cuda_code -gt 1 ] && status=1
+	s=$(summary "$work/sim/$name.json")
+	c=$(summary "$work/cuda/$name.json")
+	same=no
+	[ "${s%, *}" = "${c%, *}" ] && same=yes
+	say "| $name | $mark | $s | $c | $sim_code / $cuda_code | $(ms "$(total "$work/sim/$name.json" spill_block_ns)") / $(ms "$(total "$work/cuda/$name.json" spill_block_ns)") | $(total "$work/cuda/$name.json" copies_lost) | $same |"
+done
+
+say ""
+say "## Allocation overhead and spill throughput (bench-cuda)"
+"$bin/bench/bench-cuda" >"$work/bench-cuda.log" 2>&1 || status=1
+fence "$work/bench-cuda.log"
+
+say ""
+say "## Contention (bench-threads --backend=cuda, then the host backend for scale)"
+"$bin/bench/bench-threads" --backend=cuda >"$work/bench-threads-cuda.log" 2>&1 || status=1
+fence "$work/bench-threads-cuda.log"
+"$bin/bench/bench-threads" >"$work/bench-threads-host.log" 2>&1 || status=1
+fence "$work/bench-threads-host.log"
+
+say ""
+say "## Calibration (gpusim calibrate --backend=cuda)"
+if "$bin/gpusim" calibrate --backend=cuda --out="$out/device.yaml" >"$work/calibrate.log" 2>&1; then
+	fence "$out/device.yaml" yaml
+	# The links that calibrate measured, as --set options for the simulator.
+	gpu_host=$(sed -n 's/^  gpu_host: {bandwidth: \([^,]*\),.*/\1/p' "$out/device.yaml")
+	host_disk=$(sed -n 's/^  host_disk: {bandwidth: \([^,]*\),.*/\1/p' "$out/device.yaml")
+	alloc=$(sed -n 's/^  alloc_latency: \(.*\)/\1/p' "$out/device.yaml")
+	say ""
+	say "## Makespan: the simulator with the calibrated links against the real run"
+	say ""
+	say "Simulator with --set links.gpu_host.bandwidth=$gpu_host links.host_disk.bandwidth=$host_disk links.alloc_latency=$alloc."
+	say ""
+	say "| scenario | predicted (ms) | measured, cuda (ms) | measured / predicted |"
+	say "|---|---|---|---|"
+	for name in wide-gaps-spill wide-gaps-host-full wide-gaps-rollback; do
+		"$bin/gpusim" run --quiet --json="$work/calibrated/$name.json" \
+			--set "links.gpu_host.bandwidth=$gpu_host" --set "links.host_disk.bandwidth=$host_disk" \
+			--set "links.alloc_latency=$alloc" "$src/scenarios/$name.yaml" \
+			>"$work/calibrated/$name.log" 2>&1
+		p=$(field "$work/calibrated/$name.json" makespan_ns)
+		m=$(field "$work/cuda/$name.json" makespan_ns)
+		say "| $name | $(ms "$p") | $(ms "$m") | $(awk -v p="${p:-0}" -v m="${m:-0}" 'BEGIN { if (p > 0) printf "%.3f", m / p; else print "-" }') |"
+	done
+else
+	say "calibrate failed:"
+	fence "$work/calibrate.log"
+	status=1
+fi
+
+tar czf "$out/runs.tar.gz" -C "$work" .
+echo "bench/gpu-checks.sh: wrote $report (exit $status)"
+exit $status

@@ -1,0 +1,722 @@
+/*
+ * gpusim tests: the part of the CUDA runtime that the CUDA backend calls
+ * (backends/cuda/), and its three kernels (kernel.h), carried out on the CPU.
+ *
+ * It lets the backend's own logic (capped pools, per-thread streams, pinned
+ * staging, disk files, pattern checks, moves between tiers) run in `make
+ * check` on machines without a GPU: tests/test-cuda-on-cpu and
+ * tests/gpusim-cuda-on-cpu link it where the real build links libcudart and
+ * kernel.cu. It measures nothing about GPUs, and its timings mean nothing.
+ *
+ * It is stricter than a GPU where the backend could be wrong without a GPU
+ * noticing soon:
+ *  - work on a stream (copies, memsets, kernels, stream-ordered frees) runs
+ *    only when that stream is synchronised (or the device, or cudaFree, or a
+ *    pool that cannot fit an allocation waits for pending frees), so work on
+ *    another stream that was not waited for has simply not happened;
+ *  - every device access must lie inside a live allocation, on the stream's
+ *    own device for kernels, and must not follow that allocation's
+ *    cudaFreeAsync; host memory in a copy must not be device memory;
+ *  - a pool destroyed with allocations outstanding is a leak.
+ * A breach prints what happened and aborts, as an illegal address ends a
+ * CUDA context. Pools are charged their allocations' sizes rounded to 256
+ * bytes; a real pool reserves in larger granules and may refuse sooner.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+#include <glib.h>
+
+#include "cuda/kernel.h"
+#include "pattern.h"
+
+#define N_DEVICES 2
+#define DEVICE_BYTES ((gsize) 80 << 30) /* what each pretend device has */
+#define GRANULE 256
+#define GARBAGE 0xa5 /* what fresh device memory holds */
+
+typedef enum { RANGE_DEVICE, RANGE_PINNED } RangeKind;
+
+struct CUmemPoolHandle_st {
+	int device;
+	gsize max;  /* 0: the device's memory */
+	gsize used; /* charged, pending frees included */
+};
+
+/* A live allocation: device memory (from a pool or cudaMalloc) or pinned host memory. */
+typedef struct {
+	RangeKind kind;
+	char *base;
+	gsize bytes, charge;
+	int device;
+	cudaMemPool_t pool; /* NULL: cudaMalloc or pinned */
+	gboolean freeing;   /* a cudaFreeAsync is queued */
+} Range;
+
+typedef enum { OP_COPY, OP_SET, OP_FREE, OP_FILL, OP_CHECK, OP_BUSY } OpKind;
+
+typedef struct {
+	OpKind kind;
+	void *dst;
+	const void *src;
+	const void *device_side; /* OP_COPY: the end in device memory */
+	gsize bytes;
+	int value;
+	guint64 seed;
+	unsigned long long *counter;
+	GsCudaUses uses;
+	gint64 until_ns; /* OP_BUSY: when the kernel's time is up */
+} Op;
+
+struct CUstream_st {
+	int device;
+	GQueue ops;
+	gboolean running; /* a thread is carrying out its ops */
+	gboolean dead;    /* destroyed; kept so that no pointer to it dangles */
+	gint64 busy_until_ns;
+};
+
+/* pthread rather than GLib locks: ThreadSanitizer sees these. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t idle; /* a stream stopped running */
+	GTree *ranges; /* base → Range */
+	GPtrArray *streams; /* live */
+	GPtrArray *graveyard;
+	struct CUstream_st null_stream[N_DEVICES];
+	struct CUmemPoolHandle_st default_pool[N_DEVICES];
+	gsize device_used[N_DEVICES];
+} cpu = {.lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER};
+
+static __thread int current_device;
+static __thread cudaError_t last_error;
+
+static G_GNUC_NORETURN G_GNUC_PRINTF(1, 2) void
+breach(const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	fputs("gpusim's CUDA stand-in: ", stderr);
+	vfprintf(stderr, format, args);
+	fputc('\n', stderr);
+	va_end(args);
+	abort();
+}
+
+static gint
+compare_addresses(gconstpointer a, gconstpointer b)
+{
+	return (guintptr) a < (guintptr) b ? -1 : (guintptr) a > (guintptr) b;
+}
+
+static void
+start(void)
+{
+	cpu.ranges = g_tree_new(compare_addresses);
+	cpu.streams = g_ptr_array_new();
+	cpu.graveyard = g_ptr_array_new();
+	for (int i = 0; i < N_DEVICES; i++) {
+		cpu.null_stream[i].device = i;
+		cpu.default_pool[i].device = i;
+	}
+}
+
+/* Takes the stand-in's one lock, setting the stand-in up on first use. */
+static void
+lock_cpu(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, start);
+	pthread_mutex_lock(&cpu.lock);
+}
+
+static cudaError_t
+fail(cudaError_t err)
+{
+	last_error = err;
+	return err;
+}
+
+/* ---- ranges ---- */
+
+/* The live range holding [p, p + n); NULL when none does. */
+static Range *
+range_at(const void *p, gsize n)
+{
+	GTreeNode *node = g_tree_upper_bound(cpu.ranges, p);
+	Range *r;
+
+	node = node != NULL ? g_tree_node_previous(node) : g_tree_node_last(cpu.ranges);
+	if (node == NULL)
+		return NULL;
+	r = g_tree_node_value(node);
+	if ((const char *) p < r->base || (const char *) p + n > r->base + r->bytes)
+		return NULL;
+	return r;
+}
+
+/* Device memory that an op may touch: live, not being freed, on @device if >= 0. */
+static void
+require_device(const void *p, gsize n, int device, const char *what)
+{
+	Range *r = range_at(p, MAX(n, 1));
+
+	if (r == NULL || r->kind != RANGE_DEVICE)
+		breach("%s: %p (+%zu bytes) is not inside a live device allocation", what, p, n);
+	if (r->freeing)
+		breach("%s: %p is used after its cudaFreeAsync", what, p);
+	if (device >= 0 && r->device != device)
+		breach("%s: %p is on device %d, the stream on device %d", what, p, r->device, device);
+}
+
+static void
+require_host(const void *p, gsize n, const char *what)
+{
+	Range *r = range_at(p, MAX(n, 1));
+
+	if (r != NULL && r->kind == RANGE_DEVICE)
+		breach("%s: %p is device memory where host memory was said", what, p);
+}
+
+static gboolean
+is_pinned(const void *p, gsize n)
+{
+	Range *r = range_at(p, MAX(n, 1));
+
+	return r != NULL && r->kind == RANGE_PINNED;
+}
+
+static Range *
+range_add(RangeKind kind, gsize bytes, int device, cudaMemPool_t pool)
+{
+	Range *r = g_new0(Range, 1);
+
+	r->kind = kind;
+	r->bytes = bytes;
+	r->charge = (MAX(bytes, 1) + GRANULE - 1) / GRANULE * GRANULE;
+	r->device = device;
+	r->pool = pool;
+	if (posix_memalign((void **) &r->base, GRANULE, r->charge) != 0)
+		breach("the CPU has no %zu bytes to pretend with", r->charge);
+	memset(r->base, kind == RANGE_DEVICE ? GARBAGE : 0, r->charge);
+	if (kind == RANGE_DEVICE)
+		cpu.device_used[device] += r->charge;
+	if (pool != NULL)
+		pool->used += r->charge;
+	g_tree_insert(cpu.ranges, r->base, r);
+	return r;
+}
+
+static void
+range_remove(Range *r)
+{
+	if (r->kind == RANGE_DEVICE)
+		cpu.device_used[r->device] -= r->charge;
+	if (r->pool != NULL)
+		r->pool->used -= r->charge;
+	g_tree_remove(cpu.ranges, r->base);
+	free(r->base);
+	g_free(r);
+}
+
+/* The range that starts at @p, of @kind; a breach otherwise. */
+static Range *
+range_starting_at(const void *p, RangeKind kind, const char *what)
+{
+	Range *r = g_tree_lookup(cpu.ranges, p);
+
+	if (r == NULL || r->kind != kind)
+		breach("%s: %p is not the start of a live allocation of that kind", what, p);
+	return r;
+}
+
+/* ---- streams ---- */
+
+static gint64
+now_ns(void)
+{
+	return g_get_monotonic_time() * 1000;
+}
+
+static void
+run_op(struct CUstream_st *s, Op *op)
+{
+	gint64 left_ns;
+
+	switch (op->kind) {
+	case OP_COPY:
+		memcpy(op->dst, op->src, op->bytes);
+		break;
+	case OP_SET:
+		memset(op->dst, op->value, op->bytes);
+		break;
+	case OP_FREE:
+		range_remove(range_starting_at(op->dst, RANGE_DEVICE, "cudaFreeAsync"));
+		break;
+	case OP_FILL:
+		gs_pattern_fill(op->dst, op->bytes / 8, op->seed);
+		break;
+	case OP_CHECK:
+		for (gsize i = 0; i < op->bytes / 8; i++) {
+			if (((const guint64 *) op->src)[i] != gs_pattern_word(op->seed, i))
+				(*op->counter)++;
+		}
+		break;
+	case OP_BUSY:
+		/* The kernel reads its buffers while it runs: they must still be there. */
+		for (unsigned u = 0; u < op->uses.n; u++)
+			require_device(op->uses.ptr[u], op->uses.words[u] * 8, s->device, "busy kernel");
+		left_ns = op->until_ns - now_ns();
+		if (left_ns > 0) {
+			pthread_mutex_unlock(&cpu.lock);
+			g_usleep((gulong) (left_ns / 1000 + 1));
+			pthread_mutex_lock(&cpu.lock);
+		}
+		break;
+	}
+}
+
+/* What an op touches must still be live when it runs, not only when it was queued. */
+static void
+check_op(struct CUstream_st *s, const Op *op)
+{
+	switch (op->kind) {
+	case OP_COPY:
+		require_device(op->device_side, op->bytes, -1, "cudaMemcpyAsync");
+		break;
+	case OP_SET:
+		require_device(op->dst, op->bytes, -1, "cudaMemsetAsync");
+		break;
+	case OP_FILL:
+		require_device(op->dst, op->bytes, s->device, "fill kernel");
+		break;
+	case OP_CHECK:
+		require_device(op->src, op->bytes, s->device, "check kernel");
+		require_device(op->counter, sizeof *op->counter, s->device, "check kernel");
+		break;
+	case OP_FREE:
+	case OP_BUSY: /* run_op checks the busy kernel's buffers as it reads them */
+		break;
+	}
+}
+
+/* Carries out @s's queued work in order; called and returns with the lock held. */
+static void
+run_stream(struct CUstream_st *s)
+{
+	Op *op;
+
+	while (s->running)
+		pthread_cond_wait(&cpu.idle, &cpu.lock);
+	s->running = TRUE;
+	while ((op = g_queue_pop_head(&s->ops)) != NULL) {
+		check_op(s, op);
+		run_op(s, op);
+		g_free(op);
+	}
+	s->running = FALSE;
+	pthread_cond_broadcast(&cpu.idle);
+}
+
+/* Runs every stream of @device (all devices if < 0) until none has work left. */
+static void
+run_streams(int device)
+{
+	gboolean again = TRUE;
+
+	/* A stream another thread is running counts: its op in hand is not done. */
+	while (again) {
+		again = FALSE;
+		for (guint i = 0; i < cpu.streams->len; i++) {
+			struct CUstream_st *s = cpu.streams->pdata[i];
+
+			if ((device < 0 || s->device == device) &&
+			    (s->running || !g_queue_is_empty(&s->ops))) {
+				run_stream(s);
+				again = TRUE;
+			}
+		}
+		for (int d = 0; d < N_DEVICES; d++) {
+			if ((device < 0 || d == device) &&
+			    (cpu.null_stream[d].running || !g_queue_is_empty(&cpu.null_stream[d].ops))) {
+				run_stream(&cpu.null_stream[d]);
+				again = TRUE;
+			}
+		}
+	}
+}
+
+static struct CUstream_st *
+stream_or_null(cudaStream_t stream)
+{
+	if (stream == NULL)
+		return &cpu.null_stream[current_device];
+	if (stream->dead)
+		breach("work was given to a destroyed stream");
+	return stream;
+}
+
+static void
+enqueue(struct CUstream_st *s, const Op *op)
+{
+	g_queue_push_tail(&s->ops, g_memdup2(op, sizeof *op));
+}
+
+/* ---- devices ---- */
+
+cudaError_t
+cudaGetDeviceCount(int *count)
+{
+	*count = N_DEVICES;
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaSetDevice(int device)
+{
+	if (device < 0 || device >= N_DEVICES)
+		return fail(cudaErrorInvalidDevice);
+	current_device = device;
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
+	if (device < 0 || device >= N_DEVICES)
+		return fail(cudaErrorInvalidDevice);
+	memset(prop, 0, sizeof *prop);
+	g_strlcpy(prop->name, "gpusim's CUDA stand-in on the CPU", sizeof prop->name);
+	prop->totalGlobalMem = DEVICE_BYTES;
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaMemGetInfo(size_t *free_bytes, size_t *total)
+{
+	lock_cpu();
+	*free_bytes = DEVICE_BYTES - cpu.device_used[current_device];
+	*total = DEVICE_BYTES;
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaGetLastError(void)
+{
+	cudaError_t err = last_error;
+
+	last_error = cudaSuccess;
+	return err;
+}
+
+const char *
+cudaGetErrorString(cudaError_t err)
+{
+	static const struct {
+		cudaError_t err;
+		const char *text;
+	} texts[] = {
+		{cudaSuccess, "no error"},
+		{cudaErrorInvalidValue, "invalid argument"},
+		{cudaErrorMemoryAllocation, "out of memory"},
+		{cudaErrorInvalidDevice, "invalid device ordinal"},
+		{cudaErrorInvalidResourceHandle, "invalid resource handle"},
+	};
+
+	for (gsize i = 0; i < G_N_ELEMENTS(texts); i++) {
+		if (texts[i].err == err)
+			return texts[i].text;
+	}
+	return "unknown error";
+}
+
+cudaError_t
+cudaDeviceSynchronize(void)
+{
+	lock_cpu();
+	run_streams(current_device);
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}
+
+/* ---- streams ---- */
+
+cudaError_t
+cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
+{
+	struct CUstream_st *s = g_new0(struct CUstream_st, 1);
+
+	(void) flags;
+	s->device = current_device;
+	lock_cpu();
+	g_ptr_array_add(cpu.streams, s);
+	pthread_mutex_unlock(&cpu.lock);
+	*stream = s;
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaStreamCreate(cudaStream_t *stream)
+{
+	return cudaStreamCreateWithFlags(stream, cudaStreamDefault);
+}
+
+cudaError_t
+cudaStreamSynchronize(cudaStream_t stream)
+{
+	lock_cpu();
+	run_stream(stream_or_null(stream));
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}
+
+/* Its work still runs, as the runtime's does; the stream itself is never freed. */
+cudaError_t
+cudaStreamDestroy(cudaStream_t stream)
+{
+	if (stream == NULL)
+		return fail(cudaErrorInvalidResourceHandle);
+	lock_cpu();
+	run_stream(stream_or_null(stream));
+	stream->dead = TRUE;
+	g_ptr_array_remove_fast(cpu.streams, stream);
+	g_ptr_array_add(cpu.graveyard, stream);
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}
+
+/* ---- pools and allocations ---- */
+
+cudaError_t
+cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props)
+{
+	if (props->allocType != cudaMemAllocationTypePinned ||
+	    props->location.type != cudaMemLocationTypeDevice || props->location.id < 0 ||
+	    props->location.id >= N_DEVICES)
+		return fail(cudaErrorInvalidValue);
+	*pool = g_new0(struct CUmemPoolHandle_st, 1);
+	(*pool)->device = props->location.id;
+	(*pool)->max = props->maxSize;
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value)
+{
+	(void) pool, (void) attr, (void) value;
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaMemPoolDestroy(cudaMemPool_t pool)
+{
+	lock_cpu();
+	run_streams(-1);
+	if (pool->used > 0)
+		breach("a pool is destroyed with %zu bytes still allocated from it", pool->used);
+	pthread_mutex_unlock(&cpu.lock);
+	g_free(pool);
+	return cudaSuccess;
+}
+
+static gboolean
+fits(cudaMemPool_t pool, gsize charge)
+{
+	gsize cap = pool->max > 0 ? pool->max : DEVICE_BYTES;
+
+	return pool->used + charge <= cap && cpu.device_used[pool->device] + charge <= DEVICE_BYTES;
+}
+
+/*
+ * The pointer is returned at once, as the runtime's is. A pool that cannot
+ * fit it first waits for the frees queued on every stream, as the runtime may
+ * (cudaMemPoolReuseAllowInternalDependencies).
+ */
+cudaError_t
+cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream)
+{
+	gsize charge = (MAX(size, 1) + GRANULE - 1) / GRANULE * GRANULE;
+
+	lock_cpu();
+	(void) stream_or_null(stream);
+	if (!fits(pool, charge))
+		run_streams(-1);
+	if (!fits(pool, charge)) {
+		pthread_mutex_unlock(&cpu.lock);
+		return fail(cudaErrorMemoryAllocation);
+	}
+	*ptr = range_add(RANGE_DEVICE, size, pool->device, pool)->base;
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
+{
+	return cudaMallocFromPoolAsync(ptr, size, &cpu.default_pool[current_device], stream);
+}
+
+cudaError_t
+cudaFreeAsync(void *ptr, cudaStream_t stream)
+{
+	Op op = {.kind = OP_FREE, .dst = ptr};
+	Range *r;
+
+	lock_cpu();
+	r = range_starting_at(ptr, RANGE_DEVICE, "cudaFreeAsync");
+	if (r->freeing)
+		breach("cudaFreeAsync: %p is freed twice", ptr);
+	r->freeing = TRUE;
+	enqueue(stream_or_null(stream), &op);
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaMalloc(void **ptr, size_t size)
+{
+	lock_cpu();
+	if (cpu.device_used[current_device] + size > DEVICE_BYTES) {
+		pthread_mutex_unlock(&cpu.lock);
+		return fail(cudaErrorMemoryAllocation);
+	}
+	*ptr = range_add(RANGE_DEVICE, size, current_device, NULL)->base;
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}
+
+/* Synchronises every device first, as the runtime does. */
+cudaError_t
+cudaFree(void *ptr)
+{
+	Range *r;
+
+	if (ptr == NULL)
+		return cudaSuccess;
+	lock_cpu();
+	run_streams(-1);
+	r = range_starting_at(ptr, RANGE_DEVICE, "cudaFree");
+	if (r->freeing)
+		breach("cudaFree: %p was already given to cudaFreeAsync", ptr);
+	range_remove(r);
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaHostAlloc(void **ptr, size_t size, unsigned int flags)
+{
+	(void) flags;
+	lock_cpu();
+	*ptr = range_add(RANGE_PINNED, size, 0, NULL)->base;
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaFreeHost(void *ptr)
+{
+	lock_cpu();
+	range_remove(range_starting_at(ptr, RANGE_PINNED, "cudaFreeHost"));
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}
+
+/* ---- copies and kernels ---- */
+
+/*
+ * A copy that involves pageable host memory returns when it is done, as the
+ * runtime's does; one between pinned and device memory is only queued.
+ */
+cudaError_t
+cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+		cudaStream_t stream)
+{
+	Op op = {.kind = OP_COPY, .dst = dst, .src = src, .bytes = count};
+	const void *host;
+	struct CUstream_st *s;
+
+	if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyHostToDevice)
+		return fail(cudaErrorInvalidValue);
+	lock_cpu();
+	s = stream_or_null(stream);
+	host = kind == cudaMemcpyDeviceToHost ? dst : src;
+	op.device_side = kind == cudaMemcpyDeviceToHost ? src : dst;
+	require_device(op.device_side, count, -1, "cudaMemcpyAsync");
+	require_host(host, count, "cudaMemcpyAsync");
+	enqueue(s, &op);
+	if (!is_pinned(host, count))
+		run_stream(s);
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}
+
+cudaError_t
+cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t stream)
+{
+	Op op = {.kind = OP_SET, .dst = ptr, .value = value, .bytes = count};
+
+	lock_cpu();
+	require_device(ptr, count, -1, "cudaMemsetAsync");
+	enqueue(stream_or_null(stream), &op);
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}
+
+cudaError_t
+gs_cuda_busy(long long ns, GsCudaUses uses, cudaStream_t stream)
+{
+	Op op = {.kind = OP_BUSY, .uses = uses};
+	struct CUstream_st *s;
+
+	lock_cpu();
+	s = stream_or_null(stream);
+	for (unsigned u = 0; u < uses.n; u++)
+		require_device(uses.ptr[u], uses.words[u] * 8, s->device, "busy kernel");
+	/* The kernel starts when the stream's earlier kernels are done. */
+	s->busy_until_ns = MAX(s->busy_until_ns, now_ns()) + MAX(ns, 0);
+	op.until_ns = s->busy_until_ns;
+	enqueue(s, &op);
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}
+
+cudaError_t
+gs_cuda_fill(unsigned long long *words, unsigned long long n, unsigned long long seed,
+	     cudaStream_t stream)
+{
+	Op op = {.kind = OP_FILL, .dst = words, .bytes = n * 8, .seed = seed};
+	struct CUstream_st *s;
+
+	lock_cpu();
+	s = stream_or_null(stream);
+	require_device(words, n * 8, s->device, "fill kernel");
+	enqueue(s, &op);
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}
+
+cudaError_t
+gs_cuda_check(const unsigned long long *words, unsigned long long n, unsigned long long seed,
+	      unsigned long long *mismatches, cudaStream_t stream)
+{
+	Op op = {.kind = OP_CHECK, .src = words, .bytes = n * 8, .seed = seed,
+		 .counter = mismatches};
+	struct CUstream_st *s;
+
+	lock_cpu();
+	s = stream_or_null(stream);
+	require_device(words, n * 8, s->device, "check kernel");
+	require_device(mismatches, sizeof *mismatches, s->device, "check kernel");
+	enqueue(s, &op);
+	pthread_mutex_unlock(&cpu.lock);
+	return cudaSuccess;
+}

@@ -1,0 +1,124 @@
+/*
+ * Tests of the CPU stand-in for the CUDA runtime (cuda-on-cpu.c) itself:
+ * the strictness that the CUDA backend's tests rely on must hold, or they
+ * could pass where a GPU would fail.
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <string.h>
+
+#include <check.h>
+#include <cuda_runtime_api.h>
+
+#include "cuda/kernel.h"
+#include "pattern.h"
+#include "test-cuda-on-cpu.h"
+
+#define WORDS 1024
+
+/* A fill queued on one stream has not happened for another that did not wait for it. */
+START_TEST(test_unsynchronised_work_has_not_happened)
+{
+	unsigned long long *dev, host[WORDS];
+	cudaStream_t filler, reader;
+
+	ck_assert_int_eq(cudaStreamCreate(&filler), cudaSuccess);
+	ck_assert_int_eq(cudaStreamCreate(&reader), cudaSuccess);
+	ck_assert_int_eq(cudaMallocAsync((void **) &dev, sizeof host, filler), cudaSuccess);
+	ck_assert_int_eq(gs_cuda_fill(dev, WORDS, 7, filler), cudaSuccess);
+	ck_assert_int_eq(cudaMemcpyAsync(host, dev, sizeof host, cudaMemcpyDeviceToHost, reader),
+			 cudaSuccess);
+	ck_assert_int_eq(cudaStreamSynchronize(reader), cudaSuccess);
+	ck_assert(!gs_pattern_check((const guint64 *) host, WORDS, 7));
+	ck_assert_int_eq(cudaStreamSynchronize(filler), cudaSuccess);
+	ck_assert_int_eq(cudaMemcpyAsync(host, dev, sizeof host, cudaMemcpyDeviceToHost, reader),
+			 cudaSuccess);
+	ck_assert(gs_pattern_check((const guint64 *) host, WORDS, 7));
+	ck_assert_int_eq(cudaFreeAsync(dev, reader), cudaSuccess);
+	ck_assert_int_eq(cudaStreamDestroy(filler), cudaSuccess);
+	ck_assert_int_eq(cudaStreamDestroy(reader), cudaSuccess);
+}
+END_TEST
+
+/* Work queued after a buffer's cudaFreeAsync, on another stream, ends the process. */
+START_TEST(test_a_use_after_a_queued_free_aborts)
+{
+	void *dev;
+	cudaStream_t a, b;
+
+	cudaStreamCreate(&a);
+	cudaStreamCreate(&b);
+	cudaMallocAsync(&dev, 4096, a);
+	cudaFreeAsync(dev, a);
+	cudaMemsetAsync(dev, 0, 4096, b);
+}
+END_TEST
+
+/* So does a copy that reaches past the end of its allocation. */
+START_TEST(test_an_access_past_the_end_aborts)
+{
+	void *dev;
+	static char host[8192];
+
+	cudaMalloc(&dev, 4096);
+	cudaMemcpyAsync(host, dev, sizeof host, cudaMemcpyDeviceToHost, NULL);
+}
+END_TEST
+
+/* And destroying a pool that still has allocations out. */
+START_TEST(test_a_pool_destroyed_with_allocations_aborts)
+{
+	struct cudaMemPoolProps props = {0};
+	cudaMemPool_t pool;
+	void *dev;
+
+	props.allocType = cudaMemAllocationTypePinned;
+	props.location.type = cudaMemLocationTypeDevice;
+	props.maxSize = 1 << 20;
+	cudaMemPoolCreate(&pool, &props);
+	cudaMallocFromPoolAsync(&dev, 4096, pool, NULL);
+	cudaMemPoolDestroy(pool);
+}
+END_TEST
+
+/* A capped pool refuses past its cap, after waiting for frees queued on other streams. */
+START_TEST(test_a_capped_pool_refuses_and_waits_for_frees)
+{
+	struct cudaMemPoolProps props = {0};
+	cudaMemPool_t pool;
+	cudaStream_t a, b;
+	void *first, *second;
+
+	props.allocType = cudaMemAllocationTypePinned;
+	props.location.type = cudaMemLocationTypeDevice;
+	props.maxSize = 1 << 20;
+	ck_assert_int_eq(cudaMemPoolCreate(&pool, &props), cudaSuccess);
+	cudaStreamCreate(&a);
+	cudaStreamCreate(&b);
+	ck_assert_int_eq(cudaMallocFromPoolAsync(&first, 768 << 10, pool, a), cudaSuccess);
+	ck_assert_int_eq(cudaMallocFromPoolAsync(&second, 512 << 10, pool, b),
+			 cudaErrorMemoryAllocation);
+	ck_assert_int_eq(cudaGetLastError(), cudaErrorMemoryAllocation);
+	ck_assert_int_eq(cudaGetLastError(), cudaSuccess);
+	ck_assert_int_eq(cudaFreeAsync(first, a), cudaSuccess);
+	ck_assert_int_eq(cudaMallocFromPoolAsync(&second, 512 << 10, pool, b), cudaSuccess);
+	ck_assert_int_eq(cudaFreeAsync(second, b), cudaSuccess);
+	ck_assert_int_eq(cudaMemPoolDestroy(pool), cudaSuccess);
+	cudaStreamDestroy(a);
+	cudaStreamDestroy(b);
+}
+END_TEST
+
+TCase *
+gs_test_cuda_stand_in(void)
+{
+	TCase *tc = tcase_create("stand-in");
+
+	tcase_add_test(tc, test_unsynchronised_work_has_not_happened);
+	tcase_add_test_raise_signal(tc, test_a_use_after_a_queued_free_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_an_access_past_the_end_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_a_pool_destroyed_with_allocations_aborts, SIGABRT);
+	tcase_add_test(tc, test_a_capped_pool_refuses_and_waits_for_frees);
+	return tc;
+}
