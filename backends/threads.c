@@ -169,6 +169,11 @@ struct Real {
 	guint gate_scopes;       /* threads in a gate scope */
 	guint64 reservations_made;
 	guint64 corrupt_moves;   /* moves whose bytes did not arrive whole */
+	GsExecutionPool *fair;   /* policy.admission fair_share: the tasks' GPU shares */
+	/* policy.spill.proactive: the downgrader thread and its state, under lock */
+	GArray *downgrading;     /* gboolean per GPU device: a downgrade is on (NULL: none) */
+	pthread_cond_t downgrade_cond; /* with lock: the GPU's charge grew, or the run ended */
+	pthread_t downgrader;
 };
 
 static const GsInterpHooks fast_hooks;
@@ -673,7 +678,7 @@ ops_have(const GArray *ops, GsOpKind kind)
 static gboolean
 tiers_needed(const GsWorkload *w)
 {
-	if (w->policy.spill.enabled)
+	if (w->policy.spill.enabled || w->policy.admission == GS_ADMISSION_FAIR_SHARE)
 		return TRUE;
 	for (guint i = 0; i < w->tasks->len; i++) {
 		const GsTaskSpec *task = w->tasks->pdata[i];
@@ -845,13 +850,13 @@ gate_wait_drained(RealThread *t)
 
 /* Begins moving @held's buffer to @to in the model; FALSE (nothing changed) without room there. */
 static gboolean
-move_begin(RealThread *t, Held *held, GsTier to, GArray *moves)
+move_begin(Real *r, Held *held, GsTier to, GArray *moves)
 {
 	GsTime unused;
 	Move mv = {.held = held, .from = held->mb->tier, .to = to, .device = held->mb->device,
 		   .source = held->backend};
 
-	if (!gs_memory_copy_begin(t->r->mem, held->mb, to, &unused))
+	if (!gs_memory_copy_begin(r->mem, held->mb, to, &unused))
 		return FALSE;
 	held->copying = TRUE;
 	g_array_append_val(moves, mv);
@@ -871,26 +876,41 @@ move_cancel(Real *r, GArray *moves)
 	g_array_set_size(moves, 0);
 }
 
+/* Frees a buffer's backend memory; @bk is the backend thread of the one that frees it. */
 static void
-backend_free_held(Real *r, RealThread *t, GsTier tier, guint64 handle)
+backend_free_held(Real *r, gpointer bk, GsTier tier, guint64 handle)
 {
-	gs_backend_free(r->ops, r->bk, t->bk, tier, handle);
+	gs_backend_free(r->ops, r->bk, bk, tier, handle);
 }
 
-/* A move made by the backend lands in the model; returns TRUE if it committed. */
-static gboolean
-move_land(RealThread *t, Move *mv)
+static void downgrade_wake(Real *r);
+
+/* Makes a move begun in the model, without the lock; @who names the copier in a warning. */
+static void
+move_make(Real *r, gpointer bk, Move *mv, const char *who)
 {
-	Real *r = t->r;
+	g_autoptr(GError) error = NULL;
+
+	/* Only the Move's own fields: the owner may free the buffer meanwhile. */
+	mv->made = gs_backend_move(r->ops, r->bk, bk, mv->source, mv->from, mv->to, mv->device,
+				   &mv->moved, &mv->intact, &error);
+	if (!mv->made)
+		g_warning("%s: a copy to tier %d failed: %s", who, mv->to, error->message);
+}
+
+/* A move made by the backend (thread @bk) lands in the model; returns TRUE if it committed. */
+static gboolean
+move_land(Real *r, gpointer bk, Move *mv)
+{
 	Held *held = mv->held;
 	gboolean ok;
 
 	held->copying = FALSE;
 	if (held->doomed) {
 		/* Its owner freed it meanwhile: both copies go. */
-		backend_free_held(r, t, mv->from, mv->source);
+		backend_free_held(r, bk, mv->from, mv->source);
 		if (mv->made)
-			backend_free_held(r, t, mv->to, mv->moved);
+			backend_free_held(r, bk, mv->to, mv->moved);
 		g_free(held);
 		return FALSE;
 	}
@@ -903,14 +923,16 @@ move_land(RealThread *t, Move *mv)
 	ok = gs_memory_copy_commit(r->mem, held->mb);
 	log_copy(r, held, mv->from, mv->to, ok);
 	if (!ok) {
-		backend_free_held(r, t, mv->to, mv->moved);
+		backend_free_held(r, bk, mv->to, mv->moved);
 		return FALSE;
 	}
 	held->backend = mv->moved;
-	backend_free_held(r, t, mv->from, mv->source);
+	backend_free_held(r, bk, mv->from, mv->source);
 	note_tier_peak(r, mv->to);
 	if (mv->from < mv->to)
 		memory_came_free(r, mv->from);
+	if (mv->to == GS_TIER_GPU)
+		downgrade_wake(r);
 	return TRUE;
 }
 
@@ -928,24 +950,127 @@ moves_make(RealThread *t, GArray *moves)
 	if (moves->len == 0)
 		return 0;
 	engine_unlock(r);
-	for (guint i = 0; i < moves->len; i++) {
-		Move *mv = &g_array_index(moves, Move, i);
-		g_autoptr(GError) error = NULL;
-
-		/* Only the Move's own fields: the owner may free the buffer meanwhile. */
-		mv->made = gs_backend_move(r->ops, r->bk, t->bk, mv->source, mv->from, mv->to,
-					   mv->device, &mv->moved, &mv->intact, &error);
-		if (!mv->made)
-			g_warning("%s: a copy to tier %d failed: %s", t->result->name, mv->to,
-				  error->message);
-	}
+	for (guint i = 0; i < moves->len; i++)
+		move_make(r, t->bk, &g_array_index(moves, Move, i), t->result->name);
 	pthread_mutex_lock(&r->lock);
 	r->res->totals.spill_block_ns += now(r) - start;
 	for (guint i = 0; i < moves->len; i++)
-		committed += move_land(t, &g_array_index(moves, Move, i));
+		committed += move_land(r, t->bk, &g_array_index(moves, Move, i));
 	g_array_set_size(moves, 0);
 	pthread_cond_broadcast(&r->copies_cond);
 	return committed;
+}
+
+/* ---- proactive downgrade (cuCascade's hysteresis, policy.spill.proactive) ---- */
+
+/*
+ * As in the simulator: once a GPU's charge crosses the trigger, its buffers
+ * move to the host one at a time, least recently used first, until the
+ * charge is below the stop. The copies are made by a thread of the driver's
+ * own, so no task waits for them; it sleeps until an allocation or an
+ * unspill grows a GPU's charge.
+ */
+
+static void
+downgrade_wake(Real *r)
+{
+	if (r->downgrading != NULL)
+		pthread_cond_signal(&r->downgrade_cond);
+}
+
+static void
+log_downgrade(Real *r, guint device, const char *what)
+{
+	GsLogEntry e = {.kind = GS_LOG_DOWNGRADE, .device = device, .what = what, .tier = GS_TIER_GPU,
+			.bytes = gs_space_account_charged(gs_memory_gpu_account(r->mem, device))};
+
+	log_locked(r, &e);
+}
+
+/* Under lock: begins moving @device's next victim to the host into @moves; FALSE if none goes. */
+static gboolean
+downgrade_begin(Real *r, guint device, GArray *moves)
+{
+	const GsSpaceAccount *acct = gs_memory_gpu_account(r->mem, device);
+	gboolean *on = &g_array_index(r->downgrading, gboolean, device);
+	GsDowngradeDecision d = gs_space_account_downgrade(acct, *on);
+
+	if (d == GS_DOWNGRADE_START)
+		log_downgrade(r, device, "start");
+	if (d == GS_DOWNGRADE_STOP)
+		log_downgrade(r, device, "stop");
+	*on = d == GS_DOWNGRADE_START || d == GS_DOWNGRADE_CONTINUE;
+	if (!*on || gs_gate_is_closed(gs_memory_gate(r->mem)))
+		return FALSE;
+	gs_memory_plan_spill(r->mem, GS_TIER_GPU, G_MAXINT64, now(r), r->moves);
+	for (guint i = 0; i < r->moves->len; i++) {
+		GsMemBuf *b = gs_memory_buffer(r->mem, g_array_index(r->moves, GsSpillMove, i).id);
+
+		if (b != NULL && b->device == device && !((Held *) b->owner)->copying)
+			return move_begin(r, b->owner, GS_TIER_HOST, moves);
+	}
+	return FALSE;
+}
+
+static void *
+downgrader_main(void *data)
+{
+	Real *r = data;
+	gpointer bk = gs_backend_thread_begin(r->ops, r->bk);
+	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(Move));
+	guint device = 0;
+
+	pthread_mutex_lock(&r->lock);
+	while (!r->ended) {
+		guint tried = 0;
+
+		while (tried < r->downgrading->len && !downgrade_begin(r, device, moves)) {
+			device = (device + 1) % r->downgrading->len;
+			tried++;
+		}
+		if (moves->len == 0) {
+			pthread_cond_wait(&r->downgrade_cond, &r->lock);
+			continue;
+		}
+		r->active++; /* a parked thread may be waiting for the room this copy makes */
+		engine_unlock(r);
+		move_make(r, bk, &g_array_index(moves, Move, 0), "proactive downgrade");
+		pthread_mutex_lock(&r->lock);
+		r->active--;
+		move_land(r, bk, &g_array_index(moves, Move, 0));
+		g_array_set_size(moves, 0);
+		pthread_cond_broadcast(&r->copies_cond);
+	}
+	pthread_mutex_unlock(&r->lock);
+	gs_backend_thread_end(r->ops, r->bk, bk);
+	return NULL;
+}
+
+/* Starts the downgrader when the run downgrades proactively. */
+static void
+downgrader_start(Real *r)
+{
+	if (!r->w->policy.spill.proactive || r->mem == NULL || !gs_memory_spills(r->mem))
+		return;
+	r->downgrading = g_array_new(FALSE, TRUE, sizeof(gboolean));
+	g_array_set_size(r->downgrading, gs_memory_n_gpus(r->mem));
+	cond_init(&r->downgrade_cond);
+	if (pthread_create(&r->downgrader, NULL, downgrader_main, r) != 0)
+		g_error("cannot start the proactive downgrade's thread");
+}
+
+/* After the run ended: the downgrader lands its copy in flight, if any, and goes. */
+static void
+downgrader_join(Real *r)
+{
+	if (r->downgrading == NULL)
+		return;
+	pthread_mutex_lock(&r->lock);
+	pthread_cond_signal(&r->downgrade_cond);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->downgrader, NULL);
+	pthread_cond_destroy(&r->downgrade_cond);
+	g_array_unref(r->downgrading);
 }
 
 /* ---- on-demand spilling ---- */
@@ -1010,7 +1135,7 @@ take_fallbacks(RealThread *t, GArray *fallbacks, GArray *moves)
 
 		if (held != NULL && !held->copying && b->tier == GS_TIER_GPU &&
 		    r->w->policy.spill.host_full == GS_HOST_FULL_DISK)
-			move_begin(t, held, GS_TIER_DISK, moves);
+			move_begin(t->r, held, GS_TIER_DISK, moves);
 	}
 	log_gate(r, t, "fallback");
 	return moves_make(t, moves);
@@ -1042,7 +1167,7 @@ spill_for(RealThread *t, GsTier tier, gint64 need)
 
 		if (held == NULL || held->copying)
 			continue;
-		if (!closed && move_begin(t, held, tier + 1, moves))
+		if (!closed && move_begin(t->r, held, tier + 1, moves))
 			continue;
 		if (!closed) {
 			gate_close(t);
@@ -1117,6 +1242,8 @@ tiered_take(RealThread *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, g
 	} else {
 		held->backend = bk;
 		g_ptr_array_add(t->live, held);
+		if (b->tier == GS_TIER_GPU)
+			downgrade_wake(r);
 	}
 	pthread_cond_broadcast(&r->copies_cond);
 	engine_unlock(r);
@@ -1129,6 +1256,25 @@ tiered_take(RealThread *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, g
 }
 
 static void tiered_unspill(RealThread *t, const GsEffect *e);
+
+/*
+ * policy.admission fair_share: whether the task's share admits the
+ * allocation's GPU bytes now (as the simulator decides it); a refusal is an
+ * allocation that failed, an OOM for the state machine.
+ */
+static gboolean
+fair_share_admits(RealThread *t, const GsEffect *e)
+{
+	return t->r->fair == NULL || t->task == NULL || e->alloc_kind != GS_KIND_GPU ||
+	       gs_execution_pool_acquire_all(t->r->fair, t->task->engine_id, e->size);
+}
+
+static void
+fair_share_release(RealThread *t, GsAllocKind kind, gint64 bytes)
+{
+	if (t->r->fair != NULL && t->task != NULL && kind == GS_KIND_GPU)
+		gs_execution_pool_release(t->r->fair, t->task->engine_id, bytes);
+}
 
 /* An allocation through the model: spills on demand, as the simulator's does. */
 static void
@@ -1144,6 +1290,13 @@ tiered_alloc(RealThread *t, const GsEffect *e)
 		return;
 	}
 	pthread_mutex_lock(&r->lock);
+	atomic_fetch_add_explicit(&r->locked_allocs, 1, memory_order_relaxed);
+	if (!fair_share_admits(t, e)) {
+		engine_unlock(r);
+		log_alloc(t, e, FALSE);
+		gs_interp_alloc_done(t->interp, FALSE, 0, now(r));
+		return;
+	}
 	for (;;) {
 		req = request_for(t, e);
 		a = gs_memory_alloc(r->mem, &req);
@@ -1151,14 +1304,15 @@ tiered_alloc(RealThread *t, const GsEffect *e)
 		    !spill_for(t, a.tier, a.short_by))
 			break;
 	}
-	atomic_fetch_add_explicit(&r->locked_allocs, 1, memory_order_relaxed);
 	if (a.outcome == GS_MEM_OK && tiered_take(t, e, a.buf, req.spillable, &handle)) {
 		log_alloc(t, e, TRUE);
 		gs_interp_alloc_done(t->interp, TRUE, handle, now(r));
 		return;
 	}
-	if (a.outcome != GS_MEM_OK)
-		engine_unlock(r);
+	if (a.outcome == GS_MEM_OK)
+		pthread_mutex_lock(&r->lock); /* tiered_take let it go */
+	fair_share_release(t, e->alloc_kind, e->size);
+	engine_unlock(r);
 	log_alloc(t, e, FALSE);
 	if (a.outcome == GS_MEM_OVER_RESERVATION)
 		gs_interp_alloc_throw(t->interp, GS_EXC_RESERVATION_FAILED, now(r));
@@ -1178,12 +1332,13 @@ tiered_free(RealThread *t, Held *held)
 	b = held->mb;
 	tier = b->tier;
 	g_ptr_array_remove_fast(t->live, held);
+	fair_share_release(t, b->kind, b->size);
 	gs_memory_free_buffer(r->mem, b, stream_reservation(t, tier, b->device));
 	held->mb = NULL;
 	if (held->copying) {
 		held->doomed = TRUE; /* the copier frees both copies when its move lands */
 	} else {
-		backend_free_held(r, t, tier, held->backend);
+		backend_free_held(r, t->bk, tier, held->backend);
 		g_free(held);
 	}
 	retry_reservations(r);
@@ -1227,7 +1382,7 @@ begin_copies_up(RealThread *t, const GArray *ids, GArray *moves, gint64 *short_b
 
 		if (b == NULL || b->tier == GS_TIER_GPU)
 			continue;
-		if (!move_begin(t, b->owner, GS_TIER_GPU, moves))
+		if (!move_begin(t->r, b->owner, GS_TIER_GPU, moves))
 			*short_by += b->size;
 	}
 	if (*short_by == 0)
@@ -1884,6 +2039,8 @@ end_task(Real *r, RealTask *task, gboolean failed, GsException failure)
 	task->status = TASK_ENDED;
 	task->failed = failed;
 	task->failure = failure;
+	if (r->fair != NULL)
+		gs_execution_pool_release_all(r->fair, task->engine_id);
 	gs_engine_task_done(r->engine, task->engine_id, now(r));
 	log_task(r, task, failed ? "failed" : "done");
 	task->result->end_ns = now(r);
@@ -2419,6 +2576,8 @@ real_init(Real *r, const GsWorkload *w, const GsBackendOps *ops, const GsRealOpt
 		r->mem = gs_memory_new(w);
 		r->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
 	}
+	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
+		r->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
 	g_queue_init(&r->reserve_waiters);
 	cond_init(&r->copies_cond);
 }
@@ -2496,6 +2655,8 @@ real_clear(Real *r)
 	if (r->moves != NULL)
 		g_array_unref(r->moves);
 	gs_memory_free(r->mem);
+	if (r->fair != NULL)
+		gs_execution_pool_free(r->fair);
 	free(r->gpus);
 	gs_engine_free(r->engine);
 	pthread_mutex_destroy(&r->lock);
@@ -2538,10 +2699,12 @@ gs_real_run(const GsWorkload *w, const GsBackendOps *backend, const GsRealOption
 	}
 	sample(&r);
 	pthread_mutex_unlock(&r.lock);
+	downgrader_start(&r);
 	run_loop(&r);
 	/* Threads are only ever added under lock, and none is added once the run ended. */
 	for (guint i = 0; i < r.threads->len; i++)
 		pthread_join(((RealThread *) r.threads->pdata[i])->os, NULL);
+	downgrader_join(&r);
 	real_finish(&r);
 	flush_logs(&r);
 	if (stats != NULL) {

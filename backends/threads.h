@@ -28,8 +28,9 @@
  * every allocation and free through the mutex, as spark-rapids-jni's single
  * adaptor lock does, for comparison (bench/bench-threads.c).
  *
- * Memory tiers. A run that spills (policy.spill.enabled) or reserves (a
- * reserve op anywhere) admits through the simulator's memory model
+ * Memory tiers. A run that spills (policy.spill.enabled), reserves (a
+ * reserve op anywhere) or uses fair-share admission admits through the
+ * simulator's memory model
  * (sim/memory.h) under the engine mutex instead of the counters, with either
  * locking: the model decides residence, charges, victims, reservations and
  * the evacuation gate as in the simulator, and the backend's move() copies
@@ -37,8 +38,9 @@
  * lands. On-demand spilling inside a failing allocation, the unspill before
  * a compute, compute and stream locks, sync, spillable/unspillable, retry
  * blocks' spillable inputs, blocking/or_null/upto reservations and the
- * over-reservation policies work as in the simulator; proactive downgrade,
- * fair-share admission and host page tables are the simulator's alone.
+ * over-reservation policies, fair-share admission and proactive downgrade
+ * (on a thread of the driver's own) work as in the simulator; host page
+ * tables are the simulator's alone.
  * Leaks are reported at task end in every run.
  *
  * Time: scenario time is real time divided by time_scale (1: real time; 0.1:

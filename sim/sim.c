@@ -977,16 +977,8 @@ copies_landed(Sim *s, SimThread *t)
 static gboolean
 fair_share_admits(Sim *s, SimThread *t, const GsEffect *e)
 {
-	GsFairShareGrant g;
-
-	if (s->fair == NULL || t->task == NULL || e->alloc_kind != GS_KIND_GPU)
-		return TRUE;
-	g = gs_execution_pool_acquire(s->fair, t->task->engine_id, e->size);
-	if (!g.must_wait && g.granted == e->size)
-		return TRUE;
-	if (!g.must_wait)
-		gs_execution_pool_release(s->fair, t->task->engine_id, g.granted);
-	return FALSE;
+	return s->fair == NULL || t->task == NULL || e->alloc_kind != GS_KIND_GPU ||
+	       gs_execution_pool_acquire_all(s->fair, t->task->engine_id, e->size);
 }
 
 static void

@@ -582,6 +582,18 @@ gs_execution_pool_acquire(GsExecutionPool *pool, GsTaskId task, gint64 num_bytes
 	return grant;
 }
 
+gboolean
+gs_execution_pool_acquire_all(GsExecutionPool *pool, GsTaskId task, gint64 num_bytes)
+{
+	GsFairShareGrant grant = gs_execution_pool_acquire(pool, task, num_bytes);
+
+	if (!grant.must_wait && grant.granted == num_bytes)
+		return TRUE;
+	if (!grant.must_wait)
+		gs_execution_pool_release(pool, task, grant.granted);
+	return FALSE;
+}
+
 gint64
 gs_execution_pool_release(GsExecutionPool *pool, GsTaskId task, gint64 bytes)
 {

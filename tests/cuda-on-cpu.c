@@ -56,6 +56,7 @@ typedef struct {
 	int device;
 	cudaMemPool_t pool; /* NULL: cudaMalloc or pinned */
 	gboolean freeing;   /* a cudaFreeAsync is queued */
+	guint users;        /* ops reading or writing it right now, without the lock */
 } Range;
 
 typedef enum { OP_COPY, OP_SET, OP_FREE, OP_FILL, OP_CHECK, OP_BUSY } OpKind;
@@ -217,6 +218,8 @@ range_add(RangeKind kind, gsize bytes, int device, cudaMemPool_t pool)
 static void
 range_remove(Range *r)
 {
+	if (r->users > 0)
+		breach("%p is freed while work on another stream still uses it", r->base);
 	if (r->kind == RANGE_DEVICE)
 		cpu.device_used[r->device] -= r->charge;
 	if (r->pool != NULL)
@@ -245,20 +248,16 @@ now_ns(void)
 	return g_get_monotonic_time() * 1000;
 }
 
+/* The bytes' part of an op; run without the lock, so that a long copy holds up no one. */
 static void
-run_op(struct CUstream_st *s, Op *op)
+move_bytes(const Op *op)
 {
-	gint64 left_ns;
-
 	switch (op->kind) {
 	case OP_COPY:
 		memcpy(op->dst, op->src, op->bytes);
 		break;
 	case OP_SET:
 		memset(op->dst, op->value, op->bytes);
-		break;
-	case OP_FREE:
-		range_remove(range_starting_at(op->dst, RANGE_DEVICE, "cudaFreeAsync"));
 		break;
 	case OP_FILL:
 		gs_pattern_fill(op->dst, op->bytes / 8, op->seed);
@@ -268,6 +267,54 @@ run_op(struct CUstream_st *s, Op *op)
 			if (((const guint64 *) op->src)[i] != gs_pattern_word(op->seed, i))
 				(*op->counter)++;
 		}
+		break;
+	case OP_FREE:
+	case OP_BUSY:
+		break;
+	}
+}
+
+/*
+ * Moves an op's bytes without the lock; the allocations it touches count it
+ * as a user meanwhile, and freeing one of them then is a breach (work on
+ * another stream freed memory this stream had not finished with).
+ */
+static void
+move_bytes_unlocked(const Op *op)
+{
+	Range *touched[3] = {
+		range_at(op->dst != NULL ? op->dst : op->src, MAX(op->bytes, 1)),
+		op->kind == OP_COPY ? range_at(op->src, MAX(op->bytes, 1)) : NULL,
+		op->counter != NULL ? range_at(op->counter, sizeof *op->counter) : NULL,
+	};
+
+	for (int i = 0; i < 3; i++) {
+		if (touched[i] != NULL)
+			touched[i]->users++;
+	}
+	pthread_mutex_unlock(&cpu.lock);
+	move_bytes(op);
+	pthread_mutex_lock(&cpu.lock);
+	for (int i = 0; i < 3; i++) {
+		if (touched[i] != NULL)
+			touched[i]->users--;
+	}
+}
+
+static void
+run_op(struct CUstream_st *s, Op *op)
+{
+	gint64 left_ns;
+
+	switch (op->kind) {
+	case OP_COPY:
+	case OP_SET:
+	case OP_FILL:
+	case OP_CHECK:
+		move_bytes_unlocked(op);
+		break;
+	case OP_FREE:
+		range_remove(range_starting_at(op->dst, RANGE_DEVICE, "cudaFreeAsync"));
 		break;
 	case OP_BUSY:
 		/* The kernel reads its buffers while it runs: they must still be there. */

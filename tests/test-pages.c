@@ -987,6 +987,51 @@ START_TEST(test_pool_script)
 }
 END_TEST
 
+/*
+ * All or nothing (how an allocator uses the pool): a request the share does
+ * not cover whole is refused and leaves the task as it was; the same request
+ * succeeds once another task's end gives its share back.
+ */
+static const struct {
+	const char *what;
+	GsTaskId task;
+	gint64 bytes;
+	gboolean release_all; /* instead: release everything @task holds */
+	gboolean granted;
+	gint64 a_holds, b_holds; /* after the step */
+} all_or_nothing[] = {
+	{"A takes 6 of 16 alone", 0, 6, FALSE, TRUE, 6, 0},
+	{"B takes 4: N = 2, 8 each", 1, 4, FALSE, TRUE, 6, 4},
+	{"A's 4 more would pass its 8: refused, A keeps 6", 0, 4, FALSE, FALSE, 6, 4},
+	{"B ends", 1, 0, TRUE, FALSE, 6, 0},
+	{"A alone again: its 4 more are granted", 0, 4, FALSE, TRUE, 10, 0},
+	{"B asks 7, 6 free: a partial grant, refused and given back", 1, 7, FALSE, FALSE, 10, 0},
+	{"A takes 4 more, alone: 14", 0, 4, FALSE, TRUE, 14, 0},
+	{"B asks 4, 2 free, below 1/2N: it must wait, refused", 1, 4, FALSE, FALSE, 14, 0},
+};
+
+START_TEST(test_pool_acquire_all)
+{
+	g_autoptr(GsExecutionPool) pool = gs_execution_pool_new(16);
+
+	for (guint i = 0; i < G_N_ELEMENTS(all_or_nothing); i++) {
+		const __typeof__(all_or_nothing[0]) *step = &all_or_nothing[i];
+
+		if (step->release_all)
+			gs_execution_pool_release_all(pool, step->task);
+		else
+			ck_assert_msg(gs_execution_pool_acquire_all(pool, step->task, step->bytes) ==
+					      step->granted,
+				      "%s", step->what);
+		ck_assert_msg(gs_execution_pool_get_task_bytes(pool, 0) == step->a_holds &&
+				      gs_execution_pool_get_task_bytes(pool, 1) == step->b_holds,
+			      "%s: A holds %" G_GINT64_FORMAT ", B %" G_GINT64_FORMAT, step->what,
+			      gs_execution_pool_get_task_bytes(pool, 0),
+			      gs_execution_pool_get_task_bytes(pool, 1));
+	}
+}
+END_TEST
+
 /* Many tasks: each gets exactly 1/N when all ask for everything in turn. */
 START_TEST(test_pool_many_tasks)
 {
@@ -1083,6 +1128,7 @@ gs_test_suite_pages(void)
 	tcase_add_loop_test(tc, test_fair_share, 0, G_N_ELEMENTS(fair_rows));
 	tcase_add_loop_test(tc, test_pool_script, 0, G_N_ELEMENTS(pool_scripts));
 	tcase_add_test(tc, test_pool_many_tasks);
+	tcase_add_test(tc, test_pool_acquire_all);
 	tcase_add_test(tc, test_programming_errors);
 	suite_add_tcase(s, tc);
 	return s;

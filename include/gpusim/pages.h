@@ -334,6 +334,15 @@ GS_API GsFairShareGrant gs_execution_pool_acquire(GsExecutionPool *pool, GsTaskI
 						  gint64 num_bytes);
 
 /**
+ * All or nothing, as an allocator that cannot take part of a request uses
+ * the pool: TRUE when one pass grants all @num_bytes to @task (added to it);
+ * otherwise any partial grant is released again and FALSE says the
+ * allocation fails (an OOM for the caller's state machine).
+ */
+GS_API gboolean gs_execution_pool_acquire_all(GsExecutionPool *pool, GsTaskId task,
+					      gint64 num_bytes);
+
+/**
  * releaseMemory: releases min(@bytes, held) and returns it; a task left with
  * <= 0 bytes leaves the map (even a registered task at 0 that releases 0).
  */
