@@ -125,6 +125,7 @@ struct RealTask {
 	gboolean waits_for_permit;
 	guint id_rank;
 	GsTime arrival;
+	GsPageTable *pages;      /* its host pages (Spark's page table), made at its first; under lock */
 };
 
 struct Real {
@@ -661,20 +662,32 @@ tiers_free(Tiers *m)
 }
 
 /* Whether @ops (or a block inside them) holds an op of @kind. */
+/* What only the memory model carries out: a reservation, or host memory (blocks, pages). */
 static gboolean
-ops_have(const GArray *ops, GsOpKind kind)
+needs_model(const GsOp *op)
+{
+	return op->kind == GS_OP_RESERVE ||
+	       (op->kind == GS_OP_ALLOC && op->alloc.kind == GS_KIND_HOST);
+}
+
+static gboolean
+ops_need_model(const GArray *ops)
 {
 	for (guint i = 0; ops != NULL && i < ops->len; i++) {
 		const GsOp *op = &g_array_index(ops, GsOp, i);
 
-		if (op->kind == kind || (op->kind == GS_OP_RETRY && ops_have(op->retry.ops, kind)) ||
-		    (op->kind == GS_OP_REPEAT && ops_have(op->repeat.ops, kind)))
+		if (needs_model(op) || (op->kind == GS_OP_RETRY && ops_need_model(op->retry.ops)) ||
+		    (op->kind == GS_OP_REPEAT && ops_need_model(op->repeat.ops)))
 			return TRUE;
 	}
 	return FALSE;
 }
 
-/* A run needs the memory model when buffers may move between tiers or reservations are made. */
+/*
+ * A run needs the memory model when buffers may move between tiers,
+ * reservations are made, tasks take fair shares, or host memory is
+ * allocated (in whole blocks, and pages of the task's page table).
+ */
 static gboolean
 tiers_needed(const GsWorkload *w)
 {
@@ -684,13 +697,12 @@ tiers_needed(const GsWorkload *w)
 		const GsTaskSpec *task = w->tasks->pdata[i];
 
 		for (guint k = 0; k < task->threads->len; k++) {
-			if (ops_have(((const GsThreadSpec *) task->threads->pdata[k])->ops,
-				     GS_OP_RESERVE))
+			if (ops_need_model(((const GsThreadSpec *) task->threads->pdata[k])->ops))
 				return TRUE;
 		}
 	}
 	for (guint i = 0; i < w->pool_threads->len; i++) {
-		if (ops_have(((const GsThreadSpec *) w->pool_threads->pdata[i])->ops, GS_OP_RESERVE))
+		if (ops_need_model(((const GsThreadSpec *) w->pool_threads->pdata[i])->ops))
 			return TRUE;
 	}
 	return FALSE;
@@ -1236,6 +1248,7 @@ tiered_take(RealThread *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, g
 	held->copying = FALSE;
 	set_buffer_spillable(r, b, spillable);
 	if (!ok) {
+		gs_memory_give_page(t->task != NULL ? t->task->pages : NULL, b);
 		gs_memory_free_buffer(r->mem, b, NULL);
 		retry_reservations(r);
 		g_free(held);
@@ -1304,6 +1317,11 @@ tiered_alloc(RealThread *t, const GsEffect *e)
 		    !spill_for(t, a.tier, a.short_by))
 			break;
 	}
+	if (a.outcome == GS_MEM_OK &&
+	    !gs_memory_take_page(t->task != NULL ? &t->task->pages : NULL, a.buf)) {
+		gs_memory_free_buffer(r->mem, a.buf, NULL);
+		a.outcome = GS_MEM_NO_ROOM; /* the page table is full: no spill helps */
+	}
 	if (a.outcome == GS_MEM_OK && tiered_take(t, e, a.buf, req.spillable, &handle)) {
 		log_alloc(t, e, TRUE);
 		gs_interp_alloc_done(t->interp, TRUE, handle, now(r));
@@ -1333,6 +1351,7 @@ tiered_free(RealThread *t, Held *held)
 	tier = b->tier;
 	g_ptr_array_remove_fast(t->live, held);
 	fair_share_release(t, b->kind, b->size);
+	gs_memory_give_page(t->task != NULL ? t->task->pages : NULL, b);
 	gs_memory_free_buffer(r->mem, b, stream_reservation(t, tier, b->device));
 	held->mb = NULL;
 	if (held->copying) {
@@ -1946,6 +1965,8 @@ task_free(gpointer data)
 	RealTask *task = data;
 
 	g_ptr_array_unref(task->threads);
+	if (task->pages != NULL)
+		gs_page_table_free(task->pages);
 	g_free(task);
 }
 

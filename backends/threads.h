@@ -29,18 +29,18 @@
  * adaptor lock does, for comparison (bench/bench-threads.c).
  *
  * Memory tiers. A run that spills (policy.spill.enabled), reserves (a
- * reserve op anywhere) or uses fair-share admission admits through the
- * simulator's memory model
- * (sim/memory.h) under the engine mutex instead of the counters, with either
- * locking: the model decides residence, charges, victims, reservations and
- * the evacuation gate as in the simulator, and the backend's move() copies
- * the bytes, outside the mutex, checking the buffer's pattern where it
- * lands. On-demand spilling inside a failing allocation, the unspill before
- * a compute, compute and stream locks, sync, spillable/unspillable, retry
- * blocks' spillable inputs, blocking/or_null/upto reservations and the
- * over-reservation policies, fair-share admission and proactive downgrade
- * (on a thread of the driver's own) work as in the simulator; host page
- * tables are the simulator's alone.
+ * reserve op anywhere), uses fair-share admission or allocates host memory
+ * admits through the simulator's memory model (sim/memory.h) under the
+ * engine mutex instead of the counters, with either locking: the model
+ * decides residence, charges (host memory in whole blocks), victims,
+ * reservations and the evacuation gate as in the simulator, and the
+ * backend's move() copies the bytes, outside the mutex, checking the
+ * buffer's pattern where it lands. On-demand spilling inside a failing
+ * allocation, the unspill before a compute, compute and stream locks, sync,
+ * spillable/unspillable, retry blocks' spillable inputs,
+ * blocking/or_null/upto reservations, the over-reservation policies,
+ * fair-share admission, the tasks' host page tables and proactive
+ * downgrade (on a thread of the driver's own) work as in the simulator.
  * Leaks are reported at task end in every run.
  *
  * Time: scenario time is real time divided by time_scale (1: real time; 0.1:

@@ -658,3 +658,26 @@ gs_memory_unspill_need(GsMemory *m, const GArray *ids)
 	}
 	return 0;
 }
+
+gboolean
+gs_memory_take_page(GsPageTable **pages, GsMemBuf *b)
+{
+	guint number;
+
+	b->page = -1;
+	if (pages == NULL || b->kind != GS_KIND_HOST)
+		return TRUE;
+	if (*pages == NULL)
+		*pages = gs_page_table_new();
+	if (gs_page_table_allocate(*pages, b->size, NULL, &number) != GS_PAGE_OK)
+		return FALSE;
+	b->page = (gint) number;
+	return TRUE;
+}
+
+void
+gs_memory_give_page(GsPageTable *pages, GsMemBuf *b)
+{
+	if (b->page >= 0 && pages != NULL)
+		gs_page_table_free_page(pages, (guint) b->page, NULL);
+}

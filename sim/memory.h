@@ -45,6 +45,7 @@
 #define GPUSIM_SIM_MEMORY_H
 
 #include <gpusim/gate.h>
+#include <gpusim/pages.h>
 #include <gpusim/space.h>
 #include <gpusim/spill.h>
 #include <gpusim/workload.h>
@@ -174,6 +175,16 @@ void gs_memory_copy_abort(GsMemory *m, GsMemBuf *buf);
  * moving out counts as there: the compute's lock refuses the move's landing.
  */
 gint64 gs_memory_unspill_need(GsMemory *m, const GArray *ids);
+
+/*
+ * Host memory of a task is handed out in pages of its page table (Spark's,
+ * 8192 pages at most), *@pages made at the task's first: FALSE when the
+ * table is full (no spill helps). Sets @b's page; -1 for GPU memory, or for a
+ * thread of no task (@pages NULL). Both drivers keep one table per task.
+ */
+gboolean gs_memory_take_page(GsPageTable **pages, GsMemBuf *b);
+/* Gives @b's page back to its task's table (NULL: none was taken). */
+void gs_memory_give_page(GsPageTable *pages, GsMemBuf *b);
 
 /** What a copy of @bytes from @from to @to costs on the links (latency + bytes / bandwidth each). */
 GsTime gs_memory_copy_time(const GsMemory *m, GsTier from, GsTier to, gint64 bytes);

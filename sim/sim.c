@@ -988,23 +988,6 @@ fair_share_release(Sim *s, SimThread *t, GsAllocKind kind, gint64 bytes)
 		gs_execution_pool_release(s->fair, t->task->engine_id, bytes);
 }
 
-/* Host memory of a task is handed out in pages of its page table (Spark): 8192 at most. */
-static gboolean
-take_page(Sim *s, SimThread *t, GsMemBuf *b)
-{
-	guint number;
-
-	b->page = -1;
-	if (t->task == NULL || b->kind != GS_KIND_HOST)
-		return TRUE;
-	if (t->task->pages == NULL)
-		t->task->pages = gs_page_table_new();
-	if (gs_page_table_allocate(t->task->pages, b->size, NULL, &number) != GS_PAGE_OK)
-		return FALSE;
-	b->page = (gint) number;
-	return TRUE;
-}
-
 static void
 log_alloc(Sim *s, SimThread *t, const GsEffect *effect, GsTier tier, gboolean ok)
 {
@@ -1073,7 +1056,8 @@ try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 		return;
 	}
 	a = gs_memory_alloc(s->mem, &req);
-	if (a.outcome == GS_MEM_OK && !take_page(s, t, a.buf)) {
+	if (a.outcome == GS_MEM_OK &&
+	    !gs_memory_take_page(t->task != NULL ? &t->task->pages : NULL, a.buf)) {
 		gs_memory_free_buffer(s->mem, a.buf, NULL);
 		a.outcome = GS_MEM_NO_ROOM;
 		a.short_by = 0; /* the page table is full: no spill helps */
@@ -1175,8 +1159,7 @@ do_free(Sim *s, SimThread *t, const GsEffect *effect)
 	if (effect->at_end)
 		t->leaking += effect->size;
 	fair_share_release(s, t, b->kind, b->size);
-	if (b->page >= 0 && t->task != NULL && t->task->pages != NULL)
-		gs_page_table_free_page(t->task->pages, (guint) b->page, NULL);
+	gs_memory_give_page(t->task != NULL ? t->task->pages : NULL, b);
 	if (t->mem != NULL)
 		g_ptr_array_remove(t->mem->bufs, b);
 	gs_memory_free_buffer(s->mem, b, stream_reservation(t, b->tier, b->device));

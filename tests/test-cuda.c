@@ -65,16 +65,9 @@ END_TEST
 static gpointer
 open_cuda(GsWorkload *w, const char *parent, gint64 host_capacity)
 {
-	g_autoptr(GError) error = NULL;
-	gpointer state;
-
 	w->gpu.capacity = 64 * MIB;
 	w->host.capacity = host_capacity;
-	g_free(w->disk.path);
-	w->disk.path = g_strdup(parent);
-	state = gs_backend_open(&gs_backend_cuda, w, &error);
-	ck_assert_msg(state != NULL, "%s", error ? error->message : "?");
-	return state;
+	return tl_backend_open(&gs_backend_cuda, w, parent);
 }
 
 /*
@@ -92,8 +85,7 @@ START_TEST(test_moves_between_threads_keep_every_byte)
 	tl_moves_keep_every_byte(&gs_backend_cuda, state, threads, &tl_move_paths[_i], 3 * MIB + 24);
 	for (int i = 0; i < 2; i++)
 		gs_backend_thread_end(&gs_backend_cuda, state, threads[i]);
-	gs_backend_close(&gs_backend_cuda, state);
-	g_rmdir(parent);
+	tl_backend_close(&gs_backend_cuda, state, parent);
 }
 END_TEST
 
@@ -106,8 +98,7 @@ START_TEST(test_a_changed_file_is_caught)
 
 	tl_a_changed_file_is_caught(&gs_backend_cuda, state, thread, parent);
 	gs_backend_thread_end(&gs_backend_cuda, state, thread);
-	gs_backend_close(&gs_backend_cuda, state);
-	g_rmdir(parent);
+	tl_backend_close(&gs_backend_cuda, state, parent);
 }
 END_TEST
 
@@ -141,8 +132,7 @@ START_TEST(test_a_full_host_tier_still_stages_to_disk)
 	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, back);
 	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_HOST, host);
 	gs_backend_thread_end(&gs_backend_cuda, state, thread);
-	gs_backend_close(&gs_backend_cuda, state);
-	g_rmdir(parent);
+	tl_backend_close(&gs_backend_cuda, state, parent);
 }
 END_TEST
 

@@ -251,10 +251,7 @@ START_TEST(test_round_trips_keep_every_byte)
 	const char *name;
 	g_autofree char *private_dir = NULL;
 
-	g_free(w->disk.path);
-	w->disk.path = g_strdup(parent);
-	state = gs_backend_open(&gs_backend_host, w, &error);
-	ck_assert_msg(state != NULL, "%s", error ? error->message : "?");
+	state = tl_backend_open(&gs_backend_host, w, parent);
 	dir = g_dir_open(parent, 0, NULL);
 	name = g_dir_read_name(dir);
 	ck_assert_ptr_nonnull(name);
@@ -270,25 +267,17 @@ START_TEST(test_round_trips_keep_every_byte)
 	ck_assert_uint_eq(stats.corrupt_buffers, 0);
 	ck_assert_uint_ge(stats.bytes_checked, 2 * 100003);
 	gs_backend_free(&gs_backend_host, state, NULL, GS_TIER_GPU, handle);
-	gs_backend_close(&gs_backend_host, state);
+	tl_backend_close(&gs_backend_host, state, parent);
 	/* Closing removed the private directory. */
 	ck_assert(!g_file_test(private_dir, G_FILE_TEST_EXISTS));
-	g_rmdir(parent);
 }
 END_TEST
 
 static gpointer
 open_host(GsWorkload *w, const char *parent, gboolean spills)
 {
-	g_autoptr(GError) error = NULL;
-	gpointer state;
-
-	g_free(w->disk.path);
-	w->disk.path = g_strdup(parent);
 	w->policy.spill.enabled = spills;
-	state = gs_backend_open(&gs_backend_host, w, &error);
-	ck_assert_msg(state != NULL, "%s", error ? error->message : "?");
-	return state;
+	return tl_backend_open(&gs_backend_host, w, parent);
 }
 
 /* Moves keep every byte along each path, the old copy freed at each step. */
@@ -299,8 +288,7 @@ START_TEST(test_moves_keep_every_byte)
 	gpointer state = open_host(w, parent, _i % 2 == 0), threads[2] = {NULL, NULL};
 
 	tl_moves_keep_every_byte(&gs_backend_host, state, threads, &tl_move_paths[_i], 300007);
-	gs_backend_close(&gs_backend_host, state);
-	g_rmdir(parent);
+	tl_backend_close(&gs_backend_host, state, parent);
 }
 END_TEST
 
@@ -312,8 +300,7 @@ START_TEST(test_a_changed_file_is_caught)
 	gpointer state = open_host(w, parent, TRUE);
 
 	tl_a_changed_file_is_caught(&gs_backend_host, state, NULL, parent);
-	gs_backend_close(&gs_backend_host, state);
-	g_rmdir(parent);
+	tl_backend_close(&gs_backend_host, state, parent);
 }
 END_TEST
 

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <glib/gstdio.h>
 
 #include "testlib-backend.h"
 
@@ -13,6 +14,26 @@ const TlMovePath tl_move_paths[4] = {
 	{{GS_TIER_GPU, GS_TIER_HOST, GS_TIER_DISK, GS_TIER_GPU}, 4},
 	{{GS_TIER_HOST, GS_TIER_DISK, GS_TIER_HOST}, 3},
 };
+
+gpointer
+tl_backend_open(const GsBackendOps *ops, GsWorkload *w, const char *parent)
+{
+	g_autoptr(GError) error = NULL;
+	gpointer state;
+
+	g_free(w->disk.path);
+	w->disk.path = g_strdup(parent);
+	state = gs_backend_open(ops, w, &error);
+	ck_assert_msg(state != NULL, "%s", error ? error->message : "?");
+	return state;
+}
+
+void
+tl_backend_close(const GsBackendOps *ops, gpointer state, const char *parent)
+{
+	gs_backend_close(ops, state);
+	ck_assert_int_eq(g_rmdir(parent), 0);
+}
 
 void
 tl_moves_keep_every_byte(const GsBackendOps *ops, gpointer state, gpointer threads[2],

@@ -15,6 +15,11 @@ typedef struct {
 
 extern const TlMovePath tl_move_paths[4];
 
+/* Opens @ops for @w with its disk tier under @parent; the test fails if it cannot. */
+gpointer tl_backend_open(const GsBackendOps *ops, GsWorkload *w, const char *parent);
+/* Closes what tl_backend_open() opened, and removes @parent (closing emptied it). */
+void tl_backend_close(const GsBackendOps *ops, gpointer state, const char *parent);
+
 /*
  * Moves a @bytes-byte buffer along @path, the old copy freed at each step,
  * each move made by the thread that did not make the one before (threads
