@@ -12,7 +12,7 @@
  * noticing soon:
  *  - work on a stream (copies, memsets, kernels, stream-ordered frees) runs
  *    only when that stream is synchronised (or the device, or cudaFree, or a
- *    pool that cannot fit an allocation waits for pending frees), so work on
+ *    pool that cannot fit an allocation waits for queued frees), so work on
  *    another stream that was not waited for has simply not happened;
  *  - every device access must lie inside a live allocation, on the stream's
  *    own device for kernels, and must not follow that allocation's
@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cuda_runtime_api.h>
 #include <glib.h>
@@ -38,7 +39,6 @@
 #define N_DEVICES 2
 #define DEVICE_BYTES ((gsize) 80 << 30) /* what each pretend device has */
 #define GRANULE 256
-#define GARBAGE 0xa5 /* what fresh device memory holds */
 
 typedef enum { RANGE_DEVICE, RANGE_PINNED } RangeKind;
 
@@ -204,9 +204,16 @@ range_add(RangeKind kind, gsize bytes, int device, cudaMemPool_t pool)
 	r->charge = (MAX(bytes, 1) + GRANULE - 1) / GRANULE * GRANULE;
 	r->device = device;
 	r->pool = pool;
-	if (posix_memalign((void **) &r->base, GRANULE, r->charge) != 0)
+	/*
+	 * Fresh pages of their own: zeros, which no pattern word is, never what
+	 * a freed buffer left there (so a copy that never happened fails its
+	 * check), and untouched until used, so that allocating takes
+	 * microseconds, as from a real pool, and the runs' timing does not hang
+	 * on the stand-in.
+	 */
+	r->base = mmap(NULL, r->charge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r->base == MAP_FAILED)
 		breach("the CPU has no %zu bytes to pretend with", r->charge);
-	memset(r->base, kind == RANGE_DEVICE ? GARBAGE : 0, r->charge);
 	if (kind == RANGE_DEVICE)
 		cpu.device_used[device] += r->charge;
 	if (pool != NULL)
@@ -225,7 +232,7 @@ range_remove(Range *r)
 	if (r->pool != NULL)
 		r->pool->used -= r->charge;
 	g_tree_remove(cpu.ranges, r->base);
-	free(r->base);
+	munmap(r->base, r->charge);
 	g_free(r);
 }
 
@@ -354,22 +361,68 @@ check_op(struct CUstream_st *s, const Op *op)
 	}
 }
 
-/* Carries out @s's queued work in order; called and returns with the lock held. */
+/*
+ * Carries out the first @n of @s's queued ops in order (all of them if
+ * @n < 0); called and returns with the lock held.
+ */
 static void
-run_stream(struct CUstream_st *s)
+run_stream_ops(struct CUstream_st *s, gint n)
 {
 	Op *op;
 
 	while (s->running)
 		pthread_cond_wait(&cpu.idle, &cpu.lock);
 	s->running = TRUE;
-	while ((op = g_queue_pop_head(&s->ops)) != NULL) {
+	while (n-- != 0 && (op = g_queue_pop_head(&s->ops)) != NULL) {
 		check_op(s, op);
 		run_op(s, op);
 		g_free(op);
 	}
 	s->running = FALSE;
 	pthread_cond_broadcast(&cpu.idle);
+}
+
+static void
+run_stream(struct CUstream_st *s)
+{
+	run_stream_ops(s, -1);
+}
+
+/* How many of @s's queued ops run before its last queued free is done; 0 without one. */
+static gint
+ops_through_last_free(struct CUstream_st *s)
+{
+	gint n = (gint) g_queue_get_length(&s->ops);
+
+	for (GList *l = s->ops.tail; l != NULL; l = l->prev, n--) {
+		if (((const Op *) l->data)->kind == OP_FREE)
+			return n;
+	}
+	return 0;
+}
+
+/*
+ * A pool that cannot fit an allocation waits for the frees queued on every
+ * stream, and for what precedes them there, not for work queued after them
+ * (a compute's kernel, say): the runtime's allocation would wait for those
+ * frees in stream order, not for the streams to drain.
+ */
+static void
+run_queued_frees(void)
+{
+	for (guint i = 0; i < cpu.streams->len; i++) {
+		struct CUstream_st *s = cpu.streams->pdata[i];
+		gint n = ops_through_last_free(s);
+
+		if (n > 0)
+			run_stream_ops(s, n);
+	}
+	for (int d = 0; d < N_DEVICES; d++) {
+		gint n = ops_through_last_free(&cpu.null_stream[d]);
+
+		if (n > 0)
+			run_stream_ops(&cpu.null_stream[d], n);
+	}
 }
 
 /* Runs every stream of @device (all devices if < 0) until none has work left. */
@@ -585,7 +638,7 @@ fits(cudaMemPool_t pool, gsize charge)
 /*
  * The pointer is returned at once, as the runtime's is. A pool that cannot
  * fit it first waits for the frees queued on every stream, as the runtime may
- * (cudaMemPoolReuseAllowInternalDependencies).
+ * (cudaMemPoolReuseAllowInternalDependencies): run_queued_frees().
  */
 cudaError_t
 cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream)
@@ -595,7 +648,7 @@ cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t pool, cudaStream_
 	lock_cpu();
 	(void) stream_or_null(stream);
 	if (!fits(pool, charge))
-		run_streams(-1);
+		run_queued_frees();
 	if (!fits(pool, charge)) {
 		pthread_mutex_unlock(&cpu.lock);
 		return fail(cudaErrorMemoryAllocation);
