@@ -999,29 +999,28 @@ log_downgrade(Real *r, guint device, const char *what)
 	log_locked(r, &e);
 }
 
+static gboolean
+held_copying(const GsMemBuf *b)
+{
+	return ((const Held *) b->owner)->copying;
+}
+
 /* Under lock: begins moving @device's next victim to the host into @moves; FALSE if none goes. */
 static gboolean
 downgrade_begin(Real *r, guint device, GArray *moves)
 {
-	const GsSpaceAccount *acct = gs_memory_gpu_account(r->mem, device);
 	gboolean *on = &g_array_index(r->downgrading, gboolean, device);
-	GsDowngradeDecision d = gs_space_account_downgrade(acct, *on);
+	GsDowngradeDecision d = gs_memory_downgrade_step(r->mem, device, on);
+	GsMemBuf *b;
 
 	if (d == GS_DOWNGRADE_START)
 		log_downgrade(r, device, "start");
 	if (d == GS_DOWNGRADE_STOP)
 		log_downgrade(r, device, "stop");
-	*on = d == GS_DOWNGRADE_START || d == GS_DOWNGRADE_CONTINUE;
-	if (!*on || gs_gate_is_closed(gs_memory_gate(r->mem)))
+	if (!*on)
 		return FALSE;
-	gs_memory_plan_spill(r->mem, GS_TIER_GPU, G_MAXINT64, now(r), r->moves);
-	for (guint i = 0; i < r->moves->len; i++) {
-		GsMemBuf *b = gs_memory_buffer(r->mem, g_array_index(r->moves, GsSpillMove, i).id);
-
-		if (b != NULL && b->device == device && !((Held *) b->owner)->copying)
-			return move_begin(r, b->owner, GS_TIER_HOST, moves);
-	}
-	return FALSE;
+	b = gs_memory_downgrade_victim(r->mem, device, now(r), r->moves, held_copying);
+	return b != NULL && move_begin(r, b->owner, GS_TIER_HOST, moves);
 }
 
 static void *

@@ -681,3 +681,32 @@ gs_memory_give_page(GsPageTable *pages, GsMemBuf *b)
 	if (b->page >= 0 && pages != NULL)
 		gs_page_table_free_page(pages, (guint) b->page, NULL);
 }
+
+GsDowngradeDecision
+gs_memory_downgrade_step(GsMemory *m, guint device, gboolean *on)
+{
+	GsDowngradeDecision d = gs_space_account_downgrade(gs_memory_gpu_account(m, device), *on);
+
+	*on = d == GS_DOWNGRADE_START || d == GS_DOWNGRADE_CONTINUE;
+	return d;
+}
+
+GsMemBuf *
+gs_memory_downgrade_victim(GsMemory *m, guint device, GsTime now, GArray *moves,
+			   gboolean (*in_flight)(const GsMemBuf *b))
+{
+	const GsSpaceAccount *acct = gs_memory_gpu_account(m, device);
+
+	if (gs_gate_is_closed(gs_memory_gate(m)) ||
+	    gs_space_downgrade_amount(gs_space_account_get_thresholds(acct),
+				      gs_space_account_charged(acct)) <= 0)
+		return NULL;
+	gs_memory_plan_spill(m, GS_TIER_GPU, G_MAXINT64, now, moves);
+	for (guint i = 0; i < moves->len; i++) {
+		GsMemBuf *b = gs_memory_buffer(m, g_array_index(moves, GsSpillMove, i).id);
+
+		if (b != NULL && b->device == device && (in_flight == NULL || !in_flight(b)))
+			return b;
+	}
+	return NULL;
+}

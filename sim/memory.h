@@ -186,6 +186,24 @@ gboolean gs_memory_take_page(GsPageTable **pages, GsMemBuf *b);
 /* Gives @b's page back to its task's table (NULL: none was taken). */
 void gs_memory_give_page(GsPageTable *pages, GsMemBuf *b);
 
+/*
+ * Proactive downgrade (cuCascade's hysteresis, policy.spill.proactive) of
+ * GPU @device, one buffer at a time, for both drivers: updates *@on (a
+ * downgrade is under way) from the device's charge and returns the decision,
+ * whose START and STOP the caller logs. Then, while *@on and no copy of the
+ * downgrade's is in flight, the caller moves gs_memory_downgrade_victim() to
+ * the host.
+ */
+GsDowngradeDecision gs_memory_downgrade_step(GsMemory *m, guint device, gboolean *on);
+/*
+ * The buffer a downgrade of @device moves next, least recently used first,
+ * passing over those @in_flight says are already being copied (NULL: none
+ * is); NULL when none, when nothing is to move, or when the gate is closed.
+ * @moves is scratch.
+ */
+GsMemBuf *gs_memory_downgrade_victim(GsMemory *m, guint device, GsTime now, GArray *moves,
+				     gboolean (*in_flight)(const GsMemBuf *b));
+
 /** What a copy of @bytes from @from to @to costs on the links (latency + bytes / bandwidth each). */
 GsTime gs_memory_copy_time(const GsMemory *m, GsTier from, GsTier to, gint64 bytes);
 

@@ -1441,27 +1441,12 @@ log_downgrade(Sim *s, guint device, const char *what)
 	emit(s, &e);
 }
 
-/* One victim of @device's, or NULL: the downgrade moves one buffer at a time. */
-static GsMemBuf *
-proactive_victim(Sim *s, guint device, gint64 amount)
-{
-	gs_memory_plan_spill(s->mem, GS_TIER_GPU, G_MAXINT64, s->now, s->moves);
-	for (guint i = 0; i < s->moves->len && amount > 0; i++) {
-		GsMemBuf *b = gs_memory_buffer(s->mem, g_array_index(s->moves, GsSpillMove, i).id);
-
-		if (b != NULL && b->device == device)
-			return b;
-	}
-	return NULL;
-}
-
 static void
 proactive_step(Sim *s, guint device)
 {
-	const GsSpaceAccount *acct = gs_memory_gpu_account(s->mem, device);
 	gboolean *on = &g_array_index(s->downgrading, gboolean, device);
 	GsSpillBufId *copy = &g_array_index(s->proactive_copy, GsSpillBufId, device);
-	GsDowngradeDecision d = gs_space_account_downgrade(acct, *on);
+	GsDowngradeDecision d = gs_memory_downgrade_step(s->mem, device, on);
 	GsMemBuf *b;
 	GsTime duration;
 
@@ -1469,12 +1454,9 @@ proactive_step(Sim *s, guint device)
 		log_downgrade(s, device, "start");
 	if (d == GS_DOWNGRADE_STOP)
 		log_downgrade(s, device, "stop");
-	*on = d == GS_DOWNGRADE_START || d == GS_DOWNGRADE_CONTINUE;
-	if (!*on || *copy != 0 || gs_gate_is_closed(gs_memory_gate(s->mem)))
+	if (!*on || *copy != 0)
 		return;
-	b = proactive_victim(s, device,
-			     gs_space_downgrade_amount(gs_space_account_get_thresholds(acct),
-						       gs_space_account_charged(acct)));
+	b = gs_memory_downgrade_victim(s->mem, device, s->now, s->moves, NULL);
 	if (b == NULL || !gs_memory_copy_begin(s->mem, b, GS_TIER_HOST, &duration))
 		return;
 	*copy = b->id;
