@@ -172,6 +172,10 @@ run_real(const GsWorkload *w, const GsBackendOps *ops, GsRealOptions *real, int 
 		fprintf(stderr, "gpusim: %s backend: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
 			" round trips lost or changed data\n", ops->name,
 			stats.backend.corrupt_buffers, stats.backend.round_trips);
+	if (stats.backend.device_refusals > 0)
+		fprintf(stderr, "gpusim: %s backend: the device refused %" G_GUINT64_FORMAT
+			" allocation(s) the engine had admitted; each counted as an OOM\n", ops->name,
+			stats.backend.device_refusals);
 	g_debug("%s backend: %" G_GUINT64_FORMAT " allocations without the engine lock, %"
 		G_GUINT64_FORMAT " through it", ops->name, stats.fast_allocs, stats.locked_allocs);
 	return result;

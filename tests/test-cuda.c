@@ -136,6 +136,35 @@ START_TEST(test_a_full_host_tier_still_stages_to_disk)
 }
 END_TEST
 
+/*
+ * An alignment above the pool's 256 bytes is met by over-allocating; the
+ * device must still take every buffer that fits the capacity as the engine
+ * charges it (four 16 MiB buffers, 1 MiB aligned, fill the 64 MiB exactly).
+ */
+START_TEST(test_a_large_alignment_fits_the_capacity)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
+	gpointer state, thread;
+	guint64 handles[4];
+	GsBackendStats stats;
+
+	w->gpu.alignment = MIB;
+	state = open_cuda(w, parent, 64 * MIB);
+	thread = gs_backend_thread_begin(&gs_backend_cuda, state);
+	for (guint i = 0; i < G_N_ELEMENTS(handles); i++)
+		ck_assert_msg(gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, 0,
+					       16 * MIB, &handles[i]),
+			      "buffer %u of 4 was refused", i);
+	gs_backend_stats(&gs_backend_cuda, state, &stats);
+	ck_assert_uint_eq(stats.device_refusals, 0);
+	for (guint i = 0; i < G_N_ELEMENTS(handles); i++)
+		gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, handles[i]);
+	gs_backend_thread_end(&gs_backend_cuda, state, thread);
+	tl_backend_close(&gs_backend_cuda, state, parent);
+}
+END_TEST
+
 START_TEST(test_a_capacity_above_free_memory_is_refused)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
@@ -196,6 +225,7 @@ main(void)
 			    G_N_ELEMENTS(tl_move_paths));
 	tcase_add_test(tc, test_a_changed_file_is_caught);
 	tcase_add_test(tc, test_a_full_host_tier_still_stages_to_disk);
+	tcase_add_test(tc, test_a_large_alignment_fits_the_capacity);
 	tcase_add_test(tc, test_a_capacity_above_free_memory_is_refused);
 	tcase_add_test(tc, test_a_scenario_on_the_device);
 	tcase_add_test(tc, test_calibrate_writes_includable_yaml);

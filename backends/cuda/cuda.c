@@ -5,7 +5,8 @@
  * memory.gpu.capacity (a capacity above what the device has free is refused
  * at open), allocated and freed stream-ordered on the calling thread's own
  * stream; sizes are rounded up to memory.gpu.alignment, and an alignment above
- * the pool's own 256 bytes is honoured by over-allocating and offsetting. A
+ * the pool's own 256 bytes is honoured by over-allocating and offsetting
+ * (the pool's cap leaves room for that: pool_cap()). A
  * compute launches a kernel that spins for the time on the device's global
  * timer while reading the buffers it uses, and the thread synchronises its
  * stream at the end. The host tier is a pool of pinned blocks (block_size,
@@ -167,8 +168,21 @@ pinned_give(Pinned *p, GPtrArray *blocks)
 
 /* ---- open, close ---- */
 
+/*
+ * An alignment above the pool's own is met by over-allocating one alignment
+ * per buffer: the pool's cap leaves room for that, at most once more the
+ * capacity (each buffer is charged at least one alignment, so no more than
+ * capacity / alignment of them live at once). The bytes the scenario can
+ * use stay capped at the capacity by the engine.
+ */
+static gint64
+pool_cap(gint64 capacity, gint64 alignment)
+{
+	return alignment > POOL_ALIGNMENT ? 2 * capacity : capacity;
+}
+
 static gboolean
-device_open(Device *d, int index, gint64 capacity, GError **error)
+device_open(Device *d, int index, gint64 capacity, gint64 alignment, GError **error)
 {
 	struct cudaMemPoolProps props = {0};
 	size_t free_bytes = 0, total = 0;
@@ -186,7 +200,7 @@ device_open(Device *d, int index, gint64 capacity, GError **error)
 	props.allocType = cudaMemAllocationTypePinned;
 	props.location.type = cudaMemLocationTypeDevice;
 	props.location.id = index;
-	props.maxSize = (size_t) capacity;
+	props.maxSize = (size_t) pool_cap(capacity, alignment);
 	if (failed(cudaMemPoolCreate(&d->pool, &props), "creating the memory pool", error))
 		return FALSE;
 	/* Keep what the pool has reserved: a free is not a trip to the driver. */
@@ -225,7 +239,7 @@ cuda_open(const GsWorkload *w, GError **error)
 	c->n_devices = (int) MAX(w->gpu.devices, 1);
 	c->devices = g_new0(Device, c->n_devices);
 	for (int i = 0; i < c->n_devices; i++) {
-		if (!device_open(&c->devices[i], i, w->gpu.capacity, error)) {
+		if (!device_open(&c->devices[i], i, w->gpu.capacity, c->alignment, error)) {
 			cuda_close(c);
 			return NULL;
 		}
