@@ -76,8 +76,8 @@ say "Cells: outcome, retries, splits, makespan in ms. Expectations: the exit sta
 say "\`gpusim run\` (0 all held, 1 one failed; a scenario marked real-threads: skip pins"
 say "times that real threads cannot keep). Real runs are capped at 120 s."
 say ""
-say "| scenario | skip mark | simulator | cuda | expectations sim / cuda | spill-blocked sim / cuda (ms) | copies lost | same outcome, retries, splits |"
-say "|---|---|---|---|---|---|---|---|"
+say "| scenario | skip mark | simulator | cuda | expectations sim / cuda | spill-blocked sim / cuda (ms) | copies lost | device refusals | same outcome, retries, splits |"
+say "|---|---|---|---|---|---|---|---|---|"
 for scenario in "$src"/scenarios/*.yaml; do
 	name=$(basename "$scenario" .yaml)
 	mark=no
@@ -93,7 +93,8 @@ for scenario in "$src"/scenarios/*.yaml; do
 	c=$(summary "$work/cuda/$name.json")
 	same=no
 	[ "${s%, *}" = "${c%, *}" ] && same=yes
-	say "| $name | $mark | $s | $c | $sim_code / $cuda_code | $(ms "$(total "$work/sim/$name.json" spill_block_ns)") / $(ms "$(total "$work/cuda/$name.json" spill_block_ns)") | $(total "$work/cuda/$name.json" copies_lost) | $same |"
+	refused=$(sed -n 's/.*the device refused \([0-9]*\) .*/\1/p' "$work/cuda/$name.log")
+	say "| $name | $mark | $s | $c | $sim_code / $cuda_code | $(ms "$(total "$work/sim/$name.json" spill_block_ns)") / $(ms "$(total "$work/cuda/$name.json" spill_block_ns)") | $(total "$work/cuda/$name.json" copies_lost) | ${refused:-0} | $same |"
 done
 
 say ""
