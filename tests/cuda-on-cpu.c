@@ -388,6 +388,16 @@ run_stream(struct CUstream_st *s)
 	run_stream_ops(s, -1);
 }
 
+/* The live streams made by cudaStreamCreate, then each device's null stream; NULL past them. */
+static struct CUstream_st *
+nth_stream(guint i)
+{
+	if (i < cpu.streams->len)
+		return cpu.streams->pdata[i];
+	i -= cpu.streams->len;
+	return i < N_DEVICES ? &cpu.null_stream[i] : NULL;
+}
+
 /* How many of @s's queued ops run before its last queued free is done; 0 without one. */
 static gint
 ops_through_last_free(struct CUstream_st *s)
@@ -410,18 +420,13 @@ ops_through_last_free(struct CUstream_st *s)
 static void
 run_queued_frees(void)
 {
-	for (guint i = 0; i < cpu.streams->len; i++) {
-		struct CUstream_st *s = cpu.streams->pdata[i];
+	struct CUstream_st *s;
+
+	for (guint i = 0; (s = nth_stream(i)) != NULL; i++) {
 		gint n = ops_through_last_free(s);
 
 		if (n > 0)
 			run_stream_ops(s, n);
-	}
-	for (int d = 0; d < N_DEVICES; d++) {
-		gint n = ops_through_last_free(&cpu.null_stream[d]);
-
-		if (n > 0)
-			run_stream_ops(&cpu.null_stream[d], n);
 	}
 }
 
@@ -433,20 +438,13 @@ run_streams(int device)
 
 	/* A stream another thread is running counts: its op in hand is not done. */
 	while (again) {
-		again = FALSE;
-		for (guint i = 0; i < cpu.streams->len; i++) {
-			struct CUstream_st *s = cpu.streams->pdata[i];
+		struct CUstream_st *s;
 
+		again = FALSE;
+		for (guint i = 0; (s = nth_stream(i)) != NULL; i++) {
 			if ((device < 0 || s->device == device) &&
 			    (s->running || !g_queue_is_empty(&s->ops))) {
 				run_stream(s);
-				again = TRUE;
-			}
-		}
-		for (int d = 0; d < N_DEVICES; d++) {
-			if ((device < 0 || d == device) &&
-			    (cpu.null_stream[d].running || !g_queue_is_empty(&cpu.null_stream[d].ops))) {
-				run_stream(&cpu.null_stream[d]);
 				again = TRUE;
 			}
 		}
