@@ -171,11 +171,18 @@ struct Real {
 	guint64 reservations_made;
 	guint64 corrupt_moves;   /* moves whose bytes did not arrive whole */
 	GsExecutionPool *fair;   /* policy.admission fair_share: the tasks' GPU shares */
-	/* policy.spill.proactive: the downgrader thread and its state, under lock */
+	/* policy.spill.proactive: a downgrader thread per GPU and their state, under lock */
 	GArray *downgrading;     /* gboolean per GPU device: a downgrade is on (NULL: none) */
-	pthread_cond_t downgrade_cond; /* with lock: the GPU's charge grew, or the run ended */
-	pthread_t downgrader;
+	pthread_cond_t downgrade_cond; /* with lock: a GPU's charge grew, or the run ended */
+	struct Downgrader *downgraders; /* one per GPU device */
 };
+
+/* The thread that makes one GPU's proactive copies, one at a time, as the simulator does. */
+typedef struct Downgrader {
+	Real *r;
+	guint device;
+	pthread_t thread;
+} Downgrader;
 
 static const GsInterpHooks fast_hooks;
 static const GsInterpHooks global_hooks;
@@ -978,16 +985,16 @@ moves_make(RealThread *t, GArray *moves)
 /*
  * As in the simulator: once a GPU's charge crosses the trigger, its buffers
  * move to the host one at a time, least recently used first, until the
- * charge is below the stop. The copies are made by a thread of the driver's
- * own, so no task waits for them; it sleeps until an allocation or an
- * unspill grows a GPU's charge.
+ * charge is below the stop. The copies are made by threads of the driver's
+ * own, one per GPU, so no task waits for them; they sleep until an
+ * allocation or an unspill grows a GPU's charge.
  */
 
 static void
 downgrade_wake(Real *r)
 {
 	if (r->downgrading != NULL)
-		pthread_cond_signal(&r->downgrade_cond);
+		pthread_cond_broadcast(&r->downgrade_cond);
 }
 
 static void
@@ -1026,20 +1033,14 @@ downgrade_begin(Real *r, guint device, GArray *moves)
 static void *
 downgrader_main(void *data)
 {
-	Real *r = data;
+	Downgrader *dg = data;
+	Real *r = dg->r;
 	gpointer bk = gs_backend_thread_begin(r->ops, r->bk);
 	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(Move));
-	guint device = 0;
 
 	pthread_mutex_lock(&r->lock);
 	while (!r->ended) {
-		guint tried = 0;
-
-		while (tried < r->downgrading->len && !downgrade_begin(r, device, moves)) {
-			device = (device + 1) % r->downgrading->len;
-			tried++;
-		}
-		if (moves->len == 0) {
+		if (!downgrade_begin(r, dg->device, moves)) {
 			pthread_cond_wait(&r->downgrade_cond, &r->lock);
 			continue;
 		}
@@ -1057,29 +1058,38 @@ downgrader_main(void *data)
 	return NULL;
 }
 
-/* Starts the downgrader when the run downgrades proactively. */
+/* Starts a downgrader per GPU when the run downgrades proactively. */
 static void
 downgrader_start(Real *r)
 {
+	guint n;
+
 	if (!r->w->policy.spill.proactive || r->mem == NULL || !gs_memory_spills(r->mem))
 		return;
+	n = gs_memory_n_gpus(r->mem);
 	r->downgrading = g_array_new(FALSE, TRUE, sizeof(gboolean));
-	g_array_set_size(r->downgrading, gs_memory_n_gpus(r->mem));
+	g_array_set_size(r->downgrading, n);
 	cond_init(&r->downgrade_cond);
-	if (pthread_create(&r->downgrader, NULL, downgrader_main, r) != 0)
-		g_error("cannot start the proactive downgrade's thread");
+	r->downgraders = g_new0(Downgrader, n);
+	for (guint d = 0; d < n; d++) {
+		r->downgraders[d] = (Downgrader){.r = r, .device = d};
+		if (pthread_create(&r->downgraders[d].thread, NULL, downgrader_main, &r->downgraders[d]) != 0)
+			g_error("cannot start the proactive downgrade's threads");
+	}
 }
 
-/* After the run ended: the downgrader lands its copy in flight, if any, and goes. */
+/* After the run ended: each downgrader lands its copy in flight, if any, and goes. */
 static void
 downgrader_join(Real *r)
 {
 	if (r->downgrading == NULL)
 		return;
 	pthread_mutex_lock(&r->lock);
-	pthread_cond_signal(&r->downgrade_cond);
+	pthread_cond_broadcast(&r->downgrade_cond);
 	pthread_mutex_unlock(&r->lock);
-	pthread_join(r->downgrader, NULL);
+	for (guint d = 0; d < r->downgrading->len; d++)
+		pthread_join(r->downgraders[d].thread, NULL);
+	g_free(r->downgraders);
 	pthread_cond_destroy(&r->downgrade_cond);
 	g_array_unref(r->downgrading);
 }
