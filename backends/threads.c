@@ -69,7 +69,7 @@ typedef struct {
 	GPtrArray *reservations; /* GsMemReservation*, by reservation name */
 	GsGateThread gate;
 	GArray *locked;          /* GsSpillBufId its synchronous compute or unspill locked */
-	GArray *inputs;          /* BlockInput: retry-block inputs made spillable */
+	GArray *inputs;          /* GsSpillBufId: retry-block inputs made spillable */
 	const GsOp *waiting;     /* the reserve op a T_RESERVE thread waits on */
 } Tiers;
 
@@ -637,11 +637,6 @@ typedef struct {
 	gboolean made, intact;
 } Move;
 
-/* A retry block's input buffers made spillable while it runs; id 0 marks a block's start. */
-typedef struct {
-	GsSpillBufId id;
-} BlockInput;
-
 static Tiers *
 tiers_of(RealThread *t)
 {
@@ -650,7 +645,7 @@ tiers_of(RealThread *t)
 
 		m->reservations = g_ptr_array_new_with_free_func(g_free);
 		m->locked = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
-		m->inputs = g_array_new(FALSE, FALSE, sizeof(BlockInput));
+		m->inputs = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		gs_gate_thread_init(gs_memory_gate(t->r->mem), &m->gate, t->id);
 		t->tiers = m;
 	}
@@ -1096,45 +1091,10 @@ downgrader_join(Real *r)
 
 /* ---- on-demand spilling ---- */
 
-/* Sets the spillable flag of @t's spillable buffers in @ids (FALSE) or back (TRUE). */
-static void
-hold_own(RealThread *t, GArray *ids, gboolean hold)
+static gboolean
+allocated_by(const GsMemBuf *b, gconstpointer thread)
 {
-	GsSpillStore *store = gs_memory_store(t->r->mem);
-	GsSpillBufView view;
-
-	if (hold) {
-		for (guint i = 0; i < t->live->len; i++) {
-			const Held *held = t->live->pdata[i];
-
-			if (gs_spill_lookup(store, held->mb->id, &view) && view.spillable) {
-				gs_spill_set_spillable(store, held->mb->id, FALSE);
-				g_array_append_val(ids, held->mb->id);
-			}
-		}
-		return;
-	}
-	for (guint i = 0; i < ids->len; i++)
-		gs_spill_set_spillable(store, g_array_index(ids, GsSpillBufId, i), TRUE);
-}
-
-/* The victims for @need bytes in @tier, into r->moves; under smallest_fit, the requester's last. */
-static void
-plan_victims(RealThread *t, GsTier tier, gint64 need)
-{
-	Real *r = t->r;
-
-	if (r->w->policy.spill.victim == GS_VICTIM_SMALLEST_FIT) {
-		g_autoptr(GArray) own = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
-		gboolean covered;
-
-		hold_own(t, own, TRUE);
-		covered = gs_memory_plan_spill(r->mem, tier, need, now(r), r->moves) >= need;
-		hold_own(t, own, FALSE);
-		if (covered)
-			return;
-	}
-	gs_memory_plan_spill(r->mem, tier, need, now(r), r->moves);
+	return ((const Held *) b->owner)->owner == thread;
 }
 
 /*
@@ -1178,7 +1138,7 @@ spill_for(RealThread *t, GsTier tier, gint64 need)
 
 	if (!gs_memory_spills(r->mem) || !r->w->policy.spill.on_demand || tier == GS_TIER_DISK)
 		return FALSE;
-	plan_victims(t, tier, need);
+	gs_memory_plan_victims(r->mem, tier, need, now(r), r->moves, allocated_by, t);
 	if (r->moves->len == 0)
 		return FALSE;
 	gate_enter(t, &closed);
@@ -1629,9 +1589,7 @@ set_spillable(RealThread *t, const GsNames *names, gboolean spillable)
 	if (!gs_memory_spills(t->r->mem))
 		return;
 	buffers_listed(t, names, ids);
-	for (guint i = 0; i < ids->len; i++)
-		gs_spill_set_spillable(gs_memory_store(t->r->mem),
-				       g_array_index(ids, GsSpillBufId, i), spillable);
+	gs_memory_set_spillable(t->r->mem, ids, spillable);
 }
 
 /* An op of the tiers the interpreter leaves to the driver. */
@@ -1688,36 +1646,17 @@ on_block(const GsOp *retry_op, gboolean entering, gpointer data)
 {
 	RealThread *t = data;
 	Real *r = t->r;
-	GsSpillStore *store = gs_memory_store(r->mem);
-	Tiers *m;
+	g_autoptr(GArray) ids = NULL;
 
-	if (store == NULL || retry_op->retry.input.len == 0)
+	if (!gs_memory_spills(r->mem) || retry_op->retry.input.len == 0)
 		return;
 	pthread_mutex_lock(&r->lock);
-	m = tiers_of(t);
 	if (entering) {
-		g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
-		GsSpillBufView view;
-
-		g_array_append_val(m->inputs, ((BlockInput){0}));
+		ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		buffers_listed(t, &retry_op->retry.input, ids);
-		for (guint i = 0; i < ids->len; i++) {
-			GsSpillBufId id = g_array_index(ids, GsSpillBufId, i);
-
-			if (gs_spill_lookup(store, id, &view) && !view.spillable) {
-				gs_spill_set_spillable(store, id, TRUE);
-				g_array_append_val(m->inputs, ((BlockInput){id}));
-			}
-		}
+		gs_memory_block_enter(r->mem, tiers_of(t)->inputs, ids);
 	} else {
-		while (m->inputs->len > 0) {
-			GsSpillBufId id = g_array_index(m->inputs, BlockInput, m->inputs->len - 1).id;
-
-			g_array_set_size(m->inputs, m->inputs->len - 1);
-			if (id == 0)
-				break;
-			gs_spill_set_spillable(store, id, FALSE); /* gone already: refused, harmlessly */
-		}
+		gs_memory_block_leave(r->mem, tiers_of(t)->inputs);
 	}
 	pthread_mutex_unlock(&r->lock);
 }

@@ -391,6 +391,75 @@ gs_memory_plan_spill(GsMemory *m, GsTier tier, gint64 need, GsTime now, GArray *
 	return gs_spill_plan(m->store, tier, need, m->w->policy.spill.victim, now, moves);
 }
 
+void
+gs_memory_set_spillable(GsMemory *m, const GArray *ids, gboolean spillable)
+{
+	for (guint i = 0; m->store != NULL && i < ids->len; i++)
+		gs_spill_set_spillable(m->store, g_array_index(ids, GsSpillBufId, i), spillable);
+}
+
+static gboolean
+is_spillable(GsMemory *m, GsSpillBufId id)
+{
+	GsSpillBufView view;
+
+	return gs_spill_lookup(m->store, id, &view) && view.spillable;
+}
+
+gint64
+gs_memory_plan_victims(GsMemory *m, GsTier tier, gint64 need, GsTime now, GArray *moves,
+		       gboolean (*mine)(const GsMemBuf *b, gconstpointer requester),
+		       gconstpointer requester)
+{
+	g_autoptr(GArray) own = NULL;
+	gint64 planned;
+
+	if (m->store == NULL || m->w->policy.spill.victim != GS_VICTIM_SMALLEST_FIT)
+		return gs_memory_plan_spill(m, tier, need, now, moves);
+	own = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+	for (const GsMemBuf *b = m->live; b != NULL; b = b->next)
+		if (mine(b, requester) && is_spillable(m, b->id))
+			g_array_append_val(own, b->id);
+	gs_memory_set_spillable(m, own, FALSE);
+	planned = gs_memory_plan_spill(m, tier, need, now, moves);
+	gs_memory_set_spillable(m, own, TRUE);
+	if (planned >= need || own->len == 0)
+		return planned;
+	return gs_memory_plan_spill(m, tier, need, now, moves);
+}
+
+void
+gs_memory_block_enter(GsMemory *m, GArray *inputs, const GArray *ids)
+{
+	static const GsSpillBufId block_start = 0;
+
+	if (m->store == NULL)
+		return;
+	g_array_append_val(inputs, block_start);
+	for (guint i = 0; i < ids->len; i++) {
+		GsSpillBufId id = g_array_index(ids, GsSpillBufId, i);
+		GsSpillBufView view;
+
+		if (gs_spill_lookup(m->store, id, &view) && !view.spillable) {
+			gs_spill_set_spillable(m->store, id, TRUE);
+			g_array_append_val(inputs, id);
+		}
+	}
+}
+
+void
+gs_memory_block_leave(GsMemory *m, GArray *inputs)
+{
+	while (m->store != NULL && inputs->len > 0) {
+		GsSpillBufId id = g_array_index(inputs, GsSpillBufId, inputs->len - 1);
+
+		g_array_set_size(inputs, inputs->len - 1);
+		if (id == 0)
+			break;
+		gs_spill_set_spillable(m->store, id, FALSE); /* gone already: refused, harmlessly */
+	}
+}
+
 gboolean
 gs_memory_copy_begin(GsMemory *m, GsMemBuf *b, GsTier to, GsTime *duration)
 {

@@ -152,6 +152,28 @@ GsGate *gs_memory_gate(GsMemory *m);
 gint64 gs_memory_plan_spill(GsMemory *m, GsTier tier, gint64 need, GsTime now, GArray *moves);
 
 /**
+ * As gs_memory_plan_spill(), for a thread that needs the room itself. Under
+ * smallest_fit, Spark's consumer order (§C.3), the requester's own buffers
+ * (those @mine says are @requester's) come last: they are planned only if
+ * the others cannot cover the need.
+ */
+gint64 gs_memory_plan_victims(GsMemory *m, GsTier tier, gint64 need, GsTime now, GArray *moves,
+			      gboolean (*mine)(const GsMemBuf *b, gconstpointer requester),
+			      gconstpointer requester);
+
+/** Sets the spill store's spillable flag of the buffers @ids (GsSpillBufId). */
+void gs_memory_set_spillable(GsMemory *m, const GArray *ids, gboolean spillable);
+
+/**
+ * A retry block's input buffers are spillable while it runs (SPEC §3.5.1,
+ * 1). Entering the block makes those of @ids that are not spillable so, and
+ * pushes them onto the thread's stack @inputs (GsSpillBufId, 0 marking the
+ * block's start); leaving it pops them and makes them unspillable again.
+ */
+void gs_memory_block_enter(GsMemory *m, GArray *inputs, const GArray *ids);
+void gs_memory_block_leave(GsMemory *m, GArray *inputs);
+
+/**
  * Takes room for the buffer in @to and marks it moving. FALSE (nothing
  * changed) if @to has no room for it. On TRUE, *@duration is what the copy
  * takes on the links.

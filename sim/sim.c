@@ -57,7 +57,7 @@ typedef struct {
 	GArray *copies;          /* GsSpillBufId: copies in flight */
 	GArray *fallbacks;       /* GsSpillBufId: victims whose copy found no room */
 	GArray *locked;          /* GsSpillBufId: the synchronous locks it holds */
-	GArray *inputs;          /* BlockInput: buffers made spillable by its retry blocks */
+	GArray *inputs;          /* GsSpillBufId: buffers made spillable by its retry blocks */
 	GsGateThread gate;
 	gboolean computing;      /* a synchronous compute holds the locks in .locked */
 	gboolean gave_up;        /* its last fallback moved nothing: the next spill is not tried */
@@ -590,11 +590,6 @@ do_pool(Sim *s, SimThread *t, const GsOp *op)
 
 /* ---- the memory tiers: buffers, copies, the gate, reservations ---- */
 
-/* A retry block's input buffers made spillable while it runs; id 0 marks a block's start. */
-typedef struct {
-	GsSpillBufId id;
-} BlockInput;
-
 static SimMem *
 mem_of(Sim *s, SimThread *t)
 {
@@ -606,7 +601,7 @@ mem_of(Sim *s, SimThread *t)
 		m->copies = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		m->fallbacks = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		m->locked = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
-		m->inputs = g_array_new(FALSE, FALSE, sizeof(BlockInput));
+		m->inputs = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		gs_gate_thread_init(gs_memory_gate(s->mem), &m->gate, t->id);
 		t->mem = m;
 	}
@@ -812,47 +807,10 @@ wait_for_copies(Sim *s, SimThread *t, GsTime duration, After after)
 	resume_at(s, t, s->now + duration, T_BUSY);
 }
 
-/* Sets the spillable flag of @t's spillable buffers in @ids (FALSE) or back (TRUE). */
-static void
-hold_own(Sim *s, SimThread *t, GArray *ids, gboolean hold)
+static gboolean
+allocated_by(const GsMemBuf *b, gconstpointer thread)
 {
-	GsSpillStore *store = gs_memory_store(s->mem);
-	GsSpillBufView view;
-
-	if (hold) {
-		for (guint i = 0; t->mem != NULL && i < t->mem->bufs->len; i++) {
-			const GsMemBuf *b = t->mem->bufs->pdata[i];
-
-			if (gs_spill_lookup(store, b->id, &view) && view.spillable) {
-				gs_spill_set_spillable(store, b->id, FALSE);
-				g_array_append_val(ids, b->id);
-			}
-		}
-		return;
-	}
-	for (guint i = 0; i < ids->len; i++)
-		gs_spill_set_spillable(store, g_array_index(ids, GsSpillBufId, i), TRUE);
-}
-
-/*
- * The victims for @need bytes in @tier, into s->moves. Under smallest_fit,
- * Spark's consumer order (§C.3), the requester's own buffers come last: they
- * are planned only if the others cannot cover the need.
- */
-static void
-plan_victims(Sim *s, SimThread *t, GsTier tier, gint64 need)
-{
-	if (s->w->policy.spill.victim == GS_VICTIM_SMALLEST_FIT) {
-		g_autoptr(GArray) own = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
-		gboolean covered;
-
-		hold_own(s, t, own, TRUE);
-		covered = gs_memory_plan_spill(s->mem, tier, need, s->now, s->moves) >= need;
-		hold_own(s, t, own, FALSE);
-		if (covered)
-			return;
-	}
-	gs_memory_plan_spill(s->mem, tier, need, s->now, s->moves);
+	return b->owner == thread;
 }
 
 /*
@@ -872,7 +830,7 @@ spill_for(Sim *s, SimThread *t, GsTier tier, gint64 need)
 		mem_of(s, t)->gave_up = FALSE;
 		return FALSE;
 	}
-	plan_victims(s, t, tier, need);
+	gs_memory_plan_victims(s->mem, tier, need, s->now, s->moves, allocated_by, t);
 	if (s->moves->len == 0 || !start_copies_down(s, t, tier, &duration))
 		return FALSE;
 	wait_for_copies(s, t, duration, AFTER_ALLOC);
@@ -1284,12 +1242,8 @@ set_spillable(Sim *s, SimThread *t, const GsNames *names, gboolean spillable)
 {
 	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 
-	if (!gs_memory_spills(s->mem))
-		return;
 	buffers_listed(t, names, ids);
-	for (guint i = 0; i < ids->len; i++)
-		gs_spill_set_spillable(gs_memory_store(s->mem), g_array_index(ids, GsSpillBufId, i),
-				       spillable);
+	gs_memory_set_spillable(s->mem, ids, spillable);
 }
 
 /* Carries out an op the interpreter leaves to the driver; FALSE when the thread must wait. */
@@ -1342,36 +1296,17 @@ on_block(const GsOp *retry_op, gboolean entering, gpointer data)
 {
 	SimThread *t = data;
 	Sim *s = t->sim;
-	GsSpillStore *store = gs_memory_store(s->mem);
-	SimMem *m;
+	g_autoptr(GArray) ids = NULL;
 
-	if (store == NULL || retry_op->retry.input.len == 0)
+	if (!gs_memory_spills(s->mem) || retry_op->retry.input.len == 0)
 		return;
-	m = mem_of(s, t);
-	if (entering) {
-		g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
-		GsSpillBufView view;
-
-		g_array_append_val(m->inputs, ((BlockInput){0}));
-		buffers_listed(t, &retry_op->retry.input, ids);
-		for (guint i = 0; i < ids->len; i++) {
-			GsSpillBufId id = g_array_index(ids, GsSpillBufId, i);
-
-			if (gs_spill_lookup(store, id, &view) && !view.spillable) {
-				gs_spill_set_spillable(store, id, TRUE);
-				g_array_append_val(m->inputs, ((BlockInput){id}));
-			}
-		}
+	if (!entering) {
+		gs_memory_block_leave(s->mem, mem_of(s, t)->inputs);
 		return;
 	}
-	while (m->inputs->len > 0) {
-		GsSpillBufId id = g_array_index(m->inputs, BlockInput, m->inputs->len - 1).id;
-
-		g_array_set_size(m->inputs, m->inputs->len - 1);
-		if (id == 0)
-			break;
-		gs_spill_set_spillable(store, id, FALSE); /* gone already: refused, harmlessly */
-	}
+	ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+	buffers_listed(t, &retry_op->retry.input, ids);
+	gs_memory_block_enter(s->mem, mem_of(s, t)->inputs, ids);
 }
 
 /*

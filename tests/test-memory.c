@@ -3,7 +3,9 @@
  * charges (increase charges the growth once, where the reference charges the
  * shortfall twice, §A.7), the attribution of frees, copy costs from the links, HOST rounding to whole blocks, reservation
  * strategies and modes, a copy's two steps (both copies hold memory, the
- * source stays authoritative until the commit), and runs of spill-heavy
+ * source stays authoritative until the commit), victims planned for a
+ * requester (its own last under smallest_fit), retry-block inputs made
+ * spillable and back, and runs of spill-heavy
  * generated workloads whose every copy lands with its buffer's content tag.
  * gs_memory_check() runs after every step.
  */
@@ -371,6 +373,107 @@ END_TEST
 
 /* ---- whole runs: no data lost or duplicated ---- */
 
+/* ---- victims for a requester: its own buffers last under smallest_fit ---- */
+
+static const char requester[] = "requester", other[] = "other";
+
+static gboolean
+allocated_by(const GsMemBuf *b, gconstpointer thread)
+{
+	return b->owner == thread;
+}
+
+/* Buffers a (3 MiB, the requester's), b (2 MiB) and c (4 MiB), allocated in that order. */
+typedef struct {
+	GsSpillVictim victim;
+	gint64 need;
+	const char *planned; /* the buffers planned, in the plan's order */
+} VictimRow;
+
+static const VictimRow victim_rows[] = {
+	/* smallest_fit alone would take a, the smallest that covers 3 MiB */
+	{GS_VICTIM_SMALLEST_FIT, 3 * MIB, "c"},
+	{GS_VICTIM_SMALLEST_FIT, 6 * MIB, "cb"},
+	/* the others cannot cover 8 MiB: the requester's own are planned too */
+	{GS_VICTIM_SMALLEST_FIT, 8 * MIB, "cab"},
+	/* other orders do not hold the requester's back */
+	{GS_VICTIM_LRU, 3 * MIB, "a"},
+	{GS_VICTIM_LARGEST, 3 * MIB, "c"},
+};
+
+START_TEST(test_plan_victims)
+{
+	const VictimRow *row = &victim_rows[_i];
+	g_autoptr(GsWorkload) w = workload(10 * MIB, TRUE);
+	g_autoptr(GsMemory) m = NULL;
+	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
+	const gint64 sizes[] = {3 * MIB, 2 * MIB, 4 * MIB};
+	GsMemBuf *bufs[3];
+	GString *planned = g_string_new(NULL);
+	GsSpillBufView view;
+
+	w->policy.spill.victim = row->victim;
+	m = gs_memory_new(w);
+	for (guint i = 0; i < 3; i++) {
+		bufs[i] = alloc(m, GS_KIND_GPU, sizes[i], NULL).buf;
+		bufs[i]->owner = (gpointer) (i == 0 ? requester : other);
+	}
+	gs_memory_plan_victims(m, GS_TIER_GPU, row->need, 0, moves, allocated_by, requester);
+	for (guint i = 0; i < moves->len; i++)
+		for (guint k = 0; k < 3; k++)
+			if (bufs[k]->id == g_array_index(moves, GsSpillMove, i).id)
+				g_string_append_c(planned, (char) ('a' + k));
+	ck_assert_str_eq(planned->str, row->planned);
+	g_string_free(planned, TRUE);
+	/* Held back only while planning: the requester's buffer is spillable again. */
+	ck_assert(gs_spill_lookup(gs_memory_store(m), bufs[0]->id, &view) && view.spillable);
+	ck_mem(m);
+}
+END_TEST
+
+/* ---- retry-block inputs: spillable while the block runs, nested blocks ---- */
+
+static gboolean
+spillable(GsMemory *m, const GsMemBuf *b)
+{
+	GsSpillBufView view;
+
+	return gs_spill_lookup(gs_memory_store(m), b->id, &view) && view.spillable;
+}
+
+START_TEST(test_block_inputs)
+{
+	g_autoptr(GsWorkload) w = workload(10 * MIB, TRUE);
+	g_autoptr(GsMemory) m = gs_memory_new(w);
+	g_autoptr(GArray) inputs = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+	GsMemRequest fixed = {.kind = GS_KIND_GPU, .size = MIB};
+	GsMemBuf *x = gs_memory_alloc(m, &fixed).buf;
+	GsMemBuf *y = alloc(m, GS_KIND_GPU, MIB, NULL).buf;
+
+	ck_assert(!spillable(m, x) && spillable(m, y));
+	g_array_append_val(ids, x->id);
+	g_array_append_val(ids, y->id);
+	gs_memory_block_enter(m, inputs, ids);
+	ck_assert(spillable(m, x) && spillable(m, y));
+	/* An inner block over x finds it spillable already: it takes nothing back. */
+	g_array_set_size(ids, 1);
+	gs_memory_block_enter(m, inputs, ids);
+	gs_memory_block_leave(m, inputs);
+	ck_assert(spillable(m, x));
+	/* Leaving the outer block gives x back its flag; y, spillable of its own, stays so. */
+	gs_memory_block_leave(m, inputs);
+	ck_assert(!spillable(m, x) && spillable(m, y));
+	ck_assert_uint_eq(inputs->len, 0);
+	/* A block whose input was freed inside it leaves harmlessly. */
+	gs_memory_block_enter(m, inputs, ids);
+	gs_memory_free_buffer(m, x, NULL);
+	gs_memory_block_leave(m, inputs);
+	ck_assert_uint_eq(inputs->len, 0);
+	ck_mem(m);
+}
+END_TEST
+
 static GsWorkload *
 spill_heavy(guint64 seed, GsSpillVictim victim, gboolean small_host)
 {
@@ -449,6 +552,8 @@ memory_suite(void)
 	tcase_add_test(tc, test_copy_steps);
 	tcase_add_test(tc, test_copy_refused_when_locked);
 	tcase_add_test(tc, test_copy_no_room_below);
+	tcase_add_loop_test(tc, test_plan_victims, 0, G_N_ELEMENTS(victim_rows));
+	tcase_add_test(tc, test_block_inputs);
 	tcase_add_loop_test(tc, test_runs_keep_every_byte, 0, 16);
 	tcase_add_test(tc, test_run_without_timeline);
 	suite_add_tcase(s, tc);
