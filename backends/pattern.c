@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,6 +32,27 @@ gs_pattern_check(const guint64 *words, gsize n, guint64 seed)
 	return TRUE;
 }
 
+/* The private directories alive, so that an interrupted run can remove them. */
+static GMutex dirs_lock;
+static GPtrArray *dirs_alive; /* char* */
+
+static void
+remove_tree(const char *dir)
+{
+	GDir *d = g_dir_open(dir, 0, NULL);
+	const char *name;
+
+	if (d != NULL) {
+		while ((name = g_dir_read_name(d)) != NULL) {
+			g_autofree char *path = g_build_filename(dir, name, NULL);
+
+			g_unlink(path);
+		}
+		g_dir_close(d);
+	}
+	g_rmdir(dir);
+}
+
 char *
 gs_private_dir_new(const char *parent, GError **error)
 {
@@ -44,27 +67,89 @@ gs_private_dir_new(const char *parent, GError **error)
 			    g_strerror(err));
 		return NULL;
 	}
+	g_mutex_lock(&dirs_lock);
+	if (dirs_alive == NULL)
+		dirs_alive = g_ptr_array_new_with_free_func(g_free);
+	g_ptr_array_add(dirs_alive, g_strdup(template));
+	g_mutex_unlock(&dirs_lock);
 	return g_steal_pointer(&template);
 }
 
 void
 gs_private_dir_remove(const char *dir)
 {
-	GDir *d;
-	const char *name;
-
 	if (dir == NULL)
 		return;
-	d = g_dir_open(dir, 0, NULL);
-	if (d != NULL) {
-		while ((name = g_dir_read_name(d)) != NULL) {
-			g_autofree char *path = g_build_filename(dir, name, NULL);
-
-			g_unlink(path);
+	g_mutex_lock(&dirs_lock);
+	for (guint i = 0; dirs_alive != NULL && i < dirs_alive->len; i++) {
+		if (strcmp(dirs_alive->pdata[i], dir) == 0) {
+			g_ptr_array_remove_index_fast(dirs_alive, i);
+			break;
 		}
-		g_dir_close(d);
 	}
-	g_rmdir(dir);
+	g_mutex_unlock(&dirs_lock);
+	remove_tree(dir);
+}
+
+/*
+ * Renamed first, so that the run's threads, which go on meanwhile, can no
+ * longer create files in it by its name; a file made just before the rename
+ * is listed after it.
+ */
+static void
+remove_interrupted(const char *dir)
+{
+	g_autofree char *moved = g_strconcat(dir, "-interrupted", NULL);
+
+	remove_tree(g_rename(dir, moved) == 0 ? moved : dir);
+}
+
+static void *
+guard_main(void *data)
+{
+	sigset_t *watched = data;
+	int sig = 0;
+
+	while (sigwait(watched, &sig) != 0)
+		;
+	g_mutex_lock(&dirs_lock); /* held to the end: no directory comes or goes now */
+	for (guint i = 0; dirs_alive != NULL && i < dirs_alive->len; i++)
+		remove_interrupted(dirs_alive->pdata[i]);
+	signal(sig, SIG_DFL);
+	pthread_sigmask(SIG_UNBLOCK, watched, NULL);
+	raise(sig);
+	_exit(128 + sig); /* not reached: the signal's default action ends the process */
+}
+
+void
+gs_private_dirs_guard(void)
+{
+	static gsize started;
+	static sigset_t watched;
+	static const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+	pthread_t guard;
+	guint n_watched = 0;
+
+	if (!g_once_init_enter(&started))
+		return;
+	sigemptyset(&watched);
+	for (guint i = 0; i < G_N_ELEMENTS(signals); i++) {
+		struct sigaction now;
+
+		/* A signal ignored (nohup, a shell's background job) stays ignored. */
+		if (sigaction(signals[i], NULL, &now) == 0 && now.sa_handler != SIG_IGN) {
+			sigaddset(&watched, signals[i]);
+			n_watched++;
+		}
+	}
+	if (n_watched > 0) {
+		pthread_sigmask(SIG_BLOCK, &watched, NULL);
+		if (pthread_create(&guard, NULL, guard_main, &watched) == 0)
+			pthread_detach(guard);
+		else
+			pthread_sigmask(SIG_UNBLOCK, &watched, NULL);
+	}
+	g_once_init_leave(&started, 1);
 }
 
 static gboolean

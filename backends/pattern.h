@@ -7,7 +7,9 @@
  * moved within a buffer is caught; after every round trip the whole buffer is
  * compared again. The disk tier lives in a private directory (mode 0700)
  * created inside memory.disk.path and removed, with whatever is left in it,
- * when the backend closes.
+ * when the backend closes, or when the run is interrupted: a run killed by
+ * SIGINT, SIGTERM or SIGHUP must not leave gigabytes of spilled buffers
+ * behind (gs_private_dirs_guard).
  */
 #ifndef GPUSIM_PATTERN_H
 #define GPUSIM_PATTERN_H
@@ -33,6 +35,14 @@ gboolean gs_pattern_check(const guint64 *words, gsize n, guint64 seed);
 char *gs_private_dir_new(const char *parent, GError **error);
 /** Removes @dir and the plain files in it; NULL is fine. */
 void gs_private_dir_remove(const char *dir);
+/**
+ * From now on SIGINT, SIGTERM and SIGHUP (those not ignored) remove every
+ * private directory alive, then end the process as the signal would have.
+ * Call it before any thread starts (CUDA's own included): it blocks the
+ * signals in the caller, whose threads inherit the mask, and a thread of its
+ * own waits for them. Idempotent.
+ */
+void gs_private_dirs_guard(void);
 
 /** Writes / reads exactly @n bytes, retrying short transfers. */
 gboolean gs_file_write_all(const char *path, const void *data, gsize n, GError **error);

@@ -13,6 +13,7 @@
 
 #include "backend.h"
 #include "commands.h"
+#include "pattern.h"
 #include "report.h"
 
 static int
@@ -54,6 +55,7 @@ gs_cmd_calibrate(int argc, char **argv)
 		fprintf(stderr, "gpusim calibrate: give --backend=cuda and no other argument\n");
 		return GS_EXIT_USAGE;
 	}
+	gs_private_dirs_guard(); /* before CUDA starts its threads: see pattern.h */
 	ops = gs_backend_lookup(backend, &error);
 	if (ops == NULL || !gs_backend_calibrate(ops, disk != NULL ? disk : "/var/tmp", yaml, &error)) {
 		fprintf(stderr, "gpusim calibrate: %s\n", error->message);

@@ -14,6 +14,7 @@
 #include "expect.h"
 #include "generate.h"
 #include "loader.h"
+#include "pattern.h"
 #include "report.h"
 #include "sim.h"
 #include "threads.h"
@@ -44,6 +45,8 @@ check_backend(const char *backend, const GsBackendOps **ops, int *status)
 	*ops = NULL;
 	if (backend == NULL || g_strcmp0(backend, "sim") == 0)
 		return TRUE;
+	/* Before the backend starts a thread (CUDA's too): an interrupted run removes its disk tier. */
+	gs_private_dirs_guard();
 	*ops = gs_backend_lookup(backend, &error);
 	if (*ops != NULL)
 		return TRUE;

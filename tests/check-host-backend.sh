@@ -68,5 +68,24 @@ done
 	{ echo "FAIL: wide-gaps-rollback with --locking=global"; status=1; }
 grep -q "\"backend\": \"$backend\"" "$tmp/r.json" ||
 	{ echo "FAIL: the result does not name the $backend backend"; status=1; }
+# A run killed while a buffer is on disk removes its disk tier: x lies there
+# from 100 to 300 ms of scenario time, 2 to 6 s of real time at scale 20.
+mkdir "$tmp/disk"
+"$gpusim" run --quiet --backend=$backend --time-scale=20 --set memory.disk.path="$tmp/disk" \
+	"$top_srcdir/scenarios/wide-gaps-host-full.yaml" >"$tmp/killed.out" 2>&1 &
+pid=$!
+waited=0
+while [ $waited -lt 200 ] && [ -z "$(find "$tmp/disk" -type f | head -1)" ]; do
+	sleep 0.1
+	waited=$((waited + 1))
+done
+[ -n "$(find "$tmp/disk" -type f | head -1)" ] ||
+	{ echo "FAIL: wide-gaps-host-full put nothing on disk in 20 s"; status=1; }
+kill -TERM $pid
+wait $pid
+code=$?
+[ $code -eq 143 ] || { echo "FAIL: a run killed by SIGTERM ended with status $code"; status=1; }
+[ -z "$(ls -A "$tmp/disk")" ] ||
+	{ echo "FAIL: a killed run left its disk tier behind:"; find "$tmp/disk"; status=1; }
 [ $status -eq 0 ] && echo "$ran scenarios met their expectations under real threads; $skipped marked to skip"
 exit $status
