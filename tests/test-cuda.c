@@ -172,7 +172,20 @@ START_TEST(test_a_capacity_above_free_memory_is_refused)
 
 	w->gpu.capacity = (gint64) 1 << 50;
 	ck_assert_ptr_null(gs_backend_open(&gs_backend_cuda, w, &error));
-	ck_assert(g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID));
+	ck_assert(g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE));
+}
+END_TEST
+
+START_TEST(test_more_gpus_than_the_machine_has_are_refused)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(GError) error = NULL;
+
+	w->gpu.capacity = (gint64) 1 << 20;
+	w->gpu.devices = 64;
+	ck_assert_ptr_null(gs_backend_open(&gs_backend_cuda, w, &error));
+	ck_assert(g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE));
+	ck_assert_ptr_nonnull(strstr(error->message, "memory.gpu.devices is 64"));
 }
 END_TEST
 
@@ -227,6 +240,7 @@ main(void)
 	tcase_add_test(tc, test_a_full_host_tier_still_stages_to_disk);
 	tcase_add_test(tc, test_a_large_alignment_fits_the_capacity);
 	tcase_add_test(tc, test_a_capacity_above_free_memory_is_refused);
+	tcase_add_test(tc, test_more_gpus_than_the_machine_has_are_refused);
 	tcase_add_test(tc, test_a_scenario_on_the_device);
 	tcase_add_test(tc, test_calibrate_writes_includable_yaml);
 	suite_add_tcase(s, tc);

@@ -192,7 +192,8 @@ device_open(Device *d, int index, gint64 capacity, gint64 alignment, GError **er
 	    failed(cudaMemGetInfo(&free_bytes, &total), "reading free memory", error))
 		return FALSE;
 	if ((guint64) capacity > free_bytes) {
-		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID,
+		/* The scenario is valid; this machine cannot run it (exit status 3). */
+		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE,
 			    "memory.gpu.capacity is %" G_GINT64_FORMAT " bytes, but GPU %d has only %"
 			    G_GSIZE_FORMAT " bytes free", capacity, index, free_bytes);
 		return FALSE;
@@ -230,7 +231,7 @@ cuda_open(const GsWorkload *w, GError **error)
 		return NULL;
 	}
 	if ((int) MAX(w->gpu.devices, 1) > count) {
-		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID,
+		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE,
 			    "memory.gpu.devices is %u, but this machine has %d GPU(s)",
 			    MAX(w->gpu.devices, 1), count);
 		cuda_close(c);
