@@ -342,12 +342,20 @@ engine_lock(gpointer data)
 	pthread_mutex_lock(&((Real *) data)->lock);
 }
 
+static void downgrade_wake(Real *r);
+
+/*
+ * Every section under the lock ends here: the engine's wake-ups go out, and
+ * the downgraders look again, as the simulator's downgrade runs after every
+ * pass (a section may have grown a GPU's charge or unlocked a victim).
+ */
 static void
 engine_unlock(gpointer data)
 {
 	Real *r = data;
 
 	drain_wakes(r);
+	downgrade_wake(r);
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -945,8 +953,6 @@ move_land(Real *r, gpointer bk, Move *mv)
 	note_tier_peak(r, mv->to);
 	if (mv->from < mv->to)
 		memory_came_free(r, mv->from);
-	if (mv->to == GS_TIER_GPU)
-		downgrade_wake(r);
 	return TRUE;
 }
 
@@ -1001,12 +1007,6 @@ log_downgrade(Real *r, guint device, const char *what)
 	log_locked(r, &e);
 }
 
-static gboolean
-held_copying(const GsMemBuf *b)
-{
-	return ((const Held *) b->owner)->copying;
-}
-
 /* Under lock: begins moving @device's next victim to the host into @moves; FALSE if none goes. */
 static gboolean
 downgrade_begin(Real *r, guint device, GArray *moves)
@@ -1021,7 +1021,7 @@ downgrade_begin(Real *r, guint device, GArray *moves)
 		log_downgrade(r, device, "stop");
 	if (!*on)
 		return FALSE;
-	b = gs_memory_downgrade_victim(r->mem, device, now(r), r->moves, held_copying);
+	b = gs_memory_downgrade_victim(r->mem, device, now(r), r->moves);
 	return b != NULL && move_begin(r, b->owner, GS_TIER_HOST, moves);
 }
 
@@ -1224,8 +1224,6 @@ tiered_take(RealThread *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, g
 	} else {
 		held->backend = bk;
 		g_ptr_array_add(t->live, held);
-		if (b->tier == GS_TIER_GPU)
-			downgrade_wake(r);
 	}
 	pthread_cond_broadcast(&r->copies_cond);
 	engine_unlock(r);
@@ -1445,7 +1443,6 @@ tiered_compute_begin(RealThread *t, const GsEffect *e, GArray *uses)
 	Real *r = t->r;
 	const GsOp *op = e->op;
 	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
-	g_autoptr(GArray) earlier = NULL;
 	gint64 need = 0;
 
 	if (op == NULL || op->compute.uses.len == 0)
@@ -1464,14 +1461,12 @@ tiered_compute_begin(RealThread *t, const GsEffect *e, GArray *uses)
 
 		gs_spill_use_begin(gs_memory_store(r->mem), (const GsSpillBufId *) ids->data,
 				   ids->len, stream_id(t, op->compute.stream), now(r));
-		earlier = g_array_copy(m->locked); /* an unspill's locks: ours are taken now */
-		g_array_set_size(m->locked, 0);
-		unlock_all(r, earlier);
+		unlock_all(r, m->locked); /* an unspill's locks: ours are taken now */
 		if (op->compute.stream < 0)
 			g_array_append_vals(m->locked, ids->data, ids->len);
 	}
 	live_listed(t, &op->compute.uses, NULL, uses);
-	pthread_mutex_unlock(&r->lock);
+	engine_unlock(r);
 	return TRUE;
 }
 
@@ -1658,7 +1653,7 @@ on_block(const GsOp *retry_op, gboolean entering, gpointer data)
 	} else {
 		gs_memory_block_leave(r->mem, tiers_of(t)->inputs);
 	}
-	pthread_mutex_unlock(&r->lock);
+	engine_unlock(r);
 }
 
 /*
@@ -2660,6 +2655,7 @@ gs_real_run(const GsWorkload *w, const GsBackendOps *backend, const GsRealOption
 	}
 	add_tasks(&r);
 	r.t0 = g_get_monotonic_time();
+	downgrader_start(&r); /* before any thread that could wake it */
 	pthread_mutex_lock(&r.lock);
 	for (guint i = 0; i < w->pool_threads->len; i++) {
 		const GsThreadSpec *spec = w->pool_threads->pdata[i];
@@ -2668,7 +2664,6 @@ gs_real_run(const GsWorkload *w, const GsBackendOps *backend, const GsRealOption
 	}
 	sample(&r);
 	pthread_mutex_unlock(&r.lock);
-	downgrader_start(&r);
 	run_loop(&r);
 	/* Threads are only ever added under lock, and none is added once the run ended. */
 	for (guint i = 0; i < r.threads->len; i++)

@@ -761,8 +761,7 @@ gs_memory_downgrade_step(GsMemory *m, guint device, gboolean *on)
 }
 
 GsMemBuf *
-gs_memory_downgrade_victim(GsMemory *m, guint device, GsTime now, GArray *moves,
-			   gboolean (*in_flight)(const GsMemBuf *b))
+gs_memory_downgrade_victim(GsMemory *m, guint device, GsTime now, GArray *moves)
 {
 	const GsSpaceAccount *acct = gs_memory_gpu_account(m, device);
 
@@ -774,7 +773,7 @@ gs_memory_downgrade_victim(GsMemory *m, guint device, GsTime now, GArray *moves,
 	for (guint i = 0; i < moves->len; i++) {
 		GsMemBuf *b = gs_memory_buffer(m, g_array_index(moves, GsSpillMove, i).id);
 
-		if (b != NULL && b->device == device && (in_flight == NULL || !in_flight(b)))
+		if (b != NULL && b->device == device)
 			return b;
 	}
 	return NULL;

@@ -218,13 +218,11 @@ void gs_memory_give_page(GsPageTable *pages, GsMemBuf *b);
  */
 GsDowngradeDecision gs_memory_downgrade_step(GsMemory *m, guint device, gboolean *on);
 /*
- * The buffer a downgrade of @device moves next, least recently used first,
- * passing over those @in_flight says are already being copied (NULL: none
- * is); NULL when none, when nothing is to move, or when the gate is closed.
- * @moves is scratch.
+ * The buffer a downgrade of @device moves next, least recently used first
+ * (one already being copied is no candidate); NULL when none, when nothing
+ * is to move, or when the gate is closed. @moves is scratch.
  */
-GsMemBuf *gs_memory_downgrade_victim(GsMemory *m, guint device, GsTime now, GArray *moves,
-				     gboolean (*in_flight)(const GsMemBuf *b));
+GsMemBuf *gs_memory_downgrade_victim(GsMemory *m, guint device, GsTime now, GArray *moves);
 
 /** What a copy of @bytes from @from to @to costs on the links (latency + bytes / bandwidth each). */
 GsTime gs_memory_copy_time(const GsMemory *m, GsTier from, GsTier to, gint64 bytes);

@@ -1391,7 +1391,7 @@ proactive_step(Sim *s, guint device)
 		log_downgrade(s, device, "stop");
 	if (!*on || *copy != 0)
 		return;
-	b = gs_memory_downgrade_victim(s->mem, device, s->now, s->moves, NULL);
+	b = gs_memory_downgrade_victim(s->mem, device, s->now, s->moves);
 	if (b == NULL || !gs_memory_copy_begin(s->mem, b, GS_TIER_HOST, &duration))
 		return;
 	*copy = b->id;

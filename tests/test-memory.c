@@ -371,11 +371,17 @@ START_TEST(test_copy_no_room_below)
 }
 END_TEST
 
-/* ---- whole runs: no data lost or duplicated ---- */
-
 /* ---- victims for a requester: its own buffers last under smallest_fit ---- */
 
 static const char requester[] = "requester", other[] = "other";
+
+static gboolean
+spillable(GsMemory *m, const GsMemBuf *b)
+{
+	GsSpillBufView view;
+
+	return gs_spill_lookup(gs_memory_store(m), b->id, &view) && view.spillable;
+}
 
 static gboolean
 allocated_by(const GsMemBuf *b, gconstpointer thread)
@@ -410,7 +416,6 @@ START_TEST(test_plan_victims)
 	const gint64 sizes[] = {3 * MIB, 2 * MIB, 4 * MIB};
 	GsMemBuf *bufs[3];
 	GString *planned = g_string_new(NULL);
-	GsSpillBufView view;
 
 	w->policy.spill.victim = row->victim;
 	m = gs_memory_new(w);
@@ -426,20 +431,12 @@ START_TEST(test_plan_victims)
 	ck_assert_str_eq(planned->str, row->planned);
 	g_string_free(planned, TRUE);
 	/* Held back only while planning: the requester's buffer is spillable again. */
-	ck_assert(gs_spill_lookup(gs_memory_store(m), bufs[0]->id, &view) && view.spillable);
+	ck_assert(spillable(m, bufs[0]));
 	ck_mem(m);
 }
 END_TEST
 
 /* ---- retry-block inputs: spillable while the block runs, nested blocks ---- */
-
-static gboolean
-spillable(GsMemory *m, const GsMemBuf *b)
-{
-	GsSpillBufView view;
-
-	return gs_spill_lookup(gs_memory_store(m), b->id, &view) && view.spillable;
-}
 
 START_TEST(test_block_inputs)
 {
@@ -473,6 +470,8 @@ START_TEST(test_block_inputs)
 	ck_mem(m);
 }
 END_TEST
+
+/* ---- whole runs: no data lost or duplicated ---- */
 
 static GsWorkload *
 spill_heavy(guint64 seed, GsSpillVictim victim, gboolean small_host)
