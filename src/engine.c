@@ -3,10 +3,11 @@
  * deadlock busting, injection and metrics (see engine.h for the contract).
  *
  * Bookkeeping that keeps the common path short: records are found by thread
- * id through an IdTable (an array indexed by id for the small ids drivers
- * hand out in sequence, a hash table for any other id; looked up, never
- * iterated); they also sit in an array (swap-removed, so its order is not
- * meaningful) that the deadlock check reads as its snapshot without copying,
+ * id through a GsIdTable (id-table.h: an array indexed by id for the small
+ * ids drivers hand out in sequence, a hash table for any other id; looked
+ * up, never iterated); they also sit in an array (swap-removed, so its order
+ * is not meaningful) that the deadlock check reads as its snapshot without
+ * copying,
  * because every record begins with its GsThreadView. A task's dedicated
  * records form a list in registration order, found by task id the same way.
  * The engine counts records per (state, kind), so that an uncontended
@@ -24,6 +25,8 @@
 #include <string.h>
 
 #include <gpusim/engine.h>
+
+#include "id-table.h"
 
 typedef enum {
 	PENDING_NONE,
@@ -77,23 +80,6 @@ struct Record {
 	Accounts *acc;             /* NULL until needed: accounts() */
 };
 
-/*
- * Maps ids (thread or task ids, never negative here) to pointers. Drivers
- * hand out ids 0, 1, 2... (the simulator does), so an id that is in range,
- * or just past it, is kept in an array indexed by id that doubles as needed;
- * any other id (a real thread's, say) goes to a hash table, created on first
- * use. Memory stays proportional to the ids handed out in sequence, and an
- * id's place never changes while it is in the table.
- */
-typedef struct {
-	gpointer *dense;
-	guint64 n_dense;    /* slots in dense */
-	GHashTable *sparse; /* guint64* (owned) -> gpointer */
-} IdTable;
-
-/* Past the end of the array by at most this much, an id still makes it grow. */
-#define ID_TABLE_SLACK 1024
-
 /* A BLOCKED record and its rank, side by side so that sifting reads no record. */
 typedef struct {
 	GsPriority rank;
@@ -117,12 +103,12 @@ struct GsEngine {
 	GsEngineOpts opts;
 	GsDeadlockOpts deadlock_opts;
 	GsTaskPriorities *priorities;
-	IdTable by_id;            /* GsThreadId -> Record* */
+	GsIdTable by_id;          /* GsThreadId -> Record* */
 	GPtrArray *records;       /* Record*, in slabs */
 	GPtrArray *slabs;         /* RECORDS_PER_SLAB records each, owned */
 	guint slab_used;          /* records carved from the last slab */
 	Record *spare;            /* released records, linked by task_next */
-	IdTable dedicated;        /* GsTaskId -> its first dedicated Record* (the rest follow task_next) */
+	GsIdTable dedicated;      /* GsTaskId -> its first dedicated Record* (the rest follow task_next) */
 	guint n_dedicated_tasks;  /* entries in dedicated */
 	BlockedHeap blocked[GS_N_KINDS];
 	RecordSet allocating[GS_N_KINDS]; /* the records in THREAD_ALLOC, by kind */
@@ -184,73 +170,20 @@ misuse(GsEngineError error)
 	return (GsDecision){.verdict = GS_VERDICT_ERROR, .error = error};
 }
 
-/* ---- id tables ---- */
+/* ---- id tables (of Record pointers) ---- */
 
-static gpointer
-id_table_get(const IdTable *t, guint64 id)
+static Record *
+record_at(const GsIdTable *t, guint64 id)
 {
-	if (id < t->n_dense)
-		return t->dense[id];
-	return t->sparse != NULL ? g_hash_table_lookup(t->sparse, &id) : NULL;
+	Record **slot = gs_id_table_lookup(t, id);
+
+	return slot != NULL ? *slot : NULL;
 }
 
 static void
-id_table_set(IdTable *t, guint64 id, gpointer value)
+record_put(GsIdTable *t, guint64 id, Record *rec)
 {
-	if (id >= t->n_dense && id < t->n_dense + ID_TABLE_SLACK) {
-		guint64 n = MAX(MAX(2 * t->n_dense, id + 1), 64);
-
-		t->dense = g_renew(gpointer, t->dense, n);
-		memset(t->dense + t->n_dense, 0, (n - t->n_dense) * sizeof(gpointer));
-		t->n_dense = n;
-	}
-	if (id < t->n_dense) {
-		t->dense[id] = value;
-		return;
-	}
-	if (t->sparse == NULL)
-		t->sparse = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-	g_hash_table_insert(t->sparse, g_memdup2(&id, sizeof id), value);
-}
-
-static void
-id_table_remove(IdTable *t, guint64 id)
-{
-	if (id < t->n_dense)
-		t->dense[id] = NULL;
-	else if (t->sparse != NULL)
-		g_hash_table_remove(t->sparse, &id);
-}
-
-/* The number of entries; O(size of the array), for invariant checks only. */
-static guint
-id_table_size(const IdTable *t)
-{
-	guint n = t->sparse != NULL ? g_hash_table_size(t->sparse) : 0;
-
-	for (guint64 i = 0; i < t->n_dense; i++)
-		n += t->dense[i] != NULL;
-	return n;
-}
-
-static void
-id_table_clear(IdTable *t, GDestroyNotify free_value)
-{
-	GHashTableIter iter;
-	gpointer value;
-
-	for (guint64 i = 0; free_value != NULL && i < t->n_dense; i++) {
-		if (t->dense[i] != NULL)
-			free_value(t->dense[i]);
-	}
-	g_free(t->dense);
-	if (t->sparse != NULL) {
-		g_hash_table_iter_init(&iter, t->sparse);
-		while (free_value != NULL && g_hash_table_iter_next(&iter, NULL, &value))
-			free_value(value);
-		g_hash_table_destroy(t->sparse);
-	}
-	memset(t, 0, sizeof *t);
+	*(Record **) gs_id_table_insert(t, id) = rec;
 }
 
 /* ---- lifetime ---- */
@@ -315,6 +248,8 @@ gs_engine_new(const GsEngineOpts *opts)
 	GsEngine *e = g_new0(GsEngine, 1);
 
 	e->opts = opts != NULL ? *opts : defaults;
+	gs_id_table_init(&e->by_id, sizeof(Record *));
+	gs_id_table_init(&e->dedicated, sizeof(Record *));
 	e->deadlock_opts = (GsDeadlockOpts){
 		.split_victim = e->opts.split_victim,
 		.retry_before_bufn = e->opts.retry_before_bufn,
@@ -337,8 +272,8 @@ gs_engine_free(GsEngine *e)
 {
 	if (e == NULL)
 		return;
-	id_table_clear(&e->by_id, NULL);
-	id_table_clear(&e->dedicated, NULL);
+	gs_id_table_clear(&e->by_id);
+	gs_id_table_clear(&e->dedicated);
 	for (guint k = 0; k < GS_N_KINDS; k++) {
 		g_free(e->blocked[k].slots);
 		g_free(e->allocating[k].recs);
@@ -381,7 +316,7 @@ gs_engine_get_priorities(GsEngine *e)
 static Record *
 lookup(const GsEngine *e, GsThreadId id)
 {
-	return id_table_get(&e->by_id, id);
+	return record_at(&e->by_id, id);
 }
 
 static GsPriority priority_of(GsEngine *e, const Record *rec);
@@ -487,7 +422,7 @@ apply(GsEngine *e, Record *rec, GsThreadEvent event, GsTime now)
 static Record *
 dedicated_of(const GsEngine *e, GsTaskId task)
 {
-	return task >= 0 ? id_table_get(&e->dedicated, task) : NULL;
+	return task >= 0 ? record_at(&e->dedicated, task) : NULL;
 }
 
 /* A task has few threads: appending and unlinking walk its list. */
@@ -503,7 +438,7 @@ index_record(GsEngine *e, Record *rec)
 	}
 	last = dedicated_of(e, rec->view.task);
 	if (last == NULL) {
-		id_table_set(&e->dedicated, rec->view.task, rec);
+		record_put(&e->dedicated, rec->view.task, rec);
 		e->n_dedicated_tasks++;
 		return;
 	}
@@ -528,9 +463,9 @@ unindex_record(GsEngine *e, Record *rec)
 	if (prev != NULL) {
 		prev->task_next = rec->task_next;
 	} else if (rec->task_next != NULL) {
-		id_table_set(&e->dedicated, rec->view.task, rec->task_next);
+		record_put(&e->dedicated, rec->view.task, rec->task_next);
 	} else {
-		id_table_remove(&e->dedicated, rec->view.task);
+		gs_id_table_remove(&e->dedicated, rec->view.task);
 		e->n_dedicated_tasks--;
 	}
 	rec->task_next = NULL;
@@ -551,7 +486,7 @@ record_new(GsEngine *e, GsThreadId id, GsTaskId task, gboolean is_pool, gboolean
 		rec->view.pool_tasks = g_array_new(FALSE, FALSE, sizeof(GsTaskId));
 	rec->index = e->records->len;
 	g_ptr_array_add(e->records, rec);
-	id_table_set(&e->by_id, id, rec);
+	record_put(&e->by_id, id, rec);
 	index_record(e, rec);
 	e->counts[GS_THREAD_RUNNING][GS_KIND_GPU]++;
 	tell_state(e, id, GS_THREAD_UNKNOWN, GS_THREAD_RUNNING, GS_EVENT_REGISTER, now);
@@ -613,7 +548,7 @@ erase(GsEngine *e, Record *rec, GsThreadEvent cause, GsTime now)
 	e->counts[from][rec->view.alloc_kind]--;
 	e->n_pool_blocked -= rec->view.pool_blocked;
 	unindex_record(e, rec);
-	id_table_remove(&e->by_id, id);
+	gs_id_table_remove(&e->by_id, id);
 	g_ptr_array_remove_index_fast(e->records, index);
 	if (index < e->records->len)
 		((Record *) e->records->pdata[index])->index = index;
@@ -1823,9 +1758,9 @@ gs_engine_check_invariants(const GsEngine *e)
 	guint n_pool_blocked = 0;
 	const char *broken = NULL;
 
-	if (id_table_size(&e->by_id) != e->records->len)
+	if (gs_id_table_size(&e->by_id) != e->records->len)
 		broken = "the id index and the record array hold the same records";
-	else if (id_table_size(&e->dedicated) != e->n_dedicated_tasks)
+	else if (gs_id_table_size(&e->dedicated) != e->n_dedicated_tasks)
 		broken = "the count of tasks with dedicated threads matches the task index";
 	else if (e->blocked[GS_KIND_GPU].len != e->counts[GS_THREAD_BLOCKED][GS_KIND_GPU] ||
 		 e->blocked[GS_KIND_HOST].len != e->counts[GS_THREAD_BLOCKED][GS_KIND_HOST])

@@ -1,27 +1,20 @@
 /*
  * gpusim: task priority slots and thread ranking.
  *
- * Drivers hand out task ids 0, 1, 2..., so the slots of small ids sit in an
- * array indexed by id (a value and a presence bit each: 8 bytes and a bit per
- * task, where a hash table entry cost about 50); any other id goes to a hash
- * table. Both are only ever looked up, never iterated, so their order cannot
- * leak into a decision.
+ * The slots sit in a GsIdTable (id-table.h) by task id: for the ids drivers
+ * hand out in sequence, an array (8 bytes and a presence bit per task, where
+ * a hash table entry cost about 50). Only ever looked up, never iterated, so
+ * their order cannot leak into a decision.
  */
 #include "config.h"
 
-#include <string.h>
-
 #include <gpusim/priority.h>
 
-/* Past the end of the array by at most this much, an id still makes it grow. */
-#define DENSE_SLACK 1024
+#include "id-table.h"
 
 struct GsTaskPriorities {
 	GsPriorityMode mode;
-	gint64 *values;     /* by task id, below n_dense ... */
-	guint64 *present;   /* ... a bit per id: its slot is set */
-	guint64 n_dense;    /* a multiple of 64 */
-	GHashTable *sparse; /* GsTaskId* -> gint64*, the other ids (NULL until one comes) */
+	GsIdTable slots;    /* GsTaskId -> gint64 */
 	gint64 next_fifo;   /* the slot the next new task gets */
 	guint64 generation;
 };
@@ -32,6 +25,7 @@ gs_task_priorities_new(GsPriorityMode mode)
 	GsTaskPriorities *prio = g_new0(GsTaskPriorities, 1);
 
 	prio->mode = mode;
+	gs_id_table_init(&prio->slots, sizeof(gint64));
 	prio->next_fifo = G_MAXINT64 - 1;
 	return prio;
 }
@@ -41,63 +35,21 @@ gs_task_priorities_free(GsTaskPriorities *prio)
 {
 	if (prio == NULL)
 		return;
-	g_free(prio->values);
-	g_free(prio->present);
-	if (prio->sparse != NULL)
-		g_hash_table_destroy(prio->sparse);
+	gs_id_table_clear(&prio->slots);
 	g_free(prio);
-}
-
-static gboolean
-is_dense(const GsTaskPriorities *prio, GsTaskId task)
-{
-	return task >= 0 && (guint64) task < prio->n_dense;
-}
-
-static gboolean
-dense_has(const GsTaskPriorities *prio, GsTaskId task)
-{
-	return (prio->present[task / 64] >> (task % 64)) & 1;
-}
-
-/* Makes the array reach @task when it is close enough to the end. */
-static void
-reach(GsTaskPriorities *prio, GsTaskId task)
-{
-	guint64 n;
-
-	if (task < 0 || (guint64) task < prio->n_dense || (guint64) task >= prio->n_dense + DENSE_SLACK)
-		return;
-	n = MAX(MAX(2 * prio->n_dense, (guint64) task + 1), 64);
-	n = (n + 63) / 64 * 64;
-	prio->values = g_renew(gint64, prio->values, n);
-	prio->present = g_renew(guint64, prio->present, n / 64);
-	memset(prio->present + prio->n_dense / 64, 0, (n - prio->n_dense) / 64 * sizeof(guint64));
-	prio->n_dense = n;
 }
 
 static void
 store(GsTaskPriorities *prio, GsTaskId task, gint64 value)
 {
-	reach(prio, task);
-	if (is_dense(prio, task)) {
-		prio->values[task] = value;
-		prio->present[task / 64] |= (guint64) 1 << (task % 64);
-		return;
-	}
-	if (prio->sparse == NULL)
-		prio->sparse = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-	g_hash_table_insert(prio->sparse, g_memdup2(&task, sizeof task),
-			    g_memdup2(&value, sizeof value));
+	*(gint64 *) gs_id_table_insert(&prio->slots, (guint64) task) = value;
 }
 
 /* The stored slot of @task, or NULL. */
 static const gint64 *
 lookup(const GsTaskPriorities *prio, GsTaskId task)
 {
-	if (is_dense(prio, task))
-		return dense_has(prio, task) ? &prio->values[task] : NULL;
-	return prio->sparse != NULL ? g_hash_table_lookup(prio->sparse, &task) : NULL;
+	return gs_id_table_lookup(&prio->slots, (guint64) task);
 }
 
 GsPriorityMode
@@ -137,12 +89,8 @@ gs_task_priorities_set(GsTaskPriorities *prio, GsTaskId task, gint64 value)
 gboolean
 gs_task_priorities_forget(GsTaskPriorities *prio, GsTaskId task)
 {
-	if (lookup(prio, task) == NULL)
+	if (task < 0 || !gs_id_table_remove(&prio->slots, (guint64) task))
 		return FALSE;
-	if (is_dense(prio, task))
-		prio->present[task / 64] &= ~((guint64) 1 << (task % 64));
-	else
-		g_hash_table_remove(prio->sparse, &task);
 	prio->generation++;
 	return TRUE;
 }

@@ -216,6 +216,28 @@ START_TEST(task_done_removes_dedicated_and_leaves_pools)
 }
 END_TEST
 
+/*
+ * A task registered first under a far id (its thread's too) is kept apart
+ * from the arrays; once the ids handed out in sequence reach past it, it is
+ * still found: task_done removes its thread.
+ */
+START_TEST(task_done_finds_a_task_the_arrays_grew_over)
+{
+	TlEngine *t = tl_engine_new(NULL);
+	const GsTaskId far = 1500;
+
+	tl_dedicated(t, far + 100, far);
+	for (GsTaskId id = 0; id < far; id++)
+		tl_dedicated(t, id, id);
+	expect_state(t, far + 100, GS_THREAD_RUNNING);
+	tl_task_done(t, far, 0);
+	expect_state(t, far + 100, GS_THREAD_UNKNOWN);
+	expect_state(t, far - 1, GS_THREAD_RUNNING);
+	tl_check(t);
+	tl_engine_free(t);
+}
+END_TEST
+
 START_TEST(pool_done_with_last_task_wakes_blocked)
 {
 	TlEngine *t = tl_engine_new(NULL);
@@ -259,6 +281,7 @@ gs_test_engine_assoc(void)
 	tcase_add_test(tc, fixup_runs_no_task_finished_wake);
 	tcase_add_test(tc, remove_association_rules);
 	tcase_add_test(tc, task_done_removes_dedicated_and_leaves_pools);
+	tcase_add_test(tc, task_done_finds_a_task_the_arrays_grew_over);
 	tcase_add_test(tc, pool_done_with_last_task_wakes_blocked);
 	tcase_add_test(tc, fifo_slot_is_fixed_at_registration);
 	return tc;

@@ -170,6 +170,30 @@ START_TEST(test_storage)
 }
 END_TEST
 
+/*
+ * An id far past the array goes to the hash table; when smaller ids then
+ * make the array grow over it, its value moves along (a task late in a long
+ * file that starts first). Rows: the far id, then ids 0.. up to it are set.
+ */
+static const GsTaskId grown_over_ids[] = {1500, 4000, 70000};
+
+START_TEST(test_storage_grows_over_a_stored_id)
+{
+	g_autoptr(GsTaskPriorities) prio = gs_task_priorities_new(GS_PRIORITY_FIFO);
+	const GsTaskId far = grown_over_ids[_i];
+
+	gs_task_priorities_set(prio, far, 42);
+	for (GsTaskId id = 0; id < far; id++)
+		gs_task_priorities_set(prio, id, -id);
+	ck_assert(gs_task_priorities_has(prio, far));
+	ck_assert_int_eq(gs_task_priorities_get(prio, far), 42);
+	ck_assert_int_eq(gs_task_priorities_get(prio, far - 1), -(far - 1));
+	ck_assert(gs_task_priorities_forget(prio, far));
+	ck_assert(!gs_task_priorities_has(prio, far));
+	ck_assert(!gs_task_priorities_forget(prio, far));
+}
+END_TEST
+
 /* ---- thread priority ---- */
 
 enum { DEDICATED, POOL, SHUFFLE };
@@ -355,6 +379,8 @@ gs_test_suite_priority(void)
 	tcase_add_test(tc, test_task_id_forget);
 	tcase_add_loop_test(tc, test_set_overrides, 0, 2);
 	tcase_add_loop_test(tc, test_storage, 0, G_N_ELEMENTS(storage_ids));
+	tcase_add_loop_test(tc, test_storage_grows_over_a_stored_id, 0,
+			    G_N_ELEMENTS(grown_over_ids));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("thread");
