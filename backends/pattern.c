@@ -16,20 +16,32 @@
 #include "pattern.h"
 
 void
-gs_pattern_fill(guint64 *words, gsize n, guint64 seed)
+gs_pattern_fill_from(guint64 *words, gsize n, guint64 seed, gsize first)
 {
 	for (gsize i = 0; i < n; i++)
-		words[i] = gs_pattern_word(seed, i);
+		words[i] = gs_pattern_word(seed, first + i);
+}
+
+gboolean
+gs_pattern_check_from(const guint64 *words, gsize n, guint64 seed, gsize first)
+{
+	for (gsize i = 0; i < n; i++) {
+		if (words[i] != gs_pattern_word(seed, first + i))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+void
+gs_pattern_fill(guint64 *words, gsize n, guint64 seed)
+{
+	gs_pattern_fill_from(words, n, seed, 0);
 }
 
 gboolean
 gs_pattern_check(const guint64 *words, gsize n, guint64 seed)
 {
-	for (gsize i = 0; i < n; i++) {
-		if (words[i] != gs_pattern_word(seed, i))
-			return FALSE;
-	}
-	return TRUE;
+	return gs_pattern_check_from(words, n, seed, 0);
 }
 
 /*

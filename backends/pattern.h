@@ -30,6 +30,9 @@ gs_pattern_word(guint64 seed, gsize index)
 void gs_pattern_fill(guint64 *words, gsize n, guint64 seed);
 /** TRUE when every word is what gs_pattern_fill() wrote. */
 gboolean gs_pattern_check(const guint64 *words, gsize n, guint64 seed);
+/** The same for the part of a buffer that starts at its word @first (a block of it). */
+void gs_pattern_fill_from(guint64 *words, gsize n, guint64 seed, gsize first);
+gboolean gs_pattern_check_from(const guint64 *words, gsize n, guint64 seed, gsize first);
 
 /** Creates a private directory (0700) inside @parent; NULL with @error set. */
 char *gs_private_dir_new(const char *parent, GError **error);

@@ -917,7 +917,8 @@ move_make(Real *r, gpointer bk, Move *mv, const char *who)
 	mv->made = gs_backend_move(r->ops, r->bk, bk, mv->source, mv->from, mv->to, mv->device,
 				   &mv->moved, &mv->intact, &error);
 	if (!mv->made)
-		g_warning("%s: a copy to tier %d failed: %s", who, mv->to, error->message);
+		g_warning("%s: a copy to tier %d failed: %s", who, mv->to,
+			  error != NULL ? error->message : "the backend gave no reason");
 }
 
 /* A move made by the backend (thread @bk) lands in the model; returns TRUE if it committed. */

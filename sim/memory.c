@@ -394,7 +394,9 @@ gs_memory_plan_spill(GsMemory *m, GsTier tier, gint64 need, GsTime now, GArray *
 void
 gs_memory_set_spillable(GsMemory *m, const GArray *ids, gboolean spillable)
 {
-	for (guint i = 0; m->store != NULL && i < ids->len; i++)
+	if (m->store == NULL)
+		return;
+	for (guint i = 0; i < ids->len; i++)
 		gs_spill_set_spillable(m->store, g_array_index(ids, GsSpillBufId, i), spillable);
 }
 

@@ -333,7 +333,7 @@ static void
 emit(Sim *s, GsLogEntry *entry)
 {
 	entry->time = s->now;
-	if (s->opts.log != NULL)
+	if (logging(s))
 		s->opts.log(entry, s->opts.log_data);
 }
 

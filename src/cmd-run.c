@@ -173,8 +173,9 @@ run_real(const GsWorkload *w, const GsBackendOps *ops, GsRealOptions *real, int 
 	}
 	if (stats.backend.corrupt_buffers > 0)
 		fprintf(stderr, "gpusim: %s backend: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-			" round trips lost or changed data\n", ops->name,
-			stats.backend.corrupt_buffers, stats.backend.round_trips);
+			" round trips and moves lost or changed data\n", ops->name,
+			stats.backend.corrupt_buffers,
+			stats.backend.round_trips + stats.backend.moves);
 	if (stats.backend.device_refusals > 0)
 		fprintf(stderr, "gpusim: %s backend: the device refused %" G_GUINT64_FORMAT
 			" allocation(s) the engine had admitted; each counted as an OOM\n", ops->name,

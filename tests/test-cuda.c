@@ -106,11 +106,9 @@ END_TEST
 START_TEST(test_a_full_host_tier_still_stages_to_disk)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
-	g_autoptr(GError) error = NULL;
 	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
 	gpointer state, thread;
-	guint64 host, gpu, on_disk, back;
-	gboolean intact;
+	guint64 host, more;
 
 	w->host.block_size = MIB;
 	w->host.pool_blocks = 4;
@@ -118,18 +116,10 @@ START_TEST(test_a_full_host_tier_still_stages_to_disk)
 	state = open_cuda(w, parent, 4 * MIB);
 	thread = gs_backend_thread_begin(&gs_backend_cuda, state);
 	ck_assert(gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_HOST, 0, 4 * MIB, &host));
-	ck_assert(!gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_HOST, 0, MIB, &back));
-	ck_assert(gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, 0, 3 * MIB, &gpu));
-	ck_assert_msg(gs_backend_move(&gs_backend_cuda, state, thread, gpu, GS_TIER_GPU, GS_TIER_DISK,
-				      0, &on_disk, &intact, &error), "%s", error ? error->message : "?");
-	ck_assert(intact);
-	ck_assert_msg(gs_backend_move(&gs_backend_cuda, state, thread, on_disk, GS_TIER_DISK,
-				      GS_TIER_GPU, 0, &back, &intact, &error),
-		      "%s", error ? error->message : "?");
-	ck_assert(intact);
-	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, gpu);
-	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_DISK, on_disk);
-	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, back);
+	ck_assert(!gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_HOST, 0, MIB, &more));
+	/* GPU -> disk -> GPU, 3 MiB */
+	tl_moves_keep_every_byte(&gs_backend_cuda, state, (gpointer[]){thread, thread},
+				 &tl_move_paths[1], 3 * MIB);
 	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_HOST, host);
 	gs_backend_thread_end(&gs_backend_cuda, state, thread);
 	tl_backend_close(&gs_backend_cuda, state, parent);

@@ -392,10 +392,8 @@ blocks_fill(const Cuda *c, const Buf *b, GPtrArray *blocks)
 {
 	for (guint i = 0; i < blocks->len; i++) {
 		gsize first, n = block_words(c, b, i, &first);
-		guint64 *w = blocks->pdata[i];
 
-		for (gsize k = 0; k < n; k++)
-			w[k] = gs_pattern_word(b->seed, first + k);
+		gs_pattern_fill_from(blocks->pdata[i], n, b->seed, first);
 	}
 }
 
@@ -404,12 +402,9 @@ blocks_intact(const Cuda *c, const Buf *b, GPtrArray *blocks)
 {
 	for (guint i = 0; i < blocks->len; i++) {
 		gsize first, n = block_words(c, b, i, &first);
-		const guint64 *w = blocks->pdata[i];
 
-		for (gsize k = 0; k < n; k++) {
-			if (w[k] != gs_pattern_word(b->seed, first + k))
-				return FALSE;
-		}
+		if (!gs_pattern_check_from(blocks->pdata[i], n, b->seed, first))
+			return FALSE;
 	}
 	return TRUE;
 }
@@ -429,11 +424,8 @@ cuda_alloc(gpointer state, gpointer thread, GsTier tier, guint device, gint64 by
 	if (tier == GS_TIER_GPU) {
 		ok = gpu_take(c, thread, b);
 	} else {
-		b->blocks = pinned_take(&c->host, bytes, FALSE);
+		b->blocks = pinned_take(&c->host, bytes, FALSE); /* filled before its first copy */
 		ok = b->blocks != NULL;
-		if (ok)
-			blocks_fill(c, b, b->blocks);
-		b->filled = ok;
 	}
 	if (!ok) {
 		atomic_fetch_add(&c->refusals, 1);
@@ -442,6 +434,44 @@ cuda_alloc(gpointer state, gpointer thread, GsTier tier, guint device, gint64 by
 	}
 	*handle = GPOINTER_TO_SIZE(b);
 	return TRUE;
+}
+
+/* Writes the blocks holding @b's bytes to its files, "path.i" each. */
+static gboolean
+write_files(Cuda *c, Buf *b, GPtrArray *blocks, GError **error)
+{
+	for (guint i = 0; i < blocks->len; i++) {
+		g_autofree char *path = g_strdup_printf("%s.%u", b->path, i);
+		gsize first, n = block_words(c, b, i, &first);
+
+		b->n_files = i + 1;
+		if (!gs_file_write_all(path, blocks->pdata[i], n * 8, error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean
+read_files(Cuda *c, const Buf *b, GPtrArray *blocks, GError **error)
+{
+	for (guint i = 0; i < blocks->len; i++) {
+		g_autofree char *path = g_strdup_printf("%s.%u", b->path, i);
+		gsize first, n = block_words(c, b, i, &first);
+
+		if (!gs_file_read_all(path, blocks->pdata[i], n * 8, error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static void
+files_unlink(const Buf *b)
+{
+	for (guint i = 0; i < b->n_files; i++) {
+		g_autofree char *path = g_strdup_printf("%s.%u", b->path, i);
+
+		g_unlink(path);
+	}
 }
 
 static void
@@ -460,11 +490,7 @@ cuda_free(gpointer state, gpointer thread, GsTier tier, guint64 handle)
 	} else if (b->tier == GS_TIER_HOST) {
 		pinned_give(&c->host, b->blocks);
 	} else {
-		for (guint i = 0; i < b->n_files; i++) {
-			g_autofree char *path = g_strdup_printf("%s.%u", b->path, i);
-
-			g_unlink(path);
-		}
+		files_unlink(b);
 		g_free(b->path);
 	}
 	g_free(b);
@@ -530,26 +556,32 @@ copy_blocks(Buf *b, GPtrArray *blocks, gint64 block_size, gboolean to_host, cuda
 	return cudaSuccess;
 }
 
-/* The pinned copy goes to a file and comes back; the blocks are scribbled between. */
+/* The pinned copy goes to files and comes back; the blocks are scribbled between. */
 static gboolean
 disk_leg(Cuda *c, Buf *b, GPtrArray *blocks, GError **error)
 {
 	g_autofree char *path = g_strdup_printf("%s/buf-%" G_GUINT64_FORMAT, c->disk_dir, b->seed);
-	gint64 left = (gint64) words_of(b->bytes) * 8;
-	gboolean ok = TRUE;
+	Buf on_disk = {.tier = GS_TIER_DISK, .bytes = b->bytes, .seed = b->seed, .path = path};
+	gboolean ok = write_files(c, &on_disk, blocks, error);
 
 	for (guint i = 0; ok && i < blocks->len; i++) {
-		g_autofree char *block_path = g_strdup_printf("%s.%u", path, i);
-		gint64 n = MIN(left - (gint64) i * c->host.block_size, c->host.block_size);
+		gsize first, n = block_words(c, b, i, &first);
 
-		ok = gs_file_write_all(block_path, blocks->pdata[i], (gsize) n, error);
-		if (ok) {
-			memset(blocks->pdata[i], 0, (gsize) n);
-			ok = gs_file_read_all(block_path, blocks->pdata[i], (gsize) n, error);
-		}
-		g_unlink(block_path);
+		memset(blocks->pdata[i], 0, n * 8);
 	}
+	ok = ok && read_files(c, &on_disk, blocks, error);
+	files_unlink(&on_disk);
 	return ok;
+}
+
+/* Counts a check of @b's bytes, and whether it found them @intact; returns @intact. */
+static gboolean
+count_check(Cuda *c, const Buf *b, gboolean intact)
+{
+	atomic_fetch_add(&c->bytes_checked, words_of(b->bytes) * 8);
+	if (!intact)
+		atomic_fetch_add(&c->corrupt, 1);
+	return intact;
 }
 
 /* Counts on the device the words of @b that differ from its pattern; *@intact: none. */
@@ -570,10 +602,7 @@ device_check(Cuda *c, const Buf *b, cudaStream_t stream, gboolean *intact, GErro
 	pthread_mutex_unlock(&d->check_lock);
 	if (!ok)
 		return FALSE;
-	atomic_fetch_add(&c->bytes_checked, words_of(b->bytes) * 8);
-	*intact = mismatches == 0;
-	if (!*intact)
-		atomic_fetch_add(&c->corrupt, 1);
+	*intact = count_check(c, b, mismatches == 0);
 	return TRUE;
 }
 
@@ -622,34 +651,6 @@ out:
 
 /* ---- moves between tiers ---- */
 
-/* Writes the blocks holding @b's bytes to its files, "path.i" each. */
-static gboolean
-write_files(Cuda *c, Buf *b, GPtrArray *blocks, GError **error)
-{
-	for (guint i = 0; i < blocks->len; i++) {
-		g_autofree char *path = g_strdup_printf("%s.%u", b->path, i);
-		gsize first, n = block_words(c, b, i, &first);
-
-		b->n_files = i + 1;
-		if (!gs_file_write_all(path, blocks->pdata[i], n * 8, error))
-			return FALSE;
-	}
-	return TRUE;
-}
-
-static gboolean
-read_files(Cuda *c, const Buf *b, GPtrArray *blocks, GError **error)
-{
-	for (guint i = 0; i < blocks->len; i++) {
-		g_autofree char *path = g_strdup_printf("%s.%u", b->path, i);
-		gsize first, n = block_words(c, b, i, &first);
-
-		if (!gs_file_read_all(path, blocks->pdata[i], n * 8, error))
-			return FALSE;
-	}
-	return TRUE;
-}
-
 /* Pinned blocks holding @b's bytes: its own (host tier), or staged from the device or files. */
 static GPtrArray *
 stage(Cuda *c, Thread *t, Buf *b, gboolean *borrowed, GError **error)
@@ -658,8 +659,13 @@ stage(Cuda *c, Thread *t, Buf *b, gboolean *borrowed, GError **error)
 	gboolean ok;
 
 	*borrowed = b->tier == GS_TIER_HOST;
-	if (*borrowed)
+	if (*borrowed) {
+		/* As a GPU buffer (fill_before_copy): the pattern just before the first copy. */
+		if (!b->filled)
+			blocks_fill(c, b, b->blocks);
+		b->filled = TRUE;
 		return b->blocks;
+	}
 	blocks = pinned_take(&c->host, (gint64) words_of(b->bytes) * 8, TRUE);
 	if (blocks == NULL) {
 		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
@@ -670,6 +676,9 @@ stage(Cuda *c, Thread *t, Buf *b, gboolean *borrowed, GError **error)
 	if (b->tier == GS_TIER_GPU) {
 		cudaStream_t stream = stream_of(t, b->device);
 
+		if (stream == NULL)
+			g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
+				    "no stream to stage a %" G_GINT64_FORMAT "-byte copy", b->bytes);
 		ok = stream != NULL && !failed(fill_before_copy(b, stream), "filling", error) &&
 		     !failed(copy_blocks(b, blocks, c->host.block_size, TRUE, stream), "spilling",
 			     error) &&
@@ -693,13 +702,13 @@ land(Cuda *c, Thread *t, Buf *copy, GPtrArray *staged, gboolean borrowed, gboole
 
 	switch (copy->tier) {
 	case GS_TIER_HOST:
-		if (borrowed)
-			break; /* a host buffer does not move to the host */
+		if (borrowed) {
+			g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
+				    "a host buffer cannot move to the host");
+			return FALSE;
+		}
 		copy->blocks = staged; /* the staging blocks become the copy */
-		*intact = blocks_intact(c, copy, copy->blocks);
-		atomic_fetch_add(&c->bytes_checked, words_of(copy->bytes) * 8);
-		if (!*intact)
-			atomic_fetch_add(&c->corrupt, 1);
+		*intact = count_check(c, copy, blocks_intact(c, copy, copy->blocks));
 		return TRUE;
 	case GS_TIER_DISK:
 		copy->path = g_strdup_printf("%s/buf-%" G_GUINT64_FORMAT "-%" G_GUINT64_FORMAT,
@@ -718,9 +727,7 @@ land(Cuda *c, Thread *t, Buf *copy, GPtrArray *staged, gboolean borrowed, gboole
 			       "unspilling", error) &&
 		       device_check(c, copy, stream, intact, error);
 	}
-	g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
-		    "a host buffer cannot move to the host");
-	return FALSE;
+	g_return_val_if_reached(FALSE);
 }
 
 static gboolean

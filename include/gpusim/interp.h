@@ -179,8 +179,6 @@ GS_API void gs_interp_abort(GsInterp *it, GsTime now);
  */
 typedef struct {
 	int api_version; /* 1 */
-	void (*on_exception)(const GsSeenException *seen, gpointer data);
-	void (*on_block)(const GsOp *retry_op, gboolean entering, gpointer data);
 	/* Before and after every engine call the interpreter makes (both or neither). */
 	void (*enter)(gpointer data);
 	void (*leave)(gpointer data);
@@ -201,6 +199,9 @@ typedef struct {
 	 * the other fields are zero. May be NULL.
 	 */
 	gboolean (*fast_free)(gpointer data, const GsEffect *freed);
+	/* Last, so that the members above keep their places. */
+	void (*on_exception)(const GsSeenException *seen, gpointer data);
+	void (*on_block)(const GsOp *retry_op, gboolean entering, gpointer data);
 } GsInterpHooks;
 
 /** Installs @hooks with @data for them (NULL removes them); @hooks must outlive the interpreter. */
