@@ -671,26 +671,26 @@ tiers_free(Tiers *m)
 	g_free(m);
 }
 
-/* Whether @ops (or a block inside them) holds an op of @kind. */
+/* Whether @ops, or a retry or repeat block inside them, holds an op that @is says is one. */
+static gboolean
+ops_any(const GArray *ops, gboolean (*is)(const GsOp *op))
+{
+	for (guint i = 0; ops != NULL && i < ops->len; i++) {
+		const GsOp *op = &g_array_index(ops, GsOp, i);
+
+		if (is(op) || (op->kind == GS_OP_RETRY && ops_any(op->retry.ops, is)) ||
+		    (op->kind == GS_OP_REPEAT && ops_any(op->repeat.ops, is)))
+			return TRUE;
+	}
+	return FALSE;
+}
+
 /* What only the memory model carries out: a reservation, or host memory (blocks, pages). */
 static gboolean
 needs_model(const GsOp *op)
 {
 	return op->kind == GS_OP_RESERVE ||
 	       (op->kind == GS_OP_ALLOC && op->alloc.kind == GS_KIND_HOST);
-}
-
-static gboolean
-ops_need_model(const GArray *ops)
-{
-	for (guint i = 0; ops != NULL && i < ops->len; i++) {
-		const GsOp *op = &g_array_index(ops, GsOp, i);
-
-		if (needs_model(op) || (op->kind == GS_OP_RETRY && ops_need_model(op->retry.ops)) ||
-		    (op->kind == GS_OP_REPEAT && ops_need_model(op->repeat.ops)))
-			return TRUE;
-	}
-	return FALSE;
 }
 
 /*
@@ -707,12 +707,12 @@ tiers_needed(const GsWorkload *w)
 		const GsTaskSpec *task = w->tasks->pdata[i];
 
 		for (guint k = 0; k < task->threads->len; k++) {
-			if (ops_need_model(((const GsThreadSpec *) task->threads->pdata[k])->ops))
+			if (ops_any(((const GsThreadSpec *) task->threads->pdata[k])->ops, needs_model))
 				return TRUE;
 		}
 	}
 	for (guint i = 0; i < w->pool_threads->len; i++) {
-		if (ops_need_model(((const GsThreadSpec *) w->pool_threads->pdata[i])->ops))
+		if (ops_any(((const GsThreadSpec *) w->pool_threads->pdata[i])->ops, needs_model))
 			return TRUE;
 	}
 	return FALSE;
@@ -1449,7 +1449,7 @@ tiered_compute_begin(RealThread *t, const GsEffect *e, GArray *uses)
 	if (op == NULL || op->compute.uses.len == 0)
 		return TRUE;
 	pthread_mutex_lock(&r->lock);
-	buffers_listed(t, &op->compute.uses, ids);
+	live_listed(t, &op->compute.uses, ids, uses); /* @uses is dropped if it must wait */
 	if (gs_memory_spills(r->mem))
 		need = gs_memory_unspill_need(r->mem, ids);
 	if (need > 0) {
@@ -1466,7 +1466,6 @@ tiered_compute_begin(RealThread *t, const GsEffect *e, GArray *uses)
 		if (op->compute.stream < 0)
 			g_array_append_vals(m->locked, ids->data, ids->len);
 	}
-	live_listed(t, &op->compute.uses, NULL, uses);
 	engine_unlock(r);
 	return TRUE;
 }
@@ -2036,19 +2035,11 @@ thread_exited(Real *r, RealThread *t, gboolean ends_task, gboolean failed, GsExc
 
 /* ---- one simulated thread ---- */
 
-/* Scans the ops for inject: such a thread must always meet the engine. */
+/* An inject op: a thread that holds one must always meet the engine, which decides injection. */
 static gboolean
-ops_inject(const GArray *ops)
+is_inject(const GsOp *op)
 {
-	for (guint i = 0; ops != NULL && i < ops->len; i++) {
-		const GsOp *op = &g_array_index(ops, GsOp, i);
-
-		if (op->kind == GS_OP_INJECT ||
-		    (op->kind == GS_OP_RETRY && ops_inject(op->retry.ops)) ||
-		    (op->kind == GS_OP_REPEAT && ops_inject(op->repeat.ops)))
-			return TRUE;
-	}
-	return FALSE;
+	return op->kind == GS_OP_INJECT;
 }
 
 /* Carries out one effect; FALSE when the thread ends (or was stopped). */
@@ -2197,7 +2188,7 @@ thread_new(Real *r, const GsThreadSpec *spec, RealTask *task, const char *name)
 	cond_init(&t->cond);
 	pthread_mutex_init(&t->sleep_lock, NULL);
 	cond_init(&t->sleep_cond);
-	t->fast_ok = !ops_inject(spec->ops);
+	t->fast_ok = !ops_any(spec->ops, is_inject);
 	t->log = g_array_new(FALSE, FALSE, sizeof(LogItem));
 	t->live = g_ptr_array_new();
 	t->result = gs_result_add_thread(r->res, name, task != NULL ? task->result : NULL);
