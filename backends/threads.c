@@ -13,7 +13,9 @@
  * A thread waits in three places: parked in the engine (on its `cond` with
  * `lock`, until `woken` or `stop`), for a GPU permit (same), and in a compute,
  * sleep or until (on its `sleep_cond` with its own `sleep_lock`, with a
- * deadline), so that stopping a thread wakes it wherever it is.
+ * deadline; on the virtual clock, on its `cond` with `lock` until the run
+ * loop's clock reaches its deadline), so that stopping a thread wakes it
+ * wherever it is.
  */
 #include "config.h"
 
@@ -48,6 +50,12 @@ typedef struct {
 } Space;
 
 typedef struct RealThread RealThread;
+
+/* Virtual clock, under lock: a wait for scenario time, by a thread or a downgrader. */
+typedef struct {
+	gboolean on;
+	GsTime deadline;
+} TimedWait;
 
 /*
  * What the interpreter gets as a handle: the backend's, and where it was
@@ -108,6 +116,7 @@ struct RealThread {
 	GPtrArray *live;         /* Held* the thread holds (thread-owned; under lock with tiers) */
 	Tiers *tiers;            /* NULL until it uses the tiers */
 	gint64 leaking;          /* bytes handed back as it ended (thread-owned): a leak if it completes */
+	TimedWait timed;         /* virtual clock: its sleep, until, compute or alloc latency */
 };
 
 struct RealTask {
@@ -139,6 +148,12 @@ struct Real {
 	pthread_cond_t done_cond; /* with lock: the run may have ended */
 	gint64 t0;               /* monotonic microseconds at the start */
 	double scale;
+	gboolean virtual_clock;  /* opts.clock is GS_CLOCK_VIRTUAL */
+	atomic_int_fast64_t clock; /* virtual clock: scenario time now, moved by the run loop under lock */
+	guint idle;              /* under lock: active, but waiting for the clock: a time, or a copy to land */
+	guint copy_waiters;      /* under lock: threads among `idle` waiting on copies_cond */
+	guint64 copies_changes;  /* under lock: broadcasts of copies_cond */
+	guint looking;           /* virtual clock, under lock: downgraders woken that have not looked */
 	Space *gpus;
 	guint n_gpus;
 	Space host;
@@ -182,6 +197,8 @@ typedef struct Downgrader {
 	Real *r;
 	guint device;
 	pthread_t thread;
+	gboolean looking;        /* virtual clock, under lock: woken, and has not looked yet */
+	TimedWait timed;         /* virtual clock: its copy's modelled time */
 } Downgrader;
 
 static const GsInterpHooks fast_hooks;
@@ -193,6 +210,8 @@ static const GsInterpHooks tiered_hooks;
 static GsTime
 now(Real *r)
 {
+	if (r->virtual_clock)
+		return atomic_load(&r->clock);
 	return (GsTime) ((double) (g_get_monotonic_time() - r->t0) * 1000.0 / r->scale);
 }
 
@@ -302,6 +321,25 @@ counts_active(Status s)
 	return s == T_READY || s == T_SLEEPING;
 }
 
+/*
+ * Virtual clock, under lock: nothing is left to happen at this instant.
+ * Every active thread waits for a later time, and no downgrader has a look
+ * to take (one making a copy counts as active).
+ */
+static gboolean
+quiet(const Real *r)
+{
+	return r->active == r->idle && r->looking == 0;
+}
+
+/* Under lock: the run loop may move the virtual clock now. */
+static void
+note_quiet(Real *r)
+{
+	if (r->virtual_clock && quiet(r))
+		pthread_cond_broadcast(&r->done_cond);
+}
+
 /* Every change between active and waiting happens under lock, so `active` is exact there. */
 static void
 set_status(Real *r, RealThread *t, Status s)
@@ -310,6 +348,7 @@ set_status(Real *r, RealThread *t, Status s)
 
 	r->active += counts_active(s);
 	r->active -= counts_active(old);
+	note_quiet(r);
 }
 
 /* Under lock: the engine's queued wake-ups reach their threads. */
@@ -370,12 +409,83 @@ stop_thread(RealThread *t)
 	pthread_mutex_unlock(&t->sleep_lock);
 }
 
+/*
+ * Virtual clock, under lock: waits on @cond until the run loop moves the
+ * clock to @until (advance_clock ends the wait), or until *@stop.
+ */
+static void
+timed_wait(Real *r, TimedWait *w, pthread_cond_t *cond, GsTime until, atomic_bool *stop)
+{
+	if (now(r) >= until || atomic_load(stop))
+		return;
+	*w = (TimedWait){.on = TRUE, .deadline = until};
+	r->idle++;
+	note_quiet(r);
+	while (w->on && !atomic_load(stop))
+		pthread_cond_wait(cond, &r->lock);
+	if (w->on) {
+		w->on = FALSE;
+		r->idle--;
+	}
+}
+
+/*
+ * Under lock: a copy landed, or a thread left the gate. The threads waiting
+ * for that are active again from here, so the virtual clock waits for them.
+ */
+static void
+copies_changed(Real *r)
+{
+	r->idle -= r->copy_waiters;
+	r->copy_waiters = 0;
+	r->copies_changes++;
+	pthread_cond_broadcast(&r->copies_cond);
+}
+
+/*
+ * Under lock: waits for a copy to land or a thread to leave the gate. It
+ * does not hold the virtual clock: the copy may be waiting for its time.
+ */
+static void
+wait_copies(RealThread *t)
+{
+	Real *r = t->r;
+	guint64 changes = r->copies_changes;
+
+	drain_wakes(r);
+	r->copy_waiters++;
+	r->idle++;
+	note_quiet(r);
+	pthread_cond_wait(&r->copies_cond, &r->lock);
+	if (r->copies_changes == changes) { /* woken by a stop, or by nothing */
+		r->copy_waiters--;
+		r->idle--;
+	}
+}
+
+/* Virtual clock: waits until the run loop moves the clock to @until, or a stop. */
+static gboolean
+wait_virtual(RealThread *t, GsTime until)
+{
+	Real *r = t->r;
+	gboolean ok;
+
+	pthread_mutex_lock(&r->lock);
+	timed_wait(r, &t->timed, &t->cond, until, &t->stop);
+	ok = !atomic_load(&t->stop);
+	pthread_mutex_unlock(&r->lock);
+	return ok;
+}
+
 /* Waits until scenario time @until or a stop; FALSE when stopped. */
 static gboolean
 wait_until(RealThread *t, GsTime until)
 {
 	gint64 deadline = real_at(t->r, until);
 	gboolean stopped;
+
+	if (t->r->virtual_clock)
+		return wait_virtual(t, until);
 
 	pthread_mutex_lock(&t->sleep_lock);
 	while (!(stopped = atomic_load(&t->stop)) && g_get_monotonic_time() < deadline)
@@ -643,6 +753,7 @@ typedef struct {
 	guint64 source;      /* the backend handle copied from */
 	guint64 moved;       /* the new copy, once made */
 	gboolean made, intact;
+	GsTime modelled;     /* how long the links take for it: the virtual clock waits as long */
 } Move;
 
 static Tiers *
@@ -840,7 +951,7 @@ gate_leave(RealThread *t)
 	r->gate_scopes--;
 	if (r->gate_scopes == 0 && gs_gate_is_closed(gate) && gs_gate_reset(gate))
 		log_gate(r, NULL, "open");
-	pthread_cond_broadcast(&r->copies_cond);
+	copies_changed(r);
 }
 
 /* A copy found no room in its destination: the gate closes (with policy.evac_gate). */
@@ -863,8 +974,7 @@ gate_wait_drained(RealThread *t)
 	GsGate *gate = gs_memory_gate(t->r->mem);
 
 	while (gs_gate_is_closed(gate) && !gs_gate_drained(gate) && !atomic_load(&t->stop)) {
-		drain_wakes(t->r);
-		pthread_cond_wait(&t->r->copies_cond, &t->r->lock);
+		wait_copies(t);
 	}
 }
 
@@ -874,11 +984,10 @@ gate_wait_drained(RealThread *t)
 static gboolean
 move_begin(Real *r, Held *held, GsTier to, GArray *moves)
 {
-	GsTime unused;
 	Move mv = {.held = held, .from = held->mb->tier, .to = to, .device = held->mb->device,
 		   .source = held->backend};
 
-	if (!gs_memory_copy_begin(r->mem, held->mb, to, &unused))
+	if (!gs_memory_copy_begin(r->mem, held->mb, to, &mv.modelled))
 		return FALSE;
 	held->copying = TRUE;
 	g_array_append_val(moves, mv);
@@ -957,6 +1066,16 @@ move_land(Real *r, gpointer bk, Move *mv)
 	return TRUE;
 }
 
+static GsTime
+moves_modelled(const GArray *moves)
+{
+	GsTime total = 0;
+
+	for (guint i = 0; i < moves->len; i++)
+		total += g_array_index(moves, Move, i).modelled;
+	return total;
+}
+
 /*
  * Makes the moves begun in @moves, without the lock (the thread waits for
  * them: spill-block time), then lands them. Returns how many committed.
@@ -974,11 +1093,13 @@ moves_make(RealThread *t, GArray *moves)
 	for (guint i = 0; i < moves->len; i++)
 		move_make(r, t->bk, &g_array_index(moves, Move, i), t->result->name);
 	pthread_mutex_lock(&r->lock);
+	if (r->virtual_clock) /* the copies take their modelled time, one after another */
+		timed_wait(r, &t->timed, &t->cond, start + moves_modelled(moves), &t->stop);
 	r->res->totals.spill_block_ns += now(r) - start;
 	for (guint i = 0; i < moves->len; i++)
 		committed += move_land(r, t->bk, &g_array_index(moves, Move, i));
 	g_array_set_size(moves, 0);
-	pthread_cond_broadcast(&r->copies_cond);
+	copies_changed(r);
 	return committed;
 }
 
@@ -995,8 +1116,24 @@ moves_make(RealThread *t, GArray *moves)
 static void
 downgrade_wake(Real *r)
 {
-	if (r->downgrading != NULL)
-		pthread_cond_broadcast(&r->downgrade_cond);
+	if (r->downgrading == NULL)
+		return;
+	/* One waiting for its copy's time looks again once the copy lands. */
+	for (guint d = 0; r->virtual_clock && d < r->downgrading->len; d++) {
+		Downgrader *dg = &r->downgraders[d];
+
+		r->looking += !dg->looking && !dg->timed.on;
+		dg->looking |= !dg->timed.on;
+	}
+	pthread_cond_broadcast(&r->downgrade_cond);
+}
+
+/* Under lock: the downgrader is about to look at its GPU. */
+static void
+downgrade_looks(Downgrader *dg)
+{
+	dg->r->looking -= dg->looking;
+	dg->looking = FALSE;
 }
 
 static void
@@ -1036,7 +1173,9 @@ downgrader_main(void *data)
 
 	pthread_mutex_lock(&r->lock);
 	while (!r->ended) {
+		downgrade_looks(dg);
 		if (!downgrade_begin(r, dg->device, moves)) {
+			note_quiet(r);
 			pthread_cond_wait(&r->downgrade_cond, &r->lock);
 			continue;
 		}
@@ -1044,10 +1183,14 @@ downgrader_main(void *data)
 		engine_unlock(r);
 		move_make(r, bk, &g_array_index(moves, Move, 0), "proactive downgrade");
 		pthread_mutex_lock(&r->lock);
+		downgrade_looks(dg); /* it looks again once the copy lands */
+		if (r->virtual_clock)
+			timed_wait(r, &dg->timed, &r->downgrade_cond,
+				   now(r) + g_array_index(moves, Move, 0).modelled, &r->ended);
 		r->active--;
 		move_land(r, bk, &g_array_index(moves, Move, 0));
 		g_array_set_size(moves, 0);
-		pthread_cond_broadcast(&r->copies_cond);
+		copies_changed(r);
 	}
 	pthread_mutex_unlock(&r->lock);
 	gs_backend_thread_end(r->ops, r->bk, bk);
@@ -1226,7 +1369,7 @@ tiered_take(RealThread *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, g
 		held->backend = bk;
 		g_ptr_array_add(t->live, held);
 	}
-	pthread_cond_broadcast(&r->copies_cond);
+	copies_changed(r);
 	engine_unlock(r);
 	if (!ok)
 		return FALSE;
@@ -1351,8 +1494,7 @@ wait_copies_of(RealThread *t, const GArray *ids)
 		GsMemBuf *b = gs_memory_buffer(t->r->mem, g_array_index(ids, GsSpillBufId, i));
 
 		if (b != NULL && ((Held *) b->owner)->copying) {
-			drain_wakes(t->r);
-			pthread_cond_wait(&t->r->copies_cond, &t->r->lock);
+			wait_copies(t);
 			i = (guint) -1; /* look again from the start */
 		}
 	}
@@ -1751,7 +1893,9 @@ do_compute(RealThread *t, const GsEffect *e)
 	/* The interpreter names buffers; the backend wants the live handles of those names. */
 	if (r->mem == NULL && e->op != NULL)
 		live_listed(t, &e->op->compute.uses, NULL, uses);
-	gs_backend_compute_begin(r->ops, r->bk, t->bk, (GsTime) ((double) e->time * r->scale),
+	/* On the virtual clock the buffers are touched, but the time is the clock's. */
+	gs_backend_compute_begin(r->ops, r->bk, t->bk,
+				 r->virtual_clock ? 0 : (GsTime) ((double) e->time * r->scale),
 				 (const guint64 *) uses->data, uses->len);
 	ok = wait_until(t, until);
 	gs_backend_compute_end(r->ops, r->bk, t->bk);
@@ -2057,6 +2201,9 @@ carry_out(RealThread *t, const GsEffect *e, gboolean *ends_task, gboolean *faile
 		gs_interp_permit_granted(t->interp);
 		return TRUE;
 	case GS_EFFECT_ALLOC:
+		/* On the virtual clock an attempt lasts links.alloc_latency, as the simulator's. */
+		if (r->virtual_clock && !wait_until(t, now(r) + r->w->links.alloc_latency))
+			return FALSE;
 		do_alloc(t, e);
 		return TRUE;
 	case GS_EFFECT_FREE:
@@ -2169,6 +2316,9 @@ hooks_for(const Real *r)
 {
 	if (r->mem != NULL)
 		return &tiered_hooks;
+	/* The fast path allocates at once: the virtual clock makes every attempt last its latency. */
+	if (r->virtual_clock && r->w->links.alloc_latency > 0)
+		return &global_hooks;
 	return r->opts.locking == GS_LOCKING_FAST ? &fast_hooks : &global_hooks;
 }
 
@@ -2315,24 +2465,37 @@ tier_used(Real *r, GsTier tier)
 	return used;
 }
 
+/* What a sample holds, but its time. */
 static void
-sample(Real *r)
+sample_values(Real *r, GsSample *x)
 {
-	GsSample x = {.time = now(r)};
 	guint live = 0;
 
 	for (guint i = 0; i < r->threads->len; i++)
 		live += atomic_load(&((RealThread *) r->threads->pdata[i])->status) != T_DONE;
 	for (int tier = 0; tier < GS_N_TIERS; tier++) {
-		r->used_integral[tier] +=
-			(double) tier_used(r, tier) * (double) (x.time - r->last_sample);
-		x.used[tier] = tier_used(r, tier);
-		x.charged[tier] = r->mem != NULL ? gs_memory_charged(r->mem, tier) : x.used[tier];
+		x->used[tier] = tier_used(r, tier);
+		x->charged[tier] = r->mem != NULL ? gs_memory_charged(r->mem, tier) : x->used[tier];
 	}
+	x->blocked = gs_engine_n_in_state(r->engine, GS_THREAD_BLOCKED);
+	x->bufn = gs_engine_n_in_state(r->engine, GS_THREAD_BUFN);
+	x->running = live - MIN(live, x->blocked + x->bufn);
+}
+
+/* The integral of use runs over the stretch since the last sample, at the last sample's values. */
+static void
+sample(Real *r)
+{
+	GsSample x = {.time = now(r)};
+	const GsSample *last = r->res->timeline->len > 0
+				       ? &g_array_index(r->res->timeline, GsSample,
+							r->res->timeline->len - 1)
+				       : NULL;
+
+	for (int tier = 0; last != NULL && tier < GS_N_TIERS; tier++)
+		r->used_integral[tier] += (double) last->used[tier] * (double) (x.time - r->last_sample);
+	sample_values(r, &x);
 	r->last_sample = x.time;
-	x.blocked = gs_engine_n_in_state(r->engine, GS_THREAD_BLOCKED);
-	x.bufn = gs_engine_n_in_state(r->engine, GS_THREAD_BUFN);
-	x.running = live - MIN(live, x.blocked + x.bufn);
 	g_array_append_val(r->res->timeline, x);
 }
 
@@ -2405,6 +2568,7 @@ cut(Real *r, GsOutcome outcome)
 	if (outcome == GS_OUTCOME_DEADLOCK)
 		r->res->totals.deadlocks_unresolved = 1;
 	r->end_time = outcome == GS_OUTCOME_TIMEOUT ? r->opts.max_time : now(r);
+	sample(r); /* what the run held where it stopped, before the threads unwind */
 	snapshot_threads(r, outcome == GS_OUTCOME_DEADLOCK);
 	for (guint i = 0; i < r->tasks->len; i++)
 		cut_short(r, r->tasks->pdata[i]);
@@ -2414,11 +2578,90 @@ cut(Real *r, GsOutcome outcome)
 	pthread_cond_broadcast(&r->done_cond);
 }
 
+/* Virtual clock, under lock: the earliest scenario time a thread waits for (G_MAXINT64: none). */
+static GsTime
+earliest_deadline(Real *r)
+{
+	GsTime earliest = G_MAXINT64;
+
+	for (guint i = 0; i < r->threads->len; i++) {
+		const TimedWait *w = &((RealThread *) r->threads->pdata[i])->timed;
+
+		if (w->on)
+			earliest = MIN(earliest, w->deadline);
+	}
+	for (guint d = 0; r->downgrading != NULL && d < r->downgrading->len; d++) {
+		if (r->downgraders[d].timed.on)
+			earliest = MIN(earliest, r->downgraders[d].timed.deadline);
+	}
+	return earliest;
+}
+
+/* Virtual clock, under lock: ends @w if its time has come; TRUE if it did. */
+static gboolean
+timed_wait_due(Real *r, TimedWait *w)
+{
+	if (!w->on || w->deadline > now(r))
+		return FALSE;
+	w->on = FALSE;
+	r->idle--;
+	return TRUE;
+}
+
+/* Virtual clock, under lock: the clock moves to @time, and what waits for it goes on. */
+static void
+advance_clock(Real *r, GsTime time)
+{
+	gboolean downgrader_due = FALSE;
+
+	atomic_store(&r->clock, MAX(time, now(r)));
+	for (guint i = 0; i < r->threads->len; i++) {
+		RealThread *t = r->threads->pdata[i];
+
+		if (timed_wait_due(r, &t->timed))
+			pthread_cond_signal(&t->cond);
+	}
+	for (guint d = 0; r->downgrading != NULL && d < r->downgrading->len; d++)
+		downgrader_due |= timed_wait_due(r, &r->downgraders[d].timed);
+	if (downgrader_due)
+		pthread_cond_broadcast(&r->downgrade_cond);
+}
+
+/* Virtual clock, under lock: waits until nothing is left to happen at this instant. */
+static void
+wait_quiet(Real *r)
+{
+	while (!quiet(r) && !r->ended)
+		pthread_cond_wait(&r->done_cond, &r->lock);
+}
+
+/*
+ * Virtual clock: a sample only when something changed since the last one,
+ * as the simulator's, since an instant may pass the loop more than once and
+ * a long idle stretch passes it at every watchdog tick.
+ */
+static gboolean
+sample_changed(Real *r)
+{
+	const GsSample *last;
+	GsSample x = {0};
+
+	if (!r->virtual_clock || r->res->timeline->len == 0)
+		return TRUE;
+	last = &g_array_index(r->res->timeline, GsSample, r->res->timeline->len - 1);
+	sample_values(r, &x);
+	return memcmp(x.used, last->used, sizeof x.used) != 0 ||
+	       memcmp(x.charged, last->charged, sizeof x.charged) != 0 ||
+	       x.blocked != last->blocked || x.bufn != last->bufn || x.running != last->running;
+}
+
 /*
  * The driver's own loop, on the calling thread: admits tasks as their start
- * times come, samples every tick, runs the watchdog every policy.watchdog,
- * and ends the run when every task is over, at --max-time, or when every
- * thread waits and even the watchdog changed nothing (the simulator's rule).
+ * times come, samples, runs the watchdog every policy.watchdog, and ends the
+ * run when every task is over, at --max-time, or when every thread waits and
+ * even the watchdog's tick changed nothing (the simulator's rule). On the
+ * real clock it wakes every tick of real time; on the virtual clock it waits
+ * until the instant is quiet, then moves the clock to what comes next.
  */
 static void
 run_loop(Real *r)
@@ -2427,45 +2670,62 @@ run_loop(Real *r)
 	const GsTime tick = 1000000; /* 1 ms of scenario time between samples */
 	GsTime next_watchdog = r->w->policy.watchdog;
 	guint arrived = 0;
-	gboolean last_hope = FALSE;
+	gboolean watched_hopeless = FALSE; /* the watchdog ticked while every thread waited */
 
 	pthread_mutex_lock(&r->lock);
 	for (guint i = 0; i < r->tasks->len; i++)
 		g_ptr_array_add(arrivals, r->tasks->pdata[i]);
 	g_ptr_array_sort(arrivals, compare_arrivals);
 	while (r->open_tasks > 0 && !r->ended) {
-		GsTime t = now(r), wake = t + tick;
+		GsTime t, wake;
+		gboolean stuck;
 
+		t = now(r);
+		wake = r->virtual_clock ? G_MAXINT64 : t + tick;
 		while (arrived < arrivals->len && ((RealTask *) arrivals->pdata[arrived])->arrival <= t)
 			admit(r, arrivals->pdata[arrived++]);
+		if (r->virtual_clock)
+			wait_quiet(r);
+		if (r->open_tasks == 0 || r->ended)
+			break;
 		if (arrived < arrivals->len)
 			wake = MIN(wake, ((RealTask *) arrivals->pdata[arrived])->arrival);
 		if (r->opts.max_time > 0 && t >= r->opts.max_time) {
 			cut(r, GS_OUTCOME_TIMEOUT);
 			break;
 		}
-		if (hopeless(r, arrived == arrivals->len)) {
-			/* Only the retry policy's watchdog can break a deadlock. */
-			if (r->w->policy.oom != GS_OOM_RETRY || r->w->policy.watchdog <= 0 || last_hope) {
-				cut(r, GS_OUTCOME_DEADLOCK);
-				break;
-			}
-			last_hope = TRUE;
-		} else {
-			last_hope = FALSE;
+		stuck = hopeless(r, arrived == arrivals->len);
+		/* Only the retry policy's watchdog can break a deadlock, and it had its tick. */
+		if (stuck && (r->w->policy.oom != GS_OOM_RETRY || r->w->policy.watchdog <= 0 ||
+			      watched_hopeless)) {
+			cut(r, GS_OUTCOME_DEADLOCK);
+			break;
 		}
+		watched_hopeless &= stuck;
 		if (r->w->policy.watchdog > 0 && t >= next_watchdog) {
+			watched_hopeless = stuck;
 			watchdog(r);
 			next_watchdog = t + r->w->policy.watchdog;
+			continue; /* what it woke acts at this instant first */
 		}
-		sample(r);
+		if (sample_changed(r))
+			sample(r);
 		if (r->open_tasks == 0)
 			break;
 		if (r->w->policy.watchdog > 0)
 			wake = MIN(wake, next_watchdog);
 		if (r->opts.max_time > 0)
 			wake = MIN(wake, r->opts.max_time);
-		cond_wait_until(&r->done_cond, &r->lock, real_at(r, MAX(wake, t + 1)));
+		if (!r->virtual_clock) {
+			cond_wait_until(&r->done_cond, &r->lock, real_at(r, MAX(wake, t + 1)));
+			continue;
+		}
+		wake = MIN(wake, earliest_deadline(r));
+		if (wake == G_MAXINT64) { /* nothing waits for a time, and nothing is to come */
+			cut(r, GS_OUTCOME_DEADLOCK);
+			break;
+		}
+		advance_clock(r, wake);
 	}
 	if (!r->ended) {
 		/* Pool threads still at work when the last task ends are cut short. */
@@ -2511,6 +2771,7 @@ real_init(Real *r, const GsWorkload *w, const GsBackendOps *ops, const GsRealOpt
 	if (opts != NULL)
 		r->opts = *opts;
 	r->scale = r->opts.time_scale > 0 ? r->opts.time_scale : 1.0;
+	r->virtual_clock = r->opts.clock == GS_CLOCK_VIRTUAL;
 	r->res = gs_result_new();
 	r->res->seed = w->seed;
 	r->engine = gs_engine_new(&engine_opts);
@@ -2565,7 +2826,8 @@ real_finish(Real *r)
 		t->result->reached = atomic_load(&t->reached);
 		t->result->exceptions = g_array_copy((GArray *) gs_interp_exceptions(t->interp));
 	}
-	sample(r);
+	if (r->res->outcome != GS_OUTCOME_DEADLOCK && r->res->outcome != GS_OUTCOME_TIMEOUT)
+		sample(r); /* a run cut short was sampled where it stopped */
 	res->makespan_ns = r->end_time;
 	if (r->mem != NULL) {
 		note_traffic(r);
@@ -2626,6 +2888,18 @@ gs_locking_from_name(const char *name, GsLocking *out)
 		*out = GS_LOCKING_FAST;
 	else if (g_strcmp0(name, "global") == 0)
 		*out = GS_LOCKING_GLOBAL;
+	else
+		return FALSE;
+	return TRUE;
+}
+
+gboolean
+gs_clock_from_name(const char *name, GsClock *out)
+{
+	if (g_strcmp0(name, "real") == 0)
+		*out = GS_CLOCK_REAL;
+	else if (g_strcmp0(name, "virtual") == 0)
+		*out = GS_CLOCK_VIRTUAL;
 	else
 		return FALSE;
 	return TRUE;

@@ -43,10 +43,23 @@
  * downgrade (on a thread of the driver's own) work as in the simulator.
  * Leaks are reported at task end in every run.
  *
- * Time: scenario time is real time divided by time_scale (1: real time; 0.1:
- * ten times faster). links.alloc_latency is not added: the real allocation
- * takes what it takes. Event logs are ordered by time, then by the order in
- * which the events were taken; two runs do not give the same bytes.
+ * Time (GS_CLOCK_REAL, the default): scenario time is real time divided by
+ * time_scale (1: real time; 0.1: ten times faster). links.alloc_latency is
+ * not added: the real allocation takes what it takes. Event logs are ordered
+ * by time, then by the order in which the events were taken; two runs do not
+ * give the same bytes.
+ *
+ * Time (GS_CLOCK_VIRTUAL): the threads, locks, memory and copies are as real,
+ * but scenario time is a clock of the run's own that moves only when every
+ * thread waits: for a scenario time (sleep, until, compute), in the engine,
+ * for a permit or a reservation, and no copy is in flight and no downgrader
+ * has a look to take. It then jumps to the earliest of those times, the next
+ * arrival, the watchdog's next tick and --max-time, as the simulator's clock
+ * does. What happens at one instant still races as real threads do, but the
+ * order of instants is the scenario's whatever the machine's speed, so a
+ * scenario's `at:` expectations and the outcomes its gaps decide hold on a
+ * loaded machine. A compute's work is done at once (no real duration), and
+ * makespan and waits are scenario time.
  */
 #ifndef GPUSIM_THREADS_H
 #define GPUSIM_THREADS_H
@@ -63,8 +76,14 @@ typedef enum {
 	GS_LOCKING_GLOBAL = 1, /* every allocation and free under the engine mutex */
 } GsLocking;
 
+typedef enum {
+	GS_CLOCK_REAL = 0,    /* scenario time is real time over time_scale (the default) */
+	GS_CLOCK_VIRTUAL = 1, /* scenario time moves when every thread waits */
+} GsClock;
+
 typedef struct {
 	GsTime max_time;   /* scenario time; 0: no limit */
+	GsClock clock;
 	double time_scale; /* real time per scenario time; 0 means 1 */
 	GsLocking locking;
 	GsLogFunc log;     /* NULL: no event log */
@@ -81,6 +100,9 @@ typedef struct {
 
 /** Parses "fast" / "global", the words of `gpusim run --locking`. */
 gboolean gs_locking_from_name(const char *name, GsLocking *out);
+
+/** Parses "real" / "virtual", the words of `gpusim run --clock`. */
+gboolean gs_clock_from_name(const char *name, GsClock *out);
 
 /**
  * Replays @w on @backend with real threads. NULL with @error set when the

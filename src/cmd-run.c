@@ -28,6 +28,7 @@ typedef struct {
 	char *max_time;
 	char *time_scale;
 	char *locking;
+	char *clock;
 	gboolean quiet;
 } RunOptions;
 
@@ -246,6 +247,9 @@ gs_cmd_run(int argc, char **argv)
 		{"locking", 0, 0, G_OPTION_ARG_STRING, &o.locking,
 		 "Real backends: fast (allocations that fit take no global lock) or global",
 		 "fast|global"},
+		{"clock", 0, 0, G_OPTION_ARG_STRING, &o.clock,
+		 "Real backends: real (scenario time is real time) or virtual (it moves when "
+		 "every thread waits)", "real|virtual"},
 		{"variant", 0, 0, G_OPTION_ARG_STRING, &o.variant, "Apply a variant's overrides",
 		 "NAME"},
 		{"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sets, "Override a scenario key",
@@ -292,6 +296,9 @@ gs_cmd_run(int argc, char **argv)
 		fprintf(stderr, "gpusim run: --locking: '%s' is neither fast nor global\n",
 			o.locking);
 		status = GS_EXIT_USAGE;
+	} else if (o.clock != NULL && !gs_clock_from_name(o.clock, &real.clock)) {
+		fprintf(stderr, "gpusim run: --clock: '%s' is neither real nor virtual\n", o.clock);
+		status = GS_EXIT_USAGE;
 	} else if (check_backend(o.backend, &ops, &status)) {
 		w = gs_loader_load(argv[1], o.variant, (const char *const *) o.sets, &error);
 		if (w == NULL) {
@@ -313,5 +320,6 @@ gs_cmd_run(int argc, char **argv)
 	g_free(o.max_time);
 	g_free(o.time_scale);
 	g_free(o.locking);
+	g_free(o.clock);
 	return status;
 }
