@@ -1532,6 +1532,7 @@ typedef struct {
 	GsThreadSpec *spec;
 	gboolean pool;
 	GHashTable *defined[N_NAME_TABLES]; /* names (owned by spec's tables) */
+	GHashTable *indices[N_NAME_TABLES]; /* name -> its index in spec's table + 1 */
 	GArray *uses;                       /* Use, in file order */
 } ThreadCtx;
 
@@ -1550,6 +1551,49 @@ name_table(ThreadCtx *tc, NameTable table)
 	return tc->spec->reservations;
 }
 
+/*
+ * gs_name_index() with an index: an imported log names a buffer for each
+ * allocation, and a linear search made a thread's ops quadratic.
+ */
+static guint
+name_index(ThreadCtx *tc, NameTable table, const char *name)
+{
+	GPtrArray *names = name_table(tc, table);
+	gpointer found = g_hash_table_lookup(tc->indices[table], name);
+
+	if (found != NULL)
+		return GPOINTER_TO_UINT(found) - 1;
+	g_ptr_array_add(names, g_strdup(name));
+	g_hash_table_insert(tc->indices[table], names->pdata[names->len - 1],
+			    GUINT_TO_POINTER(names->len));
+	return names->len - 1;
+}
+
+static void
+thread_ctx_init(ThreadCtx *tc, GsThreadSpec *spec, gboolean pool)
+{
+	*tc = (ThreadCtx){.spec = spec, .pool = pool};
+	for (guint i = 0; i < N_NAME_TABLES; i++) {
+		GPtrArray *names = name_table(tc, i);
+
+		tc->defined[i] = g_hash_table_new(g_str_hash, g_str_equal);
+		tc->indices[i] = g_hash_table_new(g_str_hash, g_str_equal);
+		for (guint j = 0; j < names->len; j++)
+			g_hash_table_insert(tc->indices[i], names->pdata[j], GUINT_TO_POINTER(j + 1));
+	}
+	tc->uses = g_array_new(FALSE, FALSE, sizeof(Use));
+}
+
+static void
+thread_ctx_clear(ThreadCtx *tc)
+{
+	for (guint i = 0; i < N_NAME_TABLES; i++) {
+		g_hash_table_unref(tc->defined[i]);
+		g_hash_table_unref(tc->indices[i]);
+	}
+	g_array_unref(tc->uses);
+}
+
 /* The index of the name @v in the thread's @table; @define: it creates it. */
 static gboolean
 read_name(Loader *l, ThreadCtx *tc, const Node *v, NameTable table, gboolean define,
@@ -1561,7 +1605,7 @@ read_name(Loader *l, ThreadCtx *tc, const Node *v, NameTable table, gboolean def
 		return FALSE;
 	if (is_null(v))
 		return fail(l, v, "%s must be a name, not an empty value", what);
-	*out = gs_name_index(names, v->text);
+	*out = name_index(tc, table, v->text);
 	if (define) {
 		g_hash_table_add(tc->defined[table], names->pdata[*out]);
 	} else {
@@ -2014,17 +2058,13 @@ check_uses(Loader *l, ThreadCtx *tc)
 static gboolean
 read_thread_ops(Loader *l, GsThreadSpec *spec, gboolean pool, const Node *ops, const char *where)
 {
-	ThreadCtx tc = {.spec = spec, .pool = pool};
+	ThreadCtx tc;
 	g_autofree char *what = g_strdup_printf("%s.ops", where);
 	gboolean ok;
 
-	for (guint i = 0; i < N_NAME_TABLES; i++)
-		tc.defined[i] = g_hash_table_new(g_str_hash, g_str_equal);
-	tc.uses = g_array_new(FALSE, FALSE, sizeof(Use));
+	thread_ctx_init(&tc, spec, pool);
 	ok = read_ops(l, &tc, ops, what, spec->ops) && check_uses(l, &tc);
-	for (guint i = 0; i < N_NAME_TABLES; i++)
-		g_hash_table_unref(tc.defined[i]);
-	g_array_unref(tc.uses);
+	thread_ctx_clear(&tc);
 	return ok;
 }
 
