@@ -1166,6 +1166,11 @@ gs_test_suite_loader(void)
 	tcase_add_loop_test(tc, test_bad, 0, G_N_ELEMENTS(bad_rows));
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_not_a_file);
+	suite_add_tcase(s, tc);
+
+	/* Large inputs: slow under the sanitizers, on a busy machine. */
+	tc = tcase_create("limits");
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_deep_nesting);
 	tcase_add_test(tc, test_alias_bomb);
 	tcase_add_test(tc, test_large_file);
