@@ -30,7 +30,7 @@ file_type(mode_t mode)
 		return "a pipe";
 	if (S_ISSOCK(mode))
 		return "a socket";
-	return "not a file";
+	return "a special file";
 }
 
 static gboolean

@@ -370,8 +370,8 @@ yaml_safe(const char *text)
 }
 
 /*
- * Starts count from the earliest: a thread's first row may come after a row of
- * another thread that is logged earlier (threads write their rows each in turn).
+ * Starts count from the earliest thread's: rows of different threads can reach
+ * the log out of time order, so the first row is not always the earliest.
  */
 static gint64
 earliest_start(const Importer *im)
