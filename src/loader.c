@@ -5,9 +5,10 @@
  * loader.h for the contract. It works in two stages so that every error can
  * name a position:
  *
- *   1. Reading and merging. libyaml's document loader turns each file (and
- *      each --set value) into a tree of Nodes that carry file, line and
- *      column. Includes, the variant and the --set overrides are merged into
+ *   1. Reading and merging. libyaml's events are turned into a tree of Nodes
+ *      that carry file, line and column, for each file (read whole, see
+ *      input.h) and each --set value; nesting and aliases are bounded as they
+ *      are read. Includes, the variant and the --set overrides are merged into
  *      one tree by merge(), which never modifies its inputs: it builds new map
  *      nodes and shares the rest. All nodes live in one arena (Loader.nodes)
  *      freed at the end, so sharing needs no ownership rules.
@@ -23,23 +24,24 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <string.h>
 
 #include <yaml.h>
 
+#include "input.h"
 #include "loader.h"
 
 G_DEFINE_QUARK(gs-scenario-error-quark, gs_scenario_error)
 
-/* Deeper than any scenario needs: a recursive alias, or a mistake. */
+/* Deeper than any scenario needs: a mistake, or an attack on the parser. */
 #define MAX_DEPTH 64
-/* Aliases can make a small file expand enormously ("billion laughs"). */
-#define MAX_NODES 1000000
+/* More than any scenario's aliases repeat; "billion laughs" would be more. */
+#define MAX_ALIAS_COPIES 1000000
+/* More GPUs than one machine holds; each is simulated as a memory space. */
+#define MAX_DEVICES 1024
 
 /* ==== the node tree ==== */
 
@@ -164,7 +166,7 @@ fail_at(Loader *l, const char *file, guint line, guint column, const char *forma
 
 /*
  * The one error helper. Only the first error is kept: anything after it is a
- * consequence. Line 0 means the problem has no position (an unreadable file).
+ * consequence.
  */
 static gboolean
 fail_at(Loader *l, const char *file, guint line, guint column, const char *format, ...)
@@ -177,12 +179,8 @@ fail_at(Loader *l, const char *file, guint line, guint column, const char *forma
 	va_start(args, format);
 	what = g_strdup_vprintf(format, args);
 	va_end(args);
-	if (line == 0)
-		g_set_error(l->error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID, "%s: %s", file,
-			    what);
-	else
-		g_set_error(l->error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID, "%s:%u:%u: %s",
-			    file, line, column, what);
+	g_set_error(l->error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID, "%s:%u:%u: %s", file,
+		    line, column, what);
 	g_debug("scenario error at %s:%u:%u: %s", file, line, column, what);
 	return FALSE;
 }
@@ -252,79 +250,6 @@ mark_position(const Origin *o, yaml_mark_t mark, guint *line, guint *column)
 	}
 }
 
-static gboolean from_yaml(Loader *l, yaml_document_t *doc, yaml_node_t *yn, const Origin *o,
-			 guint depth, Node **out);
-
-static gboolean
-seq_from_yaml(Loader *l, yaml_document_t *doc, yaml_node_t *yn, const Origin *o, guint depth,
-	      Node *seq)
-{
-	for (yaml_node_item_t *i = yn->data.sequence.items.start; i < yn->data.sequence.items.top;
-	     i++) {
-		Node *item;
-
-		if (!from_yaml(l, doc, yaml_document_get_node(doc, *i), o, depth + 1, &item))
-			return FALSE;
-		g_ptr_array_add(seq->items, item);
-	}
-	return TRUE;
-}
-
-static gboolean
-map_from_yaml(Loader *l, yaml_document_t *doc, yaml_node_t *yn, const Origin *o, guint depth,
-	      Node *map)
-{
-	for (yaml_node_pair_t *p = yn->data.mapping.pairs.start; p < yn->data.mapping.pairs.top;
-	     p++) {
-		yaml_node_t *yk = yaml_document_get_node(doc, p->key);
-		Entry e;
-		Entry *first;
-
-		if (!from_yaml(l, doc, yk, o, depth + 1, &e.key))
-			return FALSE;
-		if (e.key->kind != NODE_SCALAR)
-			return fail(l, e.key, "a key must be a single word, not a %s",
-				    e.key->kind == NODE_MAP ? "map" : "sequence");
-		first = find_entry(map, e.key->text);
-		if (first != NULL)
-			return fail(l, e.key, "duplicate key \"%s\" (first at line %u)",
-				    e.key->text, first->key->line);
-		if (!from_yaml(l, doc, yaml_document_get_node(doc, p->value), o, depth + 1,
-			       &e.value))
-			return FALSE;
-		g_array_append_val(map->entries, e);
-	}
-	return TRUE;
-}
-
-static gboolean
-from_yaml(Loader *l, yaml_document_t *doc, yaml_node_t *yn, const Origin *o, guint depth,
-	  Node **out)
-{
-	guint line, column;
-
-	mark_position(o, yn->start_mark, &line, &column);
-	if (depth > MAX_DEPTH || l->nodes->len > MAX_NODES)
-		return fail_at(l, o->file, line, column,
-			       "the document nests or repeats too much (a recursive alias?)");
-	switch (yn->type) {
-	case YAML_SCALAR_NODE:
-		*out = node_new(l, NODE_SCALAR, o->file, line, column);
-		(*out)->text = g_strndup((const char *) yn->data.scalar.value,
-					 yn->data.scalar.length);
-		return TRUE;
-	case YAML_SEQUENCE_NODE:
-		*out = node_new(l, NODE_SEQ, o->file, line, column);
-		return seq_from_yaml(l, doc, yn, o, depth, *out);
-	case YAML_MAPPING_NODE:
-		*out = node_new(l, NODE_MAP, o->file, line, column);
-		return map_from_yaml(l, doc, yn, o, depth, *out);
-	case YAML_NO_NODE:
-		break;
-	}
-	return fail_at(l, o->file, line, column, "empty YAML node");
-}
-
 /*
  * Reader errors (bad UTF-8) come with a byte offset, not a mark: count the
  * lines and characters before it.
@@ -363,76 +288,295 @@ fail_parser(Loader *l, const yaml_parser_t *p, const Origin *o, const char *text
 		       p->problem != NULL ? p->problem : "error");
 }
 
-/* A scenario is one YAML document: a second one is probably a mistake. */
+/*
+ * The tree is built from libyaml's events as they come, not from its loaded
+ * document, so that a limit stops the parse where it is crossed: libyaml's
+ * scanner slows down with every level left open, and would take half a minute
+ * to load a document of 100000 levels before a tree could be checked.
+ */
+typedef struct {
+	Loader *l;
+	const Origin *o;
+	const char *text;         /* the input, for reader errors' positions */
+	yaml_parser_t parser;
+	GHashTable *anchors;      /* anchor name -> its Node, once complete */
+	GPtrArray *open_anchors;  /* char*: the anchors of the nodes being read */
+	guint copies;             /* nodes made by expanding aliases */
+} Reader;
+
 static gboolean
-check_single_document(Loader *l, yaml_parser_t *p, const Origin *o, const char *text)
+fail_event(Reader *r, yaml_mark_t mark, const char *format, ...) G_GNUC_PRINTF(3, 4);
+
+static gboolean
+fail_event(Reader *r, yaml_mark_t mark, const char *format, ...)
 {
-	yaml_document_t doc;
-	yaml_node_t *root;
+	g_autofree char *what = NULL;
 	guint line, column;
+	va_list args;
+
+	va_start(args, format);
+	what = g_strdup_vprintf(format, args);
+	va_end(args);
+	mark_position(r->o, mark, &line, &column);
+	return fail_at(r->l, r->o->file, line, column, "%s", what);
+}
+
+static gboolean
+next_event(Reader *r, yaml_event_t *e)
+{
+	if (yaml_parser_parse(&r->parser, e))
+		return TRUE;
+	return fail_parser(r->l, &r->parser, r->o, r->text);
+}
+
+static gboolean
+check_depth(Reader *r, yaml_mark_t mark, guint depth)
+{
+	if (depth <= MAX_DEPTH)
+		return TRUE;
+	return fail_event(r, mark, "the document nests deeper than %d levels", MAX_DEPTH);
+}
+
+/*
+ * An alias is a copy of its anchor's node, so that every node has one place in
+ * the tree. Aliases of aliases can make a small file enormous ("billion
+ * laughs"): the copies are counted, and limited. A file without aliases has no
+ * limit but its size.
+ */
+static gboolean
+copy_node(Reader *r, const Node *from, yaml_mark_t alias, guint depth, Node **out)
+{
+	if (!check_depth(r, alias, depth))
+		return FALSE;
+	if (++r->copies > MAX_ALIAS_COPIES)
+		return fail_event(r, alias, "aliases expand the document by more than %d nodes",
+				  MAX_ALIAS_COPIES);
+	*out = node_new(r->l, from->kind, from->file, from->line, from->column);
+	(*out)->text = g_strdup(from->text);
+	for (guint i = 0; from->kind == NODE_SEQ && i < from->items->len; i++) {
+		Node *item;
+
+		if (!copy_node(r, from->items->pdata[i], alias, depth + 1, &item))
+			return FALSE;
+		g_ptr_array_add((*out)->items, item);
+	}
+	for (guint i = 0; from->kind == NODE_MAP && i < from->entries->len; i++) {
+		const Entry *e = &g_array_index(from->entries, Entry, i);
+		Entry copy = {e->key, NULL};
+
+		if (!copy_node(r, e->value, alias, depth + 1, &copy.value))
+			return FALSE;
+		g_array_append_val((*out)->entries, copy);
+	}
+	return TRUE;
+}
+
+static gboolean
+resolve_alias(Reader *r, const yaml_event_t *e, guint depth, Node **out)
+{
+	const char *anchor = (const char *) e->data.alias.anchor;
+	const Node *target = g_hash_table_lookup(r->anchors, anchor);
+
+	if (target != NULL)
+		return copy_node(r, target, e->start_mark, depth, out);
+	for (guint i = 0; i < r->open_anchors->len; i++) {
+		if (strcmp(r->open_anchors->pdata[i], anchor) == 0)
+			return fail_event(r, e->start_mark,
+					  "alias *%s is inside the node it names (a recursive alias)",
+					  anchor);
+	}
+	return fail_event(r, e->start_mark, "alias *%s names no anchor defined before it", anchor);
+}
+
+static gboolean read_node(Reader *r, const yaml_event_t *e, guint depth, Node **out);
+
+/* Reads the node that starts with the next event into *@out. */
+static gboolean
+read_next_node(Reader *r, guint depth, Node **out)
+{
+	yaml_event_t e;
+	gboolean ok;
+
+	if (!next_event(r, &e))
+		return FALSE;
+	ok = read_node(r, &e, depth, out);
+	yaml_event_delete(&e);
+	return ok;
+}
+
+/* Sets *@end when the next event is @end_type (consumed), else reads a node. */
+static gboolean
+read_item(Reader *r, yaml_event_type_t end_type, guint depth, gboolean *end, Node **out)
+{
+	yaml_event_t e;
 	gboolean ok = TRUE;
 
-	if (!yaml_parser_load(p, &doc))
-		return fail_parser(l, p, o, text);
-	root = yaml_document_get_root_node(&doc);
-	if (root != NULL) {
-		mark_position(o, root->start_mark, &line, &column);
-		ok = fail_at(l, o->file, line, column,
-			     "a second YAML document: a scenario is one document");
-	}
-	yaml_document_delete(&doc);
+	if (!next_event(r, &e))
+		return FALSE;
+	*end = e.type == end_type;
+	if (!*end)
+		ok = read_node(r, &e, depth, out);
+	yaml_event_delete(&e);
 	return ok;
 }
 
 static gboolean
-parse_document(Loader *l, yaml_parser_t *p, const Origin *o, const char *text, Node **out)
+read_items(Reader *r, guint depth, Node *seq)
 {
-	yaml_document_t doc;
-	yaml_node_t *root;
-	gboolean ok = TRUE;
+	for (;;) {
+		gboolean end;
+		Node *item;
 
-	if (!yaml_parser_load(p, &doc))
-		return fail_parser(l, p, o, text);
-	root = yaml_document_get_root_node(&doc);
-	if (root != NULL)
-		ok = from_yaml(l, &doc, root, o, 0, out);
-	yaml_document_delete(&doc);
-	return ok && (root == NULL || check_single_document(l, p, o, text));
+		if (!read_item(r, YAML_SEQUENCE_END_EVENT, depth + 1, &end, &item))
+			return FALSE;
+		if (end)
+			return TRUE;
+		g_ptr_array_add(seq->items, item);
+	}
+}
+
+static gboolean
+read_pairs(Reader *r, guint depth, Node *map)
+{
+	for (;;) {
+		gboolean end;
+		Entry e, *first;
+
+		if (!read_item(r, YAML_MAPPING_END_EVENT, depth + 1, &end, &e.key))
+			return FALSE;
+		if (end)
+			return TRUE;
+		if (e.key->kind != NODE_SCALAR)
+			return fail(r->l, e.key, "a key must be a single word, not a %s",
+				    e.key->kind == NODE_MAP ? "map" : "sequence");
+		first = find_entry(map, e.key->text);
+		if (first != NULL)
+			return fail(r->l, e.key, "duplicate key \"%s\" (first at line %u)",
+				    e.key->text, first->key->line);
+		if (!read_next_node(r, depth + 1, &e.value))
+			return FALSE;
+		g_array_append_val(map->entries, e);
+	}
+}
+
+/* A sequence or map: its anchor is open until its end, for resolve_alias(). */
+static gboolean
+read_collection(Reader *r, const yaml_char_t *anchor, guint depth, Node *n)
+{
+	gboolean ok;
+
+	if (anchor != NULL)
+		g_ptr_array_add(r->open_anchors, (char *) anchor);
+	ok = n->kind == NODE_SEQ ? read_items(r, depth, n) : read_pairs(r, depth, n);
+	if (anchor != NULL)
+		g_ptr_array_remove_index(r->open_anchors, r->open_anchors->len - 1);
+	return ok;
+}
+
+/* Reads the node that @e starts, with all its children's events. */
+static gboolean
+read_node(Reader *r, const yaml_event_t *e, guint depth, Node **out)
+{
+	const yaml_char_t *anchor = NULL;
+	guint line, column;
+
+	mark_position(r->o, e->start_mark, &line, &column);
+	if (e->type != YAML_ALIAS_EVENT && !check_depth(r, e->start_mark, depth))
+		return FALSE;
+	switch (e->type) {
+	case YAML_ALIAS_EVENT:
+		return resolve_alias(r, e, depth, out);
+	case YAML_SCALAR_EVENT:
+		*out = node_new(r->l, NODE_SCALAR, r->o->file, line, column);
+		(*out)->text = g_strndup((const char *) e->data.scalar.value,
+					 e->data.scalar.length);
+		anchor = e->data.scalar.anchor;
+		break;
+	case YAML_SEQUENCE_START_EVENT:
+		*out = node_new(r->l, NODE_SEQ, r->o->file, line, column);
+		anchor = e->data.sequence_start.anchor;
+		if (!read_collection(r, anchor, depth, *out))
+			return FALSE;
+		break;
+	case YAML_MAPPING_START_EVENT:
+		*out = node_new(r->l, NODE_MAP, r->o->file, line, column);
+		anchor = e->data.mapping_start.anchor;
+		if (!read_collection(r, anchor, depth, *out))
+			return FALSE;
+		break;
+	case YAML_NO_EVENT:
+	case YAML_STREAM_START_EVENT:
+	case YAML_STREAM_END_EVENT:
+	case YAML_DOCUMENT_START_EVENT:
+	case YAML_DOCUMENT_END_EVENT:
+	case YAML_SEQUENCE_END_EVENT:
+	case YAML_MAPPING_END_EVENT:
+		/* libyaml's grammar puts none of these where a node starts. */
+		return fail_event(r, e->start_mark, "YAML syntax error: no node here");
+	}
+	if (anchor != NULL)
+		g_hash_table_replace(r->anchors, g_strdup((const char *) anchor), *out);
+	return TRUE;
+}
+
+/* Reads the next event for its type and position only. */
+static gboolean
+next_event_type(Reader *r, yaml_event_type_t *type, yaml_mark_t *mark)
+{
+	yaml_event_t e;
+
+	if (!next_event(r, &e))
+		return FALSE;
+	*type = e.type;
+	*mark = e.start_mark;
+	yaml_event_delete(&e);
+	return TRUE;
+}
+
+/*
+ * Sets *out to the tree of the stream's one document, or to NULL if there is
+ * none. libyaml's events are STREAM-START, then for each document
+ * DOCUMENT-START, its node's and DOCUMENT-END, then STREAM-END. A scenario is
+ * one YAML document: a second one is probably a mistake.
+ */
+static gboolean
+read_stream(Reader *r, Node **out)
+{
+	yaml_event_type_t type;
+	yaml_mark_t mark;
+
+	*out = NULL;
+	if (!next_event_type(r, &type, &mark) || !next_event_type(r, &type, &mark))
+		return FALSE;
+	if (type == YAML_STREAM_END_EVENT)
+		return TRUE;
+	if (!read_next_node(r, 0, out) || !next_event_type(r, &type, &mark) ||
+	    !next_event_type(r, &type, &mark))
+		return FALSE;
+	if (type == YAML_STREAM_END_EVENT)
+		return TRUE;
+	/* A DOCUMENT-START: the position is its node's. */
+	if (!next_event_type(r, &type, &mark))
+		return FALSE;
+	return fail_event(r, mark, "a second YAML document: a scenario is one document");
 }
 
 /* Sets *out to the tree of @text (@len bytes), or to NULL if it is empty. */
 static gboolean
 parse_text(Loader *l, const Origin *o, const char *text, size_t len, Node **out)
 {
-	yaml_parser_t p;
+	Reader r = {.l = l, .o = o, .text = text};
 	gboolean ok;
 
-	*out = NULL;
-	yaml_parser_initialize(&p);
-	yaml_parser_set_input_string(&p, (const unsigned char *) text, len);
-	ok = parse_document(l, &p, o, text, out);
-	yaml_parser_delete(&p);
+	r.anchors = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	r.open_anchors = g_ptr_array_new();
+	yaml_parser_initialize(&r.parser);
+	yaml_parser_set_input_string(&r.parser, (const unsigned char *) text, len);
+	ok = read_stream(&r, out);
+	yaml_parser_delete(&r.parser);
+	g_hash_table_unref(r.anchors);
+	g_ptr_array_unref(r.open_anchors);
 	return ok;
-}
-
-/* The whole file, NUL-terminated; FALSE with errno set. */
-static gboolean
-slurp(const char *path, GByteArray *bytes)
-{
-	FILE *f = fopen(path, "rb");
-	guint8 buf[8192];
-	size_t n;
-	int err;
-
-	if (f == NULL)
-		return FALSE;
-	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-		g_byte_array_append(bytes, buf, (guint) n);
-	err = ferror(f) ? errno : 0;
-	fclose(f);
-	g_byte_array_append(bytes, (const guint8 *) "", 1);
-	errno = err;
-	return err == 0;
 }
 
 /* @from is the include item that names @path, NULL for the scenario itself. */
@@ -440,17 +584,18 @@ static gboolean
 read_file(Loader *l, const char *path, const Node *from, Node **out)
 {
 	Origin o = {file_name(l, path), 0, 0};
-	g_autoptr(GByteArray) bytes = g_byte_array_new();
+	g_autoptr(GError) error = NULL;
+	g_autofree char *text = NULL;
+	gsize len;
 	gboolean ok;
 
-	if (!slurp(path, bytes)) {
-		int err = errno;
-
+	*out = NULL;
+	if (!gs_input_read(path, &text, &len, &error)) {
 		if (from != NULL)
-			return fail(l, from, "cannot include %s: %s", path, g_strerror(err));
-		return fail_at(l, path, 0, 0, "cannot read: %s", g_strerror(err));
+			return fail(l, from, "cannot include %s: %s", path, error->message);
+		return fail_at(l, path, 1, 1, "cannot read: %s", error->message);
 	}
-	ok = parse_text(l, &o, (const char *) bytes->data, bytes->len - 1, out);
+	ok = parse_text(l, &o, text, len, out);
 	/* An empty file is an empty map: "missing gpusim" says more than "empty". */
 	if (ok && *out == NULL)
 		*out = node_new(l, NODE_MAP, o.file, 1, 1);
@@ -962,6 +1107,7 @@ struct Field {
 	FieldKind kind;
 	size_t offset;             /* into the base the table is read into */
 	gint64 min;
+	guint64 max;               /* F_COUNT: 0 is the type's limit */
 	gboolean required;
 	const char *const *names;  /* F_ENUM: NULL-terminated, index = value */
 	const Field *sub;          /* F_MAP: NULL-key-terminated */
@@ -1032,10 +1178,14 @@ convert_count(Loader *l, const Field *f, const Node *v, const char *path, guint6
 {
 	if (!expect_kind(l, v, NODE_SCALAR, path))
 		return FALSE;
-	if (!g_ascii_string_to_unsigned(v->text, 10, (guint64) f->min, max, out, NULL))
-		return fail(l, v, "%s must be a whole number >= %" G_GINT64_FORMAT ", not \"%s\"",
-			    path, f->min, v->text);
-	return TRUE;
+	if (g_ascii_string_to_unsigned(v->text, 10, (guint64) f->min, max, out, NULL))
+		return TRUE;
+	if (f->max != 0)
+		return fail(l, v,
+			    "%s must be a whole number from %" G_GINT64_FORMAT " to %" G_GUINT64_FORMAT
+			    ", not \"%s\"", path, f->min, f->max, v->text);
+	return fail(l, v, "%s must be a whole number >= %" G_GINT64_FORMAT ", not \"%s\"", path,
+		    f->min, v->text);
 }
 
 static gboolean
@@ -1109,43 +1259,54 @@ convert_quantity(Loader *l, const Field *f, const Node *v, const char *path, gin
 	return TRUE;
 }
 
+/*
+ * Where @f's value goes in @base. Only rows that write a member ask: a table
+ * of F_OTHER and F_CUSTOM rows may be read with a NULL base, and an offset
+ * from NULL is undefined even when nothing is written there.
+ */
+static gpointer
+member(gpointer base, const Field *f)
+{
+	g_assert(base != NULL);
+	return (char *) base + f->offset;
+}
+
 static gboolean
 convert_field(Loader *l, const Field *f, const Node *v, const char *path, gpointer base)
 {
-	gpointer dst = (char *) base + f->offset;
 	guint64 n = 0;
 	gint64 q = 0;
 
 	switch (f->kind) {
 	case F_SIZE:
 	case F_DURATION:
-		return convert_quantity(l, f, v, path, dst);
+		return convert_quantity(l, f, v, path, member(base, f));
 	case F_BANDWIDTH:
 		if (!scalar_quantity(l, v, path, &bandwidth_quantity, &q))
 			return FALSE;
-		*(double *) dst = (double) q;
+		*(double *) member(base, f) = (double) q;
 		return TRUE;
 	case F_FRACTION:
 	case F_NUMBER:
-		return convert_double(l, f, v, path, dst);
+		return convert_double(l, f, v, path, member(base, f));
 	case F_COUNT:
-		if (!convert_count(l, f, v, path, G_MAXUINT, &n))
+		if (!convert_count(l, f, v, path, f->max != 0 ? f->max : G_MAXUINT, &n))
 			return FALSE;
-		*(guint *) dst = (guint) n;
+		*(guint *) member(base, f) = (guint) n;
 		return TRUE;
 	case F_INT:
 		if (!convert_count(l, f, v, path, G_MAXINT, &n))
 			return FALSE;
-		*(int *) dst = (int) n;
+		*(int *) member(base, f) = (int) n;
 		return TRUE;
 	case F_SEED:
-		return convert_count(l, f, v, path, G_MAXUINT64, dst);
+		return convert_count(l, f, v, path, G_MAXUINT64, member(base, f));
 	case F_BOOL:
-		return convert_bool(l, v, path, dst);
+		return convert_bool(l, v, path, member(base, f));
 	case F_ENUM:
-		return convert_enum(l, f, v, path, dst);
+		return convert_enum(l, f, v, path, member(base, f));
 	case F_STRING:
-		return convert_string(l, f, v, path, dst);
+		return convert_string(l, f, v, path, member(base, f));
 	case F_MAP:
 		return read_fields(l, v, path, f->sub, base);
 	case F_CUSTOM:
@@ -1214,13 +1375,13 @@ static const char *const outcome_names[] = {"completed", "failed", "deadlock", "
 
 static const Field gpu_fields[] = {
 	FIELD("capacity", F_SIZE, GsWorkload, gpu.capacity, .required = TRUE),
-	FIELD("devices", F_COUNT, GsWorkload, gpu.devices, .min = 1),
+	FIELD("devices", F_COUNT, GsWorkload, gpu.devices, .min = 1, .max = MAX_DEVICES),
 	FIELD("alignment", F_SIZE, GsWorkload, gpu.alignment, .min = 1),
 	FIELD("allocator", F_ENUM, GsWorkload, gpu.allocator, .names = allocator_names),
 	FIELD("reservation_limit", F_FRACTION, GsWorkload, gpu.reservation_limit),
 	FIELD("downgrade_trigger", F_FRACTION, GsWorkload, gpu.downgrade_trigger),
 	FIELD("downgrade_stop", F_FRACTION, GsWorkload, gpu.downgrade_stop),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field host_fields[] = {
@@ -1229,13 +1390,13 @@ static const Field host_fields[] = {
 	FIELD("pool_blocks", F_COUNT, GsWorkload, host.pool_blocks, .min = 1),
 	FIELD("initial_pools", F_COUNT, GsWorkload, host.initial_pools),
 	FIELD("reservation_limit", F_FRACTION, GsWorkload, host.reservation_limit),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field disk_fields[] = {
 	FIELD("capacity", F_SIZE, GsWorkload, disk.capacity),
 	FIELD("path", F_STRING, GsWorkload, disk.path, .min = 1),
-	{NULL},
+	{.key = NULL},
 };
 
 /* The hysteresis only works with stop below trigger (cuCascade). */
@@ -1247,6 +1408,10 @@ read_gpu(Loader *l, const Node *v, const char *path, gpointer base)
 
 	if (!read_fields(l, v, path, gpu_fields, base))
 		return FALSE;
+	if (w->gpu.capacity > G_MAXINT64 / w->gpu.devices)
+		return fail(l, find_value(v, "capacity"),
+			    "memory.gpu.capacity times devices (%u) must be at most %" G_GINT64_FORMAT
+			    " bytes in all", w->gpu.devices, G_MAXINT64);
 	if (w->gpu.downgrade_stop <= w->gpu.downgrade_trigger)
 		return TRUE;
 	at = find_value(v, "downgrade_stop");
@@ -1261,31 +1426,31 @@ static const Field memory_fields[] = {
 	CUSTOM("gpu", read_gpu, .required = TRUE),
 	SUBMAP("host", host_fields),
 	SUBMAP("disk", disk_fields),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field gpu_host_fields[] = {
 	FIELD("bandwidth", F_BANDWIDTH, GsWorkload, links.gpu_host.bandwidth),
 	FIELD("latency", F_DURATION, GsWorkload, links.gpu_host.latency),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field host_disk_fields[] = {
 	FIELD("bandwidth", F_BANDWIDTH, GsWorkload, links.host_disk.bandwidth),
 	FIELD("latency", F_DURATION, GsWorkload, links.host_disk.latency),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field links_fields[] = {
 	SUBMAP("gpu_host", gpu_host_fields),
 	SUBMAP("host_disk", host_disk_fields),
 	FIELD("alloc_latency", F_DURATION, GsWorkload, links.alloc_latency),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field executor_fields[] = {
 	FIELD("slots", F_COUNT, GsWorkload, executor_slots),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field spill_fields[] = {
@@ -1294,7 +1459,7 @@ static const Field spill_fields[] = {
 	FIELD("on_demand", F_BOOL, GsWorkload, policy.spill.on_demand),
 	FIELD("proactive", F_BOOL, GsWorkload, policy.spill.proactive),
 	FIELD("host_full", F_ENUM, GsWorkload, policy.spill.host_full, .names = host_full_names),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field reservations_fields[] = {
@@ -1303,7 +1468,7 @@ static const Field reservations_fields[] = {
 	      .min = 1),
 	FIELD("attribution", F_ENUM, GsWorkload, policy.reservations.attribution,
 	      .names = attribution_names),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field policy_fields[] = {
@@ -1321,13 +1486,13 @@ static const Field policy_fields[] = {
 	SUBMAP("reservations", reservations_fields),
 	FIELD("admission", F_ENUM, GsWorkload, policy.admission, .names = admission_names),
 	FIELD("evac_gate", F_BOOL, GsWorkload, policy.evac_gate),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field skew_fields[] = {
 	FIELD("tasks", F_COUNT, GsWorkload, generate.skew_tasks),
 	FIELD("factor", F_NUMBER, GsWorkload, generate.skew_factor),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field generate_fields[] = {
@@ -1340,7 +1505,7 @@ static const Field generate_fields[] = {
 	SUBMAP("skew", skew_fields),
 	FIELD("jitter", F_FRACTION, GsWorkload, generate.jitter),
 	FIELD("shuffle_threads", F_COUNT, GsWorkload, generate.shuffle_threads),
-	{NULL},
+	{.key = NULL},
 };
 
 /* Present means enabled; one thread per task and no skew unless said. */
@@ -1367,6 +1532,7 @@ typedef struct {
 	GsThreadSpec *spec;
 	gboolean pool;
 	GHashTable *defined[N_NAME_TABLES]; /* names (owned by spec's tables) */
+	GHashTable *indices[N_NAME_TABLES]; /* name -> its index in spec's table + 1 */
 	GArray *uses;                       /* Use, in file order */
 } ThreadCtx;
 
@@ -1385,6 +1551,49 @@ name_table(ThreadCtx *tc, NameTable table)
 	return tc->spec->reservations;
 }
 
+/*
+ * gs_name_index() with an index: an imported log names a buffer for each
+ * allocation, and a linear search made a thread's ops quadratic.
+ */
+static guint
+name_index(ThreadCtx *tc, NameTable table, const char *name)
+{
+	GPtrArray *names = name_table(tc, table);
+	gpointer found = g_hash_table_lookup(tc->indices[table], name);
+
+	if (found != NULL)
+		return GPOINTER_TO_UINT(found) - 1;
+	g_ptr_array_add(names, g_strdup(name));
+	g_hash_table_insert(tc->indices[table], names->pdata[names->len - 1],
+			    GUINT_TO_POINTER(names->len));
+	return names->len - 1;
+}
+
+static void
+thread_ctx_init(ThreadCtx *tc, GsThreadSpec *spec, gboolean pool)
+{
+	*tc = (ThreadCtx){.spec = spec, .pool = pool};
+	for (guint i = 0; i < N_NAME_TABLES; i++) {
+		GPtrArray *names = name_table(tc, i);
+
+		tc->defined[i] = g_hash_table_new(g_str_hash, g_str_equal);
+		tc->indices[i] = g_hash_table_new(g_str_hash, g_str_equal);
+		for (guint j = 0; j < names->len; j++)
+			g_hash_table_insert(tc->indices[i], names->pdata[j], GUINT_TO_POINTER(j + 1));
+	}
+	tc->uses = g_array_new(FALSE, FALSE, sizeof(Use));
+}
+
+static void
+thread_ctx_clear(ThreadCtx *tc)
+{
+	for (guint i = 0; i < N_NAME_TABLES; i++) {
+		g_hash_table_unref(tc->defined[i]);
+		g_hash_table_unref(tc->indices[i]);
+	}
+	g_array_unref(tc->uses);
+}
+
 /* The index of the name @v in the thread's @table; @define: it creates it. */
 static gboolean
 read_name(Loader *l, ThreadCtx *tc, const Node *v, NameTable table, gboolean define,
@@ -1396,7 +1605,7 @@ read_name(Loader *l, ThreadCtx *tc, const Node *v, NameTable table, gboolean def
 		return FALSE;
 	if (is_null(v))
 		return fail(l, v, "%s must be a name, not an empty value", what);
-	*out = gs_name_index(names, v->text);
+	*out = name_index(tc, table, v->text);
 	if (define) {
 		g_hash_table_add(tc->defined[table], names->pdata[*out]);
 	} else {
@@ -1442,7 +1651,7 @@ static const Field alloc_fields[] = {
 	FIELD("spillable", F_BOOL, GsOp, alloc.spillable),
 	OTHER("reservation"),
 	FIELD("device", F_COUNT, GsOp, alloc.device),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -1476,7 +1685,7 @@ static const Field compute_fields[] = {
 	FIELD("time", F_DURATION, GsOp, compute.time, .required = TRUE),
 	OTHER("uses"),
 	OTHER("stream"),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -1506,7 +1715,7 @@ static const Field retry_fields[] = {
 	FIELD("max_splits", F_COUNT, GsOp, retry.max_splits),
 	OTHER("input"),
 	OTHER("ops", .required = TRUE),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -1524,7 +1733,7 @@ read_retry(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 static const Field repeat_fields[] = {
 	FIELD("times", F_COUNT, GsOp, repeat.times, .required = TRUE),
 	OTHER("ops", .required = TRUE),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -1545,7 +1754,7 @@ static const Field reserve_fields[] = {
 	OTHER("tiers"),
 	FIELD("from", F_ENUM, GsOp, reserve.from, .names = tier_names),
 	FIELD("to", F_ENUM, GsOp, reserve.to, .names = tier_names),
-	{NULL},
+	{.key = NULL},
 };
 
 /* The keys that belong to one strategy: elsewhere they are mistakes. */
@@ -1641,7 +1850,7 @@ add_task_index(Loader *l, const Node *v, const char *what, GArray *tasks)
 static const Field pool_fields[] = {
 	OTHER("work_for"),
 	OTHER("done_for"),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -1682,7 +1891,7 @@ static const Field inject_fields[] = {
 	FIELD("cudf_exception", F_INT, GsOp, inject.cudf_exception),
 	FIELD("skip", F_INT, GsOp, inject.skip),
 	FIELD("kind", F_ENUM, GsOp, inject.kind, .names = kind_filter_names),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -1849,17 +2058,13 @@ check_uses(Loader *l, ThreadCtx *tc)
 static gboolean
 read_thread_ops(Loader *l, GsThreadSpec *spec, gboolean pool, const Node *ops, const char *where)
 {
-	ThreadCtx tc = {.spec = spec, .pool = pool};
+	ThreadCtx tc;
 	g_autofree char *what = g_strdup_printf("%s.ops", where);
 	gboolean ok;
 
-	for (guint i = 0; i < N_NAME_TABLES; i++)
-		tc.defined[i] = g_hash_table_new(g_str_hash, g_str_equal);
-	tc.uses = g_array_new(FALSE, FALSE, sizeof(Use));
+	thread_ctx_init(&tc, spec, pool);
 	ok = read_ops(l, &tc, ops, what, spec->ops) && check_uses(l, &tc);
-	for (guint i = 0; i < N_NAME_TABLES; i++)
-		g_hash_table_unref(tc.defined[i]);
-	g_array_unref(tc.uses);
+	thread_ctx_clear(&tc);
 	return ok;
 }
 
@@ -1867,7 +2072,7 @@ static const Field thread_fields[] = {
 	OTHER("name"),
 	FIELD("on_oom", F_ENUM, GsThreadSpec, on_oom, .names = on_oom_names),
 	OTHER("ops", .required = TRUE),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field pool_thread_fields[] = {
@@ -1875,7 +2080,7 @@ static const Field pool_thread_fields[] = {
 	FIELD("on_oom", F_ENUM, GsThreadSpec, on_oom, .names = on_oom_names),
 	FIELD("shuffle", F_BOOL, GsThreadSpec, shuffle),
 	OTHER("ops", .required = TRUE),
-	{NULL},
+	{.key = NULL},
 };
 
 /* Thread names are unique across all tasks and pool threads. */
@@ -1957,7 +2162,7 @@ static const Field task_fields[] = {
 	FIELD("repeat", F_COUNT, GsTaskSpec, repeat, .min = 1),
 	FIELD("every", F_DURATION, GsTaskSpec, every),
 	OTHER("threads", .required = TRUE),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -2442,7 +2647,7 @@ static const Field expect_thread_fields[] = {
 	OTHER("reached"),
 	OTHER("threw"),
 	OTHER("final_state"),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -2500,7 +2705,7 @@ static const Field expect_at_fields[] = {
 	FIELD("tier", F_ENUM, GsExpectAt, tier, .names = tier_names),
 	OTHER("used"),
 	OTHER("charged"),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -2591,7 +2796,7 @@ static const Field expect_fields[] = {
 	OTHER("tasks"),
 	OTHER("threads"),
 	OTHER("at"),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -2656,7 +2861,7 @@ static const Field root_fields[] = {
 	CUSTOM("pool_threads", read_pool_threads),
 	CUSTOM("generate", read_generate),
 	CUSTOM("expect", read_expect),
-	{NULL},
+	{.key = NULL},
 };
 
 /* The version first: a file of another version may well have other keys. */

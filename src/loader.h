@@ -2,20 +2,24 @@
  * gpusim: the scenario loader (SPEC §3): YAML files in, a GsWorkload out.
  *
  * This module decides what a scenario file means and whether it is valid. It
- * reads a file with libyaml into a tree that remembers the file, line and
- * column of every node; merges the files named by `include:` under it, then
- * the chosen variant and each `--set KEY=VALUE` over it (maps merge key by key,
- * anything else is replaced); and converts the merged tree into the plain data
- * of workload.h, with every quantity in base units and every name resolved to
- * an index. It checks everything SPEC §3 demands on the way: unknown keys,
- * node types, units, ranges, enum words, duplicate ids and names, references
- * to undefined buffers, streams, reservations, tasks and threads.
+ * reads a file (whole, and only a regular file: input.h) with libyaml into a
+ * tree that remembers the file, line and column of every node, refusing as it
+ * reads nesting deeper than 64 levels and aliases that would copy more than a
+ * million nodes (an honest file's size is not limited); merges the files named
+ * by `include:` under it, then the chosen variant and each `--set KEY=VALUE`
+ * over it (maps merge key by key, anything else is replaced); and converts
+ * the merged tree into the plain data of workload.h, with every quantity in
+ * base units and every name resolved to an index. It checks everything SPEC
+ * §3 demands on the way: unknown keys, node types, units, ranges, enum words,
+ * duplicate ids and names, references to undefined buffers, streams,
+ * reservations, tasks and threads.
  *
  * The first problem stops loading with a GError in GS_SCENARIO_ERROR whose
  * message is "file:line:column: what is wrong", the position being that of
- * the offending node or key; nothing half-built is returned. Values given by
- * --set are positioned in the pseudo-file "--set KEY=VALUE", line 1, the
- * column counting from the first character of KEY.
+ * the offending node or key (1:1 for a scenario that cannot be read, the
+ * include's for an included file); nothing half-built is returned. Values
+ * given by --set are positioned in the pseudo-file "--set KEY=VALUE", line 1,
+ * the column counting from the first character of KEY.
  *
  * It neither runs nor generates anything (generate: is only recorded), and it
  * prints nothing: the caller reports the error.

@@ -5,12 +5,15 @@
 
 #include <string.h>
 
+#include "input.h"
 #include "loader.h"
 #include "rmmlog.h"
 
 #define RMM_HEADER "Thread,Time,Action,Pointer,Size,Stream"
 #define ALIGNMENT 256
 #define US_PER_DAY G_GINT64_CONSTANT(86400000000)
+/* Far more than any GPU; the capacity written, in MiB, stays in range. */
+#define MAX_LIVE_BYTES (G_GINT64_CONSTANT(1) << 62)
 
 typedef struct {
 	char *id;       /* as logged */
@@ -197,9 +200,16 @@ static void
 allocate(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us, const char *pointer,
 	 gint64 size)
 {
-	Live *live = g_new0(Live, 1);
+	gint64 bytes = (size + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
 	Live *old = g_hash_table_lookup(im->live, pointer);
+	Live *live;
 
+	if (bytes > MAX_LIVE_BYTES - im->live_bytes) {
+		problem(im, row, F_SIZE,
+			"allocating %" G_GINT64_FORMAT " bytes would make more than %" G_GINT64_FORMAT
+			" bytes live at once", size, MAX_LIVE_BYTES);
+		return;
+	}
 	if (old != NULL) {
 		g_ptr_array_add(im->out->problems,
 				g_strdup_printf("%s:%u:%u: pointer %s is allocated again, still live "
@@ -208,9 +218,10 @@ allocate(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us,
 						pointer, old->line));
 	}
 	advance(t, now_us);
+	live = g_new0(Live, 1);
 	live->thread = index;
 	live->buf = ++t->next_buf;
-	live->bytes = (size + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+	live->bytes = bytes;
 	live->line = row->line;
 	g_hash_table_insert(im->live, g_strdup(pointer), live);
 	im->live_bytes += live->bytes;
@@ -346,6 +357,43 @@ scenario_name(const char *path)
 	return g_string_free(s, FALSE);
 }
 
+/*
+ * @text as it may stand in a YAML comment or folded scalar: what a log holds
+ * is any bytes, and a line break would end the comment (and let the rest be
+ * read as YAML), a control character or invalid UTF-8 would make the file
+ * unreadable. C escapes (\r, \001, \377) keep it readable, in plain ASCII.
+ */
+static char *
+yaml_safe(const char *text)
+{
+	return g_strescape(text, NULL);
+}
+
+/*
+ * Starts count from the earliest thread's: rows of different threads can reach
+ * the log out of time order, so the first row is not always the earliest.
+ */
+static gint64
+earliest_start(const Importer *im)
+{
+	gint64 earliest = G_MAXINT64;
+
+	for (guint i = 0; i < im->threads->len; i++)
+		earliest = MIN(earliest, ((const LogThread *) im->threads->pdata[i])->start_us);
+	return earliest;
+}
+
+static void
+write_task(GString *s, const LogThread *t, guint index, gint64 origin_us)
+{
+	g_autofree char *id = yaml_safe(t->id);
+
+	g_string_append_printf(s, "  # logged thread %s\n  - id: t%u\n", id, index);
+	g_string_append_printf(s, "    start: %" G_GINT64_FORMAT "us\n", t->start_us - origin_us);
+	g_string_append_printf(s, "    threads:\n      - ops:%s\n%s", t->n_ops == 0 ? " []" : "",
+			       t->ops->str);
+}
+
 static char *
 write_scenario(Importer *im)
 {
@@ -353,7 +401,9 @@ write_scenario(Importer *im)
 	g_autofree char *name = scenario_name(im->path);
 	gint64 mib = 1024 * 1024;
 	gint64 capacity_mib = MAX(1, (im->out->peak_bytes + mib - 1) / mib);
-	g_autofree char *base = g_path_get_basename(im->path);
+	g_autofree char *file = g_path_get_basename(im->path);
+	g_autofree char *base = yaml_safe(file);
+	gint64 origin_us = earliest_start(im);
 
 	g_string_append_printf(s, "name: %s\n", name);
 	g_string_append_printf(
@@ -368,14 +418,8 @@ write_scenario(Importer *im)
 		im->out->peak_bytes);
 	g_string_append_printf(s, "memory:\n  gpu: {capacity: %" G_GINT64_FORMAT "MiB}\ntasks:\n",
 			       capacity_mib);
-	for (guint i = 0; i < im->threads->len; i++) {
-		const LogThread *t = im->threads->pdata[i];
-
-		g_string_append_printf(s, "  # logged thread %s\n  - id: t%u\n", t->id, i);
-		g_string_append_printf(s, "    start: %" G_GINT64_FORMAT "us\n", t->start_us);
-		g_string_append_printf(s, "    threads:\n      - ops:%s\n%s",
-				       t->n_ops == 0 ? " []" : "", t->ops->str);
-	}
+	for (guint i = 0; i < im->threads->len; i++)
+		write_task(s, im->threads->pdata[i], i, origin_us);
 	return g_string_free(s, FALSE);
 }
 
@@ -396,23 +440,65 @@ check_header(const char *path, const char *first, GError **error)
 	return FALSE;
 }
 
+/*
+ * Ends the line that starts at @line in place, at its '\n' (and a '\r' before
+ * it) or at @end, the text's NUL; returns the next line, NULL after the last.
+ * Each line is searched once: g_strsplit's strstr() is quadratic under
+ * AddressSanitizer, which measures the rest of the text at every call.
+ */
+static char *
+cut_line(char *line, char *end)
+{
+	char *newline = memchr(line, '\n', (gsize) (end - line));
+	char *stop = newline != NULL ? newline : end;
+
+	if (stop > line && stop[-1] == '\r')
+		stop[-1] = '\0';
+	*stop = '\0';
+	return newline != NULL ? newline + 1 : NULL;
+}
+
+/* A NUL byte would end the text early: the rows after it would go unread. */
+static gboolean
+check_text(const char *path, const char *contents, gsize length, GError **error)
+{
+	const char *nul = memchr(contents, '\0', length);
+	guint line = 1;
+	const char *line_start = contents;
+
+	if (nul == NULL)
+		return TRUE;
+	for (const char *c = contents; c < nul; c++) {
+		if (*c == '\n') {
+			line++;
+			line_start = c + 1;
+		}
+	}
+	g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID,
+		    "%s:%u:%u: a NUL byte: not an RMM log, which is text", path, line,
+		    (guint) (nul - line_start) + 1);
+	return FALSE;
+}
+
 GsRmmImport *
 gs_rmm_import(const char *path, GError **error)
 {
 	g_autofree char *contents = NULL;
-	g_auto(GStrv) lines = NULL;
 	g_autoptr(GError) local = NULL;
 	Importer im = {.path = path};
 	GsRmmImport *out;
-	guint n_lines;
+	char *next;
+	gsize length;
 
-	if (!g_file_get_contents(path, &contents, NULL, &local)) {
-		g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID, "%s",
-			    local->message);
+	if (!gs_input_read(path, &contents, &length, &local)) {
+		g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID,
+			    "%s:1:1: cannot read: %s", path, local->message);
 		return NULL;
 	}
-	lines = g_strsplit(contents, "\n", -1);
-	if (!check_header(path, lines[0], error))
+	if (!check_text(path, contents, length, error))
+		return NULL;
+	next = cut_line(contents, contents + length);
+	if (!check_header(path, contents, error))
 		return NULL;
 	out = g_new0(GsRmmImport, 1);
 	out->problems = g_ptr_array_new_with_free_func(g_free);
@@ -420,15 +506,12 @@ gs_rmm_import(const char *path, GError **error)
 	im.threads = g_ptr_array_new_with_free_func((GDestroyNotify) log_thread_free);
 	im.thread_of = g_hash_table_new(g_str_hash, g_str_equal);
 	im.live = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-	n_lines = g_strv_length(lines);
-	for (guint i = 1; i < n_lines; i++) {
-		char *line = lines[i];
-		gsize len = strlen(line);
+	for (guint number = 2; next != NULL; number++) {
+		char *line = next;
 
-		if (len > 0 && line[len - 1] == '\r')
-			line[len - 1] = '\0';
+		next = cut_line(line, contents + length);
 		if (*g_strstrip(line) != '\0')
-			import_row(&im, line, i + 1);
+			import_row(&im, line, number);
 	}
 	out->threads = im.threads->len;
 	if (out->allocations > 0)

@@ -4,8 +4,9 @@
  *
  * This module decides what a logged run becomes: one task with one thread per
  * logged thread id, in order of first appearance (t0, t1, ...), starting when
- * that thread first logs; its allocations and frees in log order, each
- * `allocate` an `alloc` of the logged (unaligned) size and each `free` the
+ * that thread first logs (counted from the earliest thread's start), the id
+ * itself in a comment, C-escaped since a log may hold any bytes; its
+ * allocations and frees in log order, each `allocate` an `alloc` of the logged (unaligned) size and each `free` the
  * `free` of the buffer allocated at that pointer; the time between one
  * thread's consecutive rows a `compute` of that length (the log has
  * microseconds); `allocate failure` rows kept as comments where they were. The
@@ -17,14 +18,15 @@
  * Rows it cannot use are left out and each is reported with its line and the
  * column of the offending field: a wrong number of fields, a malformed time,
  * pointer or size, an unknown action, a free of a pointer not allocated (or
- * already freed), and a free on another thread than the allocation (a
- * scenario's buffers belong to one thread). An allocation at a pointer that is
+ * already freed), a free on another thread than the allocation (a
+ * scenario's buffers belong to one thread), and an allocation that would make
+ * more than 2^62 bytes live at once. An allocation at a pointer that is
  * still live is used, and reported, since the earlier buffer then is never
  * freed. Times that go back by more than twelve hours are taken to have
  * crossed midnight (the log has no date).
  *
- * A log that cannot be read or lacks the header line
- * `Thread,Time,Action,Pointer,Size,Stream` is an error ("file:1:1: ...");
+ * A log that cannot be read (input.h), holds a NUL byte or lacks the header
+ * line `Thread,Time,Action,Pointer,Size,Stream` is an error ("file:L:C: ...");
  * one without a usable allocation gives no scenario (yaml NULL) but its
  * problems. Nothing here prints.
  */

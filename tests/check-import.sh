@@ -70,6 +70,54 @@ grep -q 'rmm-bad.csv:6:1: thread 8 frees 0x1000, allocated by thread 7 on line 2
 "$gpusim" validate "$tmp/bad.yaml" >/dev/null || fail "the partial scenario is invalid"
 grep -q 'compute: 70us' "$tmp/bad.yaml" || fail "gaps across left-out rows are one compute"
 
+# A thread id is any bytes: a carriage return, control characters, invalid
+# UTF-8 or a Unicode line separator must neither end its comment nor break
+# the file; the comment says what it was, C-escaped. So must the file's name.
+{
+	echo 'Thread,Time,Action,Pointer,Size,Stream'
+	printf '7\rtasks: [],00:00:00.000500,allocate,0x10,8,0\n'
+	printf '\001\377\342\200\250#,00:00:00.000600,allocate,0x20,8,0\n'
+} >"$tmp/odd
+name.csv"
+[ "$(status "$gpusim" import-rmm-log "$tmp/odd
+name.csv" -o "$tmp/odd.yaml")" = 0 ] || fail "import odd ids: $(cat "$tmp/err")"
+"$gpusim" validate "$tmp/odd.yaml" >/dev/null 2>"$tmp/err" || fail "odd ids: $(cat "$tmp/err")"
+grep -qxF '  # logged thread 7\rtasks: []' "$tmp/odd.yaml" || fail "escaped carriage return"
+grep -qxF '  # logged thread \001\377\342\200\250#' "$tmp/odd.yaml" || fail "escaped bytes"
+grep -qF 'RMM log odd\nname.csv' "$tmp/odd.yaml" || fail "escaped file name"
+# Starts count from the earliest thread's, which need not log the first row.
+printf 'Thread,Time,Action,Pointer,Size,Stream\n1,00:00:00.000002,allocate,0x10,8,0\n' >"$tmp/early.csv"
+printf '2,00:00:00.000001,allocate,0x20,8,0\n' >>"$tmp/early.csv"
+[ "$(status "$gpusim" import-rmm-log "$tmp/early.csv" -o "$tmp/early.yaml")" = 0 ] ||
+	fail "import early: $(cat "$tmp/err")"
+"$gpusim" validate "$tmp/early.yaml" >/dev/null 2>"$tmp/err" || fail "early start: $(cat "$tmp/err")"
+[ "$(grep -c 'start: ' "$tmp/early.yaml")" = 2 ] && grep -q 'start: 1us' "$tmp/early.yaml" &&
+	grep -q 'start: 0us' "$tmp/early.yaml" || fail "starts: $(grep start: "$tmp/early.yaml")"
+# The capacity written must stay in range: past 2^62 live bytes a row is left out.
+printf 'Thread,Time,Action,Pointer,Size,Stream\n1,00:00:00.000001,allocate,0x10,4611686018427387903,0\n' \
+	>"$tmp/huge.csv"
+printf '1,00:00:00.000002,allocate,0x20,4611686018427387903,0\n' >>"$tmp/huge.csv"
+[ "$(status "$gpusim" import-rmm-log "$tmp/huge.csv" -o "$tmp/huge.yaml")" = 0 ] ||
+	fail "import huge: $(cat "$tmp/err")"
+grep -q 'huge.csv:3:33: allocating 4611686018427387903 bytes would make more than' "$tmp/err" ||
+	fail "huge message: $(cat "$tmp/err")"
+"$gpusim" validate "$tmp/huge.yaml" >/dev/null 2>"$tmp/err" || fail "huge: $(cat "$tmp/err")"
+# A NUL byte would hide the rows after it.
+printf 'Thread,Time,Action,Pointer,Size,Stream\n1,00:00:00.0\000,allocate,0x10,8,0\n' >"$tmp/nul.csv"
+[ "$(status "$gpusim" import-rmm-log "$tmp/nul.csv" -o "$tmp/x5.yaml")" = 2 ] || fail "NUL byte"
+grep -q 'nul.csv:2:13: a NUL byte' "$tmp/err" || fail "NUL message: $(cat "$tmp/err")"
+
+# A long real run, 200000 rows on one thread, imports into a scenario that
+# loads (its nodes are many more than aliases may copy).
+awk 'BEGIN { print "Thread,Time,Action,Pointer,Size,Stream";
+	for (i = 0; i < 100000; i++) {
+		printf "1,00:00:00.%06d,allocate,0x%x,4096,0\n", 2 * i, 4096 * (i + 1);
+		printf "1,00:00:00.%06d,free,0x%x,4096,0\n", 2 * i + 1, 4096 * (i + 1) } }' >"$tmp/long.csv"
+[ "$(status "$gpusim" import-rmm-log "$tmp/long.csv" -o "$tmp/long.yaml")" = 0 ] ||
+	fail "import long: $(cat "$tmp/err")"
+grep -q 'allocations 100000, frees 100000' "$tmp/err" || fail "long summary: $(cat "$tmp/err")"
+"$gpusim" validate "$tmp/long.yaml" >/dev/null 2>"$tmp/err" || fail "long log: $(cat "$tmp/err")"
+
 # Not a log, no log, nothing usable, nowhere to write: exit 2, nothing written.
 printf 'a,b,c\n1,2,3\n' >"$tmp/notlog.csv"
 [ "$(status "$gpusim" import-rmm-log "$tmp/notlog.csv" -o "$tmp/x1.yaml")" = 2 ] || fail "not a log"
@@ -81,5 +129,8 @@ grep -q 'empty.csv:2:24: free of 0x10' "$tmp/err" || fail "CRLF row not reported
 [ "$(status "$gpusim" import-rmm-log "$data/rmm-small.csv" -o "$tmp/no/dir/x4.yaml")" = 2 ] ||
 	fail "unwritable output"
 [ "$(status "$gpusim" import-rmm-log)" = 2 ] || fail "no log given"
-for f in x1.yaml x2.yaml x3.yaml no; do [ ! -e "$tmp/$f" ] || fail "a failed import wrote $f"; done
+[ "$(status "$gpusim" import-rmm-log /dev/zero -o "$tmp/x6.yaml")" = 2 ] || fail "a device"
+grep -q '^/dev/zero:1:1: cannot read: it is a character device' "$tmp/err" ||
+	fail "device message: $(cat "$tmp/err")"
+for f in x1.yaml x2.yaml x3.yaml x5.yaml x6.yaml no; do [ ! -e "$tmp/$f" ] || fail "a failed import wrote $f"; done
 echo "gpusim import-rmm-log: scenario, replay, reported rows and errors behave"

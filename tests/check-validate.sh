@@ -33,7 +33,30 @@ echo "$out" | grep -q 'loader-full.yaml: ok' || fail "the valid file after a bad
 
 err=$("$gpusim" validate "$data/no-such-file.yaml" 2>&1 >/dev/null)
 [ $? -eq 2 ] || fail "a missing file must exit 2"
-echo "$err" | grep -q 'no-such-file.yaml: cannot read' || fail "unclear message: $err"
+echo "$err" | grep -q 'no-such-file.yaml:1:1: cannot read: No such file' || fail "unclear message: $err"
+
+# What is not a regular file is refused before it is read: a device would
+# never end, a pipe would wait for a writer (timeout only stops a hang).
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkfifo "$tmp/fifo"
+printf 'gpusim: 1\nname: t\ninclude: fifo\nmemory: {gpu: {capacity: 1MiB}}\n' >"$tmp/s.yaml"
+for input in /dev/zero "$tmp/fifo" "$tmp/s.yaml"; do
+	err=$(timeout 60 "$gpusim" validate "$input" 2>&1 </dev/null >/dev/null)
+	[ $? -eq 2 ] || fail "$input must exit 2"
+	case "$err" in
+	"/dev/zero:1:1: cannot read: it is a character device, not a regular file") ;;
+	"$tmp/fifo:1:1: cannot read: it is a pipe, not a regular file") ;;
+	"$tmp/s.yaml:3:10: cannot include $tmp/fifo: it is a pipe, not a regular file") ;;
+	*) fail "unclear message for $input: $err" ;;
+	esac
+done
+# A file larger than gpusim reads whole (sparse: it takes no room).
+truncate -s 1025M "$tmp/big.yaml"
+err=$(timeout 60 "$gpusim" validate "$tmp/big.yaml" 2>&1 >/dev/null)
+[ $? -eq 2 ] || fail "a file over the limit must exit 2"
+[ "$err" = "$tmp/big.yaml:1:1: cannot read: it is larger than 1024 MiB, the most gpusim reads" ] ||
+	fail "unclear message for a file over the limit: $err"
 
 err=$("$gpusim" validate 2>&1 >/dev/null)
 [ $? -eq 2 ] || fail "validate without a file must exit 2"

@@ -103,6 +103,12 @@ fixture(const char *name)
 /* Line 8 ends the ops; expect: is line 9, its keys start on line 10 at column 3. */
 #define EXPECT TASK OP "task_done\n" "expect:\n"
 
+/* Sequences nested 64 deep: as a top-level value, levels 1 to 64, the most allowed. */
+#define OPEN_9 "[[[[[[[[["
+#define CLOSE_9 "]]]]]]]]]"
+#define LEVELS_64 "[" OPEN_9 OPEN_9 OPEN_9 OPEN_9 OPEN_9 OPEN_9 OPEN_9 \
+	CLOSE_9 CLOSE_9 CLOSE_9 CLOSE_9 CLOSE_9 CLOSE_9 CLOSE_9 "]"
+
 typedef struct {
 	/* Inputs */
 	const char *yaml;    /* s.yaml */
@@ -137,7 +143,18 @@ static const BadRow bad_rows[] = {
 	{"gpusim: 1\nname: t\ndescription: ab\xff\n", NULL, NULL, NULL,
 	 "s.yaml:3:16: YAML syntax error: invalid leading UTF-8 octet"},
 	{"gpusim: 1\nname: t\nmemory: &m {gpu: *m}\n", NULL, NULL, NULL,
-	 "s.yaml:3:13: the document nests or repeats too much (a recursive alias?)"},
+	 "s.yaml:3:18: alias *m is inside the node it names (a recursive alias)"},
+	{"gpusim: 1\nname: t\nmemory: *m\n", NULL, NULL, NULL,
+	 "s.yaml:3:9: alias *m names no anchor defined before it"},
+	{"gpusim: 1\nname: t\nmemory: {gpu: *m}\nx: &m 1\n", NULL, NULL, NULL,
+	 "s.yaml:3:15: alias *m names no anchor defined before it"},
+	/* an alias's copy must fit in the levels where it is used */
+	{"gpusim: 1\nname: t\na: &a " LEVELS_64 "\nb: [*a]\n", NULL, NULL, NULL,
+	 "s.yaml:4:5: the document nests deeper than 64 levels"},
+	{HEAD "include: /dev/zero\n", NULL, NULL, NULL,
+	 "s.yaml:4:10: cannot include /dev/zero: it is a character device, not a regular file"},
+	{HEAD "include: [b.yaml, .]\n", "seed: 1\n", NULL, NULL,
+	 "s.yaml:4:19: cannot include .: it is a directory, not a regular file"},
 	{HEAD "policy: [oom]\n", NULL, NULL, NULL,
 	 "s.yaml:4:9: policy must be a map, not a sequence"},
 	{HEAD "tasks: A\n", NULL, NULL, NULL, "s.yaml:4:8: tasks must be a sequence, not \"A\""},
@@ -160,7 +177,15 @@ static const BadRow bad_rows[] = {
 	 NULL, NULL, NULL,
 	 "s.yaml:6:24: memory.gpu.reservation_limit must be a fraction in [0, 1], not 1.2"},
 	{"gpusim: 1\nname: t\nmemory:\n  gpu: {capacity: 1, devices: 0}\n", NULL, NULL, NULL,
-	 "s.yaml:4:31: memory.gpu.devices must be a whole number >= 1, not \"0\""},
+	 "s.yaml:4:31: memory.gpu.devices must be a whole number from 1 to 1024, not \"0\""},
+	{"gpusim: 1\nname: t\nmemory:\n  gpu: {capacity: 1, devices: 4294967295}\n", NULL, NULL,
+	 NULL,
+	 "s.yaml:4:31: memory.gpu.devices must be a whole number from 1 to 1024, not "
+	 "\"4294967295\""},
+	{"gpusim: 1\nname: t\nmemory:\n  gpu: {capacity: 4611686018427387904, devices: 2}\n",
+	 NULL, NULL, NULL,
+	 "s.yaml:4:19: memory.gpu.capacity times devices (2) must be at most 9223372036854775807 "
+	 "bytes in all"},
 	{"gpusim: 1\nname: t\nmemory:\n  gpu: {capacity: 1, downgrade_stop: 0.8}\n", NULL, NULL,
 	 NULL,
 	 "s.yaml:4:38: memory.gpu.downgrade_stop (0.8) must not be above downgrade_trigger (0.75)"},
@@ -991,7 +1016,7 @@ START_TEST(test_variant_names)
 	ck_assert_str_eq(names->pdata[1], "small");
 	ck_assert(gs_loader_variant_names(missing, &error) == NULL);
 	ck_assert(g_str_has_suffix(error->message,
-				   "no-such-file.yaml: cannot read: No such file or directory"));
+				   "no-such-file.yaml:1:1: cannot read: No such file or directory"));
 }
 END_TEST
 
@@ -1024,9 +1049,109 @@ START_TEST(test_missing_file)
 
 	ck_assert(gs_loader_load("/nonexistent/s.yaml", NULL, NULL, &error) == NULL);
 	ck_assert_str_eq(error->message,
-			 "/nonexistent/s.yaml: cannot read: No such file or directory");
+			 "/nonexistent/s.yaml:1:1: cannot read: No such file or directory");
 	/* a NULL error is allowed */
 	ck_assert(gs_loader_load("/nonexistent/s.yaml", NULL, NULL, NULL) == NULL);
+}
+END_TEST
+
+/* Reading stops at what is not a regular file, before it would read forever. */
+START_TEST(test_not_a_file)
+{
+	g_autoptr(GError) error = NULL;
+
+	ck_assert(gs_loader_load("/dev/zero", NULL, NULL, &error) == NULL);
+	ck_assert_str_eq(error->message, "/dev/zero:1:1: cannot read: it is a character device, "
+					 "not a regular file");
+}
+END_TEST
+
+/*
+ * Nesting fails where it passes the limit, while libyaml parses, not after:
+ * libyaml alone would take tens of seconds over these 100000 levels.
+ */
+START_TEST(test_deep_nesting)
+{
+	Tmp *t = tmp_new();
+	GString *yaml = g_string_new(HEAD "policy: ");
+	g_autoptr(GError) error = NULL;
+	g_autofree char *message = NULL;
+	const char *path;
+
+	for (int i = 0; i < 100000; i++)
+		g_string_append(yaml, "{a: ");
+	path = tmp_write(t, "s.yaml", yaml->str);
+	g_string_free(yaml, TRUE);
+	ck_assert(gs_loader_load(path, NULL, NULL, &error) == NULL);
+	message = relative_message(t, error);
+	/* policy's map is level 1, the key of the 64th map level 65 */
+	ck_assert_str_eq(message, "s.yaml:4:262: the document nests deeper than 64 levels");
+	tmp_free(t);
+}
+END_TEST
+
+/*
+ * Aliases of aliases (a "billion laughs") are refused once their copies pass
+ * a million nodes, however small the file; an honest large file has no limit.
+ */
+START_TEST(test_alias_bomb)
+{
+	Tmp *t = tmp_new();
+	const char *path = tmp_write(t, "s.yaml",
+				     HEAD "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+					  "b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+					  "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\n"
+					  "d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n"
+					  "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n"
+					  "f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n"
+					  "g: &g [*f, *f, *f, *f, *f, *f, *f, *f, *f, *f]\n");
+	g_autoptr(GError) error = NULL;
+	g_autofree char *message = NULL;
+
+	ck_assert(gs_loader_load(path, NULL, NULL, &error) == NULL);
+	message = relative_message(t, error);
+	ck_assert_str_eq(message,
+			 "s.yaml:9:36: aliases expand the document by more than 1000000 nodes");
+	tmp_free(t);
+}
+END_TEST
+
+/* An honest file may be far larger than an alias bomb is allowed to grow. */
+START_TEST(test_large_file)
+{
+	Tmp *t = tmp_new();
+	GString *yaml = g_string_new(TASK);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = NULL;
+	const char *path;
+
+	/* 120000 times 10 nodes: more than the copies aliases may make */
+	for (int i = 0; i < 120000; i++)
+		g_string_append(yaml, OP "alloc: {buf: b, size: 1KiB}\n" OP "free: b\n");
+	path = tmp_write(t, "s.yaml", yaml->str);
+	g_string_free(yaml, TRUE);
+	w = gs_loader_load(path, NULL, NULL, &error);
+	tmp_free(t);
+	ck_assert_msg(w != NULL, "%s", error ? error->message : "");
+}
+END_TEST
+
+/* An alias is a copy of its anchor's node, wherever it is used. */
+START_TEST(test_aliases)
+{
+	Tmp *t = tmp_new();
+	const char *path = tmp_write(
+		t, "s.yaml",
+		HEAD "tasks:\n  - id: A\n    threads:\n      - ops: &ops [{alloc: {buf: b, size: 1KiB}},"
+		     " {free: b}]\n      - ops: *ops\n  - id: B\n    threads: [{ops: *ops}]\n");
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = gs_loader_load(path, NULL, NULL, &error);
+
+	tmp_free(t);
+	ck_assert_msg(w != NULL, "%s", error ? error->message : "");
+	ck_assert_uint_eq(task_thread(w, 0, 1)->ops->len, 2);
+	ck_assert_uint_eq(task_thread(w, 1, 0)->ops->len, 2);
+	ck_assert_int_eq(op_at(task_thread(w, 1, 0)->ops, 0)->alloc.size, KIB);
 }
 END_TEST
 
@@ -1040,6 +1165,15 @@ gs_test_suite_loader(void)
 
 	tcase_add_loop_test(tc, test_bad, 0, G_N_ELEMENTS(bad_rows));
 	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_not_a_file);
+	suite_add_tcase(s, tc);
+
+	/* Large inputs: slow under the sanitizers, on a busy machine. */
+	tc = tcase_create("limits");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_deep_nesting);
+	tcase_add_test(tc, test_alias_bomb);
+	tcase_add_test(tc, test_large_file);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("quantities");
@@ -1058,6 +1192,7 @@ gs_test_suite_loader(void)
 	tcase_add_test(tc, test_long_name_list);
 	tcase_add_test(tc, test_generate);
 	tcase_add_test(tc, test_repeat_names);
+	tcase_add_test(tc, test_aliases);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("merge");
