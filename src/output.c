@@ -10,15 +10,20 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/vfs.h>
+#endif
 
 #include "output.h"
 
 /* As the kernel's limit on links followed in one path name (Linux's 40). */
 #define MAX_LINKS 40
+/* linux/magic.h's, spelled out: that header is not everywhere statfs is. */
+#define PROC_SUPER_MAGIC 0x9fa0
 
 typedef enum {
 	OUTPUT_FILE,   /* a regular file, or none yet: renamed into place */
-	OUTPUT_STREAM, /* a device, FIFO or socket: written in place, last */
+	OUTPUT_STREAM, /* a device, FIFO, socket or descriptor: written in place, last */
 	OUTPUT_STDOUT, /* "-": standard output, last */
 } OutputKind;
 
@@ -139,12 +144,36 @@ gs_output_set_make_dir(GsOutputSet *set, const char *dir, GError **error)
 
 /* ---- adding: what is at the path ---- */
 
-/* @path with every link of a chain at its end followed; NULL with errno set. */
+/*
+ * A link in /proc (/dev/stdout leads to /proc/self/fd/1) stands for an open
+ * descriptor, not for the file it names: what it reads as may be no path at
+ * all ("pipe:[123]"), and when it is a file, the user means the descriptor's
+ * place in it (after what the command printed), not a new file.
+ */
+static gboolean
+is_descriptor_link(const char *link)
+{
+#ifdef __linux__
+	g_autofree char *dir = g_path_get_dirname(link);
+	struct statfs fs;
+
+	return statfs(dir, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC;
+#else
+	(void) link;
+	return FALSE;
+#endif
+}
+
+/*
+ * @path with every link of a chain at its end followed, up to a descriptor
+ * link (*@descriptor then TRUE); NULL with errno set.
+ */
 static char *
-follow_links(const char *path)
+follow_links(const char *path, gboolean *descriptor)
 {
 	char *target = g_strdup(path);
 
+	*descriptor = FALSE;
 	for (guint hops = 0;; hops++) {
 		GStatBuf st;
 		char *link;
@@ -152,6 +181,10 @@ follow_links(const char *path)
 
 		if (g_lstat(target, &st) != 0 || !S_ISLNK(st.st_mode))
 			return target;
+		if (is_descriptor_link(target)) {
+			*descriptor = TRUE;
+			return target;
+		}
 		link = hops < MAX_LINKS ? g_file_read_link(target, NULL) : NULL;
 		if (link == NULL) {
 			int saved = hops < MAX_LINKS ? errno : ELOOP;
@@ -187,13 +220,14 @@ dir_writable(const GsOutput *out, GError **error)
 static gboolean
 classify(GsOutput *out, GError **error)
 {
+	gboolean descriptor;
 	GStatBuf st;
 
 	if (strcmp(out->path, "-") == 0) {
 		out->kind = OUTPUT_STDOUT;
 		return TRUE;
 	}
-	out->target = follow_links(out->path);
+	out->target = follow_links(out->path, &descriptor);
 	if (out->target == NULL)
 		return fail_errno(out, errno, error);
 	if (g_stat(out->target, &st) != 0) {
@@ -207,7 +241,7 @@ classify(GsOutput *out, GError **error)
 	/* A file the user may not write is not replaced behind its back. */
 	if (g_access(out->target, W_OK) != 0)
 		return fail_errno(out, errno, error);
-	if (!S_ISREG(st.st_mode)) {
+	if (descriptor || !S_ISREG(st.st_mode)) {
 		out->kind = OUTPUT_STREAM;
 		out->fifo = S_ISFIFO(st.st_mode);
 		return TRUE;
@@ -361,12 +395,15 @@ write_stream(GsOutput *out, GError **error)
 			    local->message);
 		return FALSE;
 	}
-	if (out->kind == OUTPUT_STDOUT) {
-		/* After what the command printed before. */
-		fflush(stdout);
-	} else if ((fd = g_open(out->target, O_WRONLY | O_NOCTTY | O_CLOEXEC, 0)) < 0) {
+	/*
+	 * After what the command printed before, wherever the stream leads
+	 * (/dev/stdout too): stdio's buffer first, and O_APPEND so that a
+	 * descriptor's file is written after what is in it already.
+	 */
+	fflush(stdout);
+	if (out->kind == OUTPUT_STREAM &&
+	    (fd = g_open(out->target, O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC, 0)) < 0)
 		return fail_errno(out, errno, error);
-	}
 	if (!write_all(fd, contents, len))
 		saved = errno;
 	if (fd != STDOUT_FILENO && close(fd) != 0 && saved == 0)

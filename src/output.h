@@ -22,7 +22,11 @@
  * - "-": standard output.
  * - A character device, a FIFO, a socket or any other file that is neither
  *   regular nor a directory: a stream, written in place, never unlinked or
- *   replaced (--json=/dev/stdout, --events=/dev/null, a named pipe).
+ *   replaced (--events=/dev/null, a named pipe).
+ * - A link in /proc, where /dev/stdout and /dev/fd/N lead: a stream too,
+ *   since it stands for an open descriptor; written in append mode, so that
+ *   when the descriptor is a file the output follows what the command
+ *   printed, as it would through the descriptor itself.
  * - A directory, or a path the user may not write (its directory, or the
  *   file already there): refused when it is added, before anything runs.
  *

@@ -63,6 +63,15 @@ cmp -s "$tmp/from-fifo" "$tmp/ref.jsonl" || fail "the FIFO did not get the event
 grep -v '"wall_ns"' "$tmp/out" >"$tmp/a"; grep -v '"wall_ns"' "$tmp/ref.json" >"$tmp/b"
 cmp -s "$tmp/a" "$tmp/b" || fail "--json=/dev/stdout did not print the result"
 
+# /dev/stdout and /dev/fd/1 stand for the descriptor: into a file, after the summary
+# (not over it), and into a pipe.
+"$gpusim" run --json=/dev/stdout "$quick" >"$tmp/both" 2>"$tmp/err" || fail "--json=/dev/stdout: $(cat "$tmp/err")"
+[ "$(head -1 "$tmp/both")" = "scenario      quickstart" ] || fail "the summary was overwritten: $(head -2 "$tmp/both")"
+sed -n '/^{$/,$p' "$tmp/both" | grep -v '"wall_ns"' >"$tmp/a"
+cmp -s "$tmp/a" "$tmp/b" || fail "--json=/dev/stdout after the summary is not the result"
+"$gpusim" run -q --json=/dev/fd/1 "$quick" 2>"$tmp/err" | grep -v '"wall_ns"' >"$tmp/a"
+cmp -s "$tmp/a" "$tmp/b" || fail "--json=/dev/fd/1 into a pipe: $(cat "$tmp/err")"
+
 # An output that cannot be written: exit 2, its path and why; the first output is not
 # written and the file already at its path stays as it was.
 mkdir "$tmp/u"
