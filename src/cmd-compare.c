@@ -86,15 +86,23 @@ make_jobs(GPtrArray *variants, const CompareOptions *o)
 	return jobs;
 }
 
-/* The output at @dir/@stem@suffix; NULL with @error set when it is refused. */
+/* The output @dir/@stem@suffix; NULL with @error set when it is refused. */
 static GsOutput *
 add_output(GsOutputSet *set, const char *dir, const char *stem, const char *suffix,
 	   GError **error)
 {
 	g_autofree char *name = g_strconcat(stem, suffix, NULL);
-	g_autofree char *path = g_build_filename(dir, name, NULL);
 
-	return gs_output_set_add(set, path, error);
+	return gs_output_set_add_in(set, dir, name, error);
+}
+
+/* @stem.png and @stem.svg, into @pair. */
+static gboolean
+add_picture(GsOutputSet *set, const char *dir, const char *stem, GsOutput **pair,
+	    GError **error)
+{
+	return (pair[0] = add_output(set, dir, stem, ".png", error)) != NULL &&
+	       (pair[1] = add_output(set, dir, stem, ".svg", error)) != NULL;
 }
 
 /* Every file of the comparison, in the --out folder, made if need be. */
@@ -108,19 +116,20 @@ add_outputs(GsOutputSet *set, GPtrArray *jobs, GPtrArray *stems, gboolean plotti
 		GsBatchJob *job = jobs->pdata[i];
 		const char *stem = stems->pdata[i];
 
-		if ((job->json = add_output(set, o->out, stem, ".json", error)) == NULL ||
-		    (job->timeline = add_output(set, o->out, stem, ".timeline.csv", error)) == NULL ||
-		    (o->trace &&
-		     (job->trace = add_output(set, o->out, stem, ".trace.json", error)) == NULL))
+		job->json = add_output(set, o->out, stem, ".json", error);
+		job->timeline = job->json != NULL
+					? add_output(set, o->out, stem, ".timeline.csv", error)
+					: NULL;
+		if (job->timeline == NULL)
+			return FALSE;
+		if (o->trace &&
+		    (job->trace = add_output(set, o->out, stem, ".trace.json", error)) == NULL)
 			return FALSE;
 	}
 	if ((outs->summary = add_output(set, o->out, "summary", ".csv", error)) == NULL)
 		return FALSE;
 	for (guint i = 0; plotting && i < G_N_ELEMENTS(plots); i++) {
-		if ((outs->pictures[i][0] = add_output(set, o->out, plots[i].stem, ".png", error)) ==
-			    NULL ||
-		    (outs->pictures[i][1] = add_output(set, o->out, plots[i].stem, ".svg", error)) ==
-			    NULL)
+		if (!add_picture(set, o->out, plots[i].stem, outs->pictures[i], error))
 			return FALSE;
 	}
 	return TRUE;

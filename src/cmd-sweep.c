@@ -185,14 +185,6 @@ make_jobs(GPtrArray *params, GPtrArray *variants, const SweepOptions *o)
 	return jobs;
 }
 
-static GsOutput *
-add_output(GsOutputSet *set, const char *dir, const char *name, GError **error)
-{
-	g_autofree char *path = g_build_filename(dir, name, NULL);
-
-	return gs_output_set_add(set, path, error);
-}
-
 /* Every file of the sweep, in the --out folder, made if need be. */
 static gboolean
 add_outputs(GsOutputSet *set, GPtrArray *jobs, gboolean plotting, const SweepOptions *o,
@@ -206,13 +198,18 @@ add_outputs(GsOutputSet *set, GPtrArray *jobs, gboolean plotting, const SweepOpt
 		g_autofree char *name = g_strdup_printf("run%0*u.trace.json", digits, i + 1);
 		GsBatchJob *job = jobs->pdata[i];
 
-		if ((job->trace = add_output(set, o->out, name, error)) == NULL)
+		if ((job->trace = gs_output_set_add_in(set, o->out, name, error)) == NULL)
 			return FALSE;
 	}
-	return (outs->csv = add_output(set, o->out, "sweep.csv", error)) != NULL &&
-	       (outs->plot_data = add_output(set, o->out, "sweep-plot.csv", error)) != NULL &&
-	       (!plotting || ((outs->png = add_output(set, o->out, "sweep.png", error)) != NULL &&
-			      (outs->svg = add_output(set, o->out, "sweep.svg", error)) != NULL));
+	outs->csv = gs_output_set_add_in(set, o->out, "sweep.csv", error);
+	if (outs->csv == NULL)
+		return FALSE;
+	outs->plot_data = gs_output_set_add_in(set, o->out, "sweep-plot.csv", error);
+	if (outs->plot_data == NULL || !plotting)
+		return outs->plot_data != NULL;
+	outs->png = gs_output_set_add_in(set, o->out, "sweep.png", error);
+	outs->svg = outs->png != NULL ? gs_output_set_add_in(set, o->out, "sweep.svg", error) : NULL;
+	return outs->svg != NULL;
 }
 
 /* ---- sweep.csv ---- */

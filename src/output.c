@@ -28,8 +28,8 @@ typedef enum {
 } OutputKind;
 
 struct GsOutput {
-	char *path;        /* as the user gave it */
-	char *target;      /* the file written: @path with its links followed */
+	char *path;   /* as the user gave it */
+	char *target; /* the file written: @path with its links followed */
 	OutputKind kind;
 	gboolean fifo;     /* a stream that is a named pipe */
 	gboolean replaces; /* a regular file is at @target */
@@ -264,6 +264,14 @@ gs_output_set_add(GsOutputSet *set, const char *path, GError **error)
 	}
 	g_ptr_array_add(set->outputs, out);
 	return out;
+}
+
+GsOutput *
+gs_output_set_add_in(GsOutputSet *set, const char *dir, const char *name, GError **error)
+{
+	g_autofree char *path = g_build_filename(dir, name, NULL);
+
+	return gs_output_set_add(set, path, error);
 }
 
 const char *

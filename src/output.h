@@ -81,6 +81,10 @@ gboolean gs_output_set_make_dir(GsOutputSet *set, const char *dir, GError **erro
  */
 GsOutput *gs_output_set_add(GsOutputSet *set, const char *path, GError **error);
 
+/** gs_output_set_add() of the file @name in the folder @dir. */
+GsOutput *gs_output_set_add_in(GsOutputSet *set, const char *dir, const char *name,
+			       GError **error);
+
 /**
  * Puts every output that was given content into place: the regular files
  * first, then the streams, each in the order added. FALSE with @error set at

@@ -88,16 +88,16 @@ contents_of(const char *path)
 
 typedef enum {
 	AT_NOTHING,
-	AT_FILE,         /* "old" */
-	AT_LINK,         /* a link to target, which holds "old" */
-	AT_LINK_CHAIN,   /* a link to a link to target */
-	AT_DANGLING,     /* a link to target, which does not exist */
-	AT_LINK_LOOP,    /* a link to itself */
+	AT_FILE,       /* "old" */
+	AT_LINK,       /* a link to target, which holds "old" */
+	AT_LINK_CHAIN, /* a link to a link to target */
+	AT_DANGLING,   /* a link to target, which does not exist */
+	AT_LINK_LOOP,  /* a link to itself */
 	AT_DIR,
-	AT_DEV_NULL,     /* out is a link to /dev/null */
-	AT_MISSING_DIR,  /* out is inside a folder that does not exist */
-	AT_UNDER_FILE,   /* out is inside a regular file */
-	AT_READ_ONLY,    /* a file the user may not write */
+	AT_DEV_NULL,    /* out is a link to /dev/null */
+	AT_MISSING_DIR, /* out is inside a folder that does not exist */
+	AT_UNDER_FILE,  /* out is inside a regular file */
+	AT_READ_ONLY,   /* a file the user may not write */
 } At;
 
 static const struct {
