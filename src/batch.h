@@ -9,10 +9,10 @@
  * scenario or value stops the whole batch with nothing written. The jobs then
  * run on a pool of POSIX threads, each one wholly inside one worker (generate,
  * simulate, write its own outputs, which the caller's output set puts in
- * place once the whole command is done): a run stays single-threaded and gives the
- * same bytes whatever the number of workers, because the loader and the
- * simulator keep no mutable global state and results are kept by job index,
- * never in order of completion.
+ * place once the whole command is done): a run stays single-threaded and
+ * gives the same bytes whatever the number of workers, because the loader
+ * and the simulator keep no mutable global state and results are kept by job
+ * index, never in order of completion.
  *
  * It also writes the metrics every comparison reports, as CSV columns, so
  * that summary.csv and sweep.csv agree. It prints nothing; progress goes to a

@@ -333,6 +333,17 @@ write_all(int fd, const char *data, gsize len)
 	return TRUE;
 }
 
+/* Writes @len bytes of @data to @fd and closes it; 0, or the first errno. */
+static int
+write_and_close(int fd, const char *data, gsize len)
+{
+	int saved = write_all(fd, data, len) ? 0 : errno;
+
+	if (close(fd) != 0 && saved == 0)
+		saved = errno;
+	return saved;
+}
+
 gboolean
 gs_output_write(GsOutput *out, const char *contents, GError **error)
 {
@@ -341,11 +352,8 @@ gs_output_write(GsOutput *out, const char *contents, GError **error)
 
 	if (fd < 0)
 		return FALSE;
-	if (write_all(fd, contents, strlen(contents)) && close(fd) == 0)
-		return TRUE;
-	saved = errno;
-	close(fd);
-	return fail_errno(out, saved, error);
+	saved = write_and_close(fd, contents, strlen(contents));
+	return saved == 0 || fail_errno(out, saved, error);
 }
 
 const char *
@@ -364,7 +372,7 @@ gs_output_staged_path(GsOutput *out, GError **error)
 
 /* ---- the commit ---- */
 
-/* The content is on disk before the rename makes it the file (as GLib does for a replaced file). */
+/* The content is on disk before the rename makes it the file, as GLib does for a replaced one. */
 static gboolean
 sync_staged(const GsOutput *out)
 {
@@ -395,8 +403,7 @@ write_stream(GsOutput *out, GError **error)
 	g_autofree char *contents = NULL;
 	g_autoptr(GError) local = NULL;
 	gsize len = 0;
-	int fd = STDOUT_FILENO;
-	int saved = 0;
+	int saved;
 
 	if (!g_file_get_contents(out->staged, &contents, &len, &local)) {
 		g_set_error(error, local->domain, local->code, "cannot write %s: %s", out->path,
@@ -409,13 +416,13 @@ write_stream(GsOutput *out, GError **error)
 	 * descriptor's file is written after what is in it already.
 	 */
 	fflush(stdout);
-	if (out->kind == OUTPUT_STREAM &&
-	    (fd = g_open(out->target, O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC, 0)) < 0)
-		return fail_errno(out, errno, error);
-	if (!write_all(fd, contents, len))
-		saved = errno;
-	if (fd != STDOUT_FILENO && close(fd) != 0 && saved == 0)
-		saved = errno;
+	if (out->kind == OUTPUT_STDOUT) {
+		saved = write_all(STDOUT_FILENO, contents, len) ? 0 : errno;
+	} else {
+		int fd = g_open(out->target, O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC, 0);
+
+		saved = fd < 0 ? errno : write_and_close(fd, contents, len);
+	}
 	if (saved != 0)
 		return fail_errno(out, saved, error);
 	/* Written: dropping it now removes the temporary and leaves the pipe alone. */
