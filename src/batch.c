@@ -150,9 +150,6 @@ gs_batch_job_free(GsBatchJob *job)
 	if (job == NULL)
 		return;
 	g_strfreev(job->sets);
-	g_free(job->json_path);
-	g_free(job->timeline_path);
-	g_free(job->trace_path);
 	g_clear_pointer(&job->workload, gs_workload_free);
 	g_clear_pointer(&job->result, gs_result_free);
 	g_free(job->write_error);
@@ -200,14 +197,14 @@ typedef struct {
 } Batch;
 
 static gboolean
-write_one(const char *path, char *contents, GsBatchJob *job)
+write_one(GsOutput *out, char *contents, GsBatchJob *job)
 {
 	g_autofree char *owned = contents;
 	g_autoptr(GError) error = NULL;
 
-	if (path == NULL || job->write_error != NULL)
+	if (out == NULL || job->write_error != NULL)
 		return job->write_error == NULL;
-	if (!gs_report_write_file(path, owned, &error))
+	if (!gs_output_write(out, owned, &error))
 		job->write_error = g_strdup(error->message);
 	return job->write_error == NULL;
 }
@@ -216,22 +213,21 @@ write_one(const char *path, char *contents, GsBatchJob *job)
 static void
 run_job(GsBatchJob *job)
 {
-	g_autoptr(GsEventLog) log = job->trace_path != NULL ? gs_event_log_new() : NULL;
+	g_autoptr(GsEventLog) log = job->trace != NULL ? gs_event_log_new() : NULL;
 	GsSimOptions options = {.log = log != NULL ? gs_event_log_add : NULL, .log_data = log,
-				.skip_timeline = job->timeline_path == NULL && log == NULL};
+				.skip_timeline = job->timeline == NULL && log == NULL};
 	gint64 started = g_get_monotonic_time();
 	GsWorkload *w = job->workload;
 
 	gs_generate_tasks(w);
 	job->result = gs_sim_run(w, &options);
 	job->wall_ns = (g_get_monotonic_time() - started) * 1000;
-	if (job->json_path != NULL)
-		write_one(job->json_path, gs_report_json(w, job->result, "sim", job->wall_ns, NULL),
-			  job);
-	if (job->timeline_path != NULL)
-		write_one(job->timeline_path, gs_report_timeline_csv(job->result), job);
-	if (job->trace_path != NULL)
-		write_one(job->trace_path, gs_report_trace(w, job->result, log), job);
+	if (job->json != NULL)
+		write_one(job->json, gs_report_json(w, job->result, "sim", job->wall_ns, NULL), job);
+	if (job->timeline != NULL)
+		write_one(job->timeline, gs_report_timeline_csv(job->result), job);
+	if (job->trace != NULL)
+		write_one(job->trace, gs_report_trace(w, job->result, log), job);
 }
 
 /* Takes jobs in order until none is left; each worker (and the caller) runs this. */

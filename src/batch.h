@@ -8,10 +8,11 @@
  * block and retry (SPEC §3.6). Every job is loaded before any runs, so a bad
  * scenario or value stops the whole batch with nothing written. The jobs then
  * run on a pool of POSIX threads, each one wholly inside one worker (generate,
- * simulate, write its own files): a run stays single-threaded and gives the
- * same bytes whatever the number of workers, because the loader and the
- * simulator keep no mutable global state and results are kept by job index,
- * never in order of completion.
+ * simulate, write its own outputs, which the caller's output set puts in
+ * place once the whole command is done): a run stays single-threaded and
+ * gives the same bytes whatever the number of workers, because the loader
+ * and the simulator keep no mutable global state and results are kept by job
+ * index, never in order of completion.
  *
  * It also writes the metrics every comparison reports, as CSV columns, so
  * that summary.csv and sweep.csv agree. It prints nothing; progress goes to a
@@ -22,6 +23,7 @@
 
 #include <gpusim/gpusim.h>
 
+#include "output.h"
 #include "sim.h"
 
 G_BEGIN_DECLS
@@ -49,9 +51,9 @@ GPtrArray *gs_batch_variants(const char *path, const char *requested, GError **e
 typedef struct {
 	const GsBatchVariant *variant; /* not owned */
 	char **sets;                   /* NULL-terminated KEY=VALUE overrides, owned */
-	char *json_path;               /* files to write, or NULL (owned) */
-	char *timeline_path;
-	char *trace_path;
+	GsOutput *json;                /* outputs to write, or NULL (owned by the caller's set) */
+	GsOutput *timeline;
+	GsOutput *trace;
 
 	GsWorkload *workload; /* after gs_batch_load() */
 	GsResult *result;     /* after gs_batch_run() */
@@ -76,7 +78,7 @@ typedef void (*GsBatchProgress)(const GsBatchJob *job, guint done, guint total, 
 
 /**
  * Runs every loaded job on @workers threads (at least one) and writes each
- * job's files. Returns FALSE with @error set to the first (by job index)
+ * job's outputs. Returns FALSE with @error set to the first (by job index)
  * output that could not be written; every job has run either way.
  */
 gboolean gs_batch_run(GPtrArray *jobs, guint workers, GsBatchProgress progress,

@@ -13,8 +13,8 @@
 
 #include "backend.h"
 #include "commands.h"
+#include "output.h"
 #include "pattern.h"
-#include "report.h"
 
 static int
 status_of(const GError *error)
@@ -42,6 +42,8 @@ gs_cmd_calibrate(int argc, char **argv)
 	g_autoptr(GOptionContext) context = g_option_context_new(NULL);
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GString) yaml = g_string_new(NULL);
+	g_autoptr(GsOutputSet) set = gs_output_set_new();
+	GsOutput *result;
 	const GsBackendOps *ops;
 
 	g_option_context_set_summary(context, "Measure a real device and write the memory: and "
@@ -55,17 +57,19 @@ gs_cmd_calibrate(int argc, char **argv)
 		fprintf(stderr, "gpusim calibrate: give --backend=cuda and no other argument\n");
 		return GS_EXIT_USAGE;
 	}
+	/* Refused before the device is measured, which takes a while. */
+	result = gs_output_set_add(set, out != NULL ? out : "-", &error);
+	if (result == NULL) {
+		fprintf(stderr, "gpusim calibrate: %s\n", error->message);
+		return GS_EXIT_USAGE;
+	}
 	gs_private_dirs_guard(); /* before CUDA starts its threads: see pattern.h */
 	ops = gs_backend_lookup(backend, &error);
 	if (ops == NULL || !gs_backend_calibrate(ops, disk != NULL ? disk : "/var/tmp", yaml, &error)) {
 		fprintf(stderr, "gpusim calibrate: %s\n", error->message);
 		return status_of(error);
 	}
-	if (out == NULL) {
-		fputs(yaml->str, stdout);
-		return GS_EXIT_OK;
-	}
-	if (!gs_report_write_file(out, yaml->str, &error)) {
+	if (!gs_output_write(result, yaml->str, &error) || !gs_output_set_commit(set, &error)) {
 		fprintf(stderr, "gpusim calibrate: %s\n", error->message);
 		return GS_EXIT_USAGE;
 	}

@@ -12,19 +12,19 @@
  *
  * Expectations are not checked: they are written for the scenario as it
  * stands, and a comparison exists to show variants that behave differently.
- * So the exit status is 0 whatever the outcomes, 2 for bad usage or an
- * invalid scenario (nothing is written then), 4 when a plot failed.
+ * So the exit status is 0 whatever the outcomes, 2 for bad usage, an invalid
+ * scenario or an output that cannot be written, 4 when a plot failed. The
+ * files are one output set (output.h): on any error none of them is written.
  */
 #include "config.h"
 
-#include <errno.h>
-#include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "batch.h"
 #include "commands.h"
+#include "output.h"
 #include "plot.h"
 #include "report.h"
 
@@ -38,6 +38,18 @@ typedef struct {
 	gboolean trace;
 	gboolean quiet;
 } CompareOptions;
+
+/* The pictures, each drawn by its script from the files of the comparison. */
+static const struct {
+	const char *stem;
+	const char *script;
+} plots[] = {{"memory", "memory.gp"}, {"threads", "threads.gp"}, {"metrics", "bars.gp"}};
+
+/* The outputs besides each job's own. */
+typedef struct {
+	GsOutput *summary;
+	GsOutput *pictures[G_N_ELEMENTS(plots)][2]; /* PNG, SVG; NULL without gnuplot */
+} CompareOutputs;
 
 /* ---- files ---- */
 
@@ -64,21 +76,63 @@ variant_stems(GPtrArray *variants)
 }
 
 static GPtrArray *
-make_jobs(GPtrArray *variants, GPtrArray *stems, const CompareOptions *o)
+make_jobs(GPtrArray *variants, const CompareOptions *o)
 {
 	GPtrArray *jobs = g_ptr_array_new_with_free_func((GDestroyNotify) gs_batch_job_free);
 
-	for (guint i = 0; i < variants->len; i++) {
-		GsBatchJob *job = gs_batch_job_new(variants->pdata[i], (const char *const *) o->sets);
+	for (guint i = 0; i < variants->len; i++)
+		g_ptr_array_add(jobs, gs_batch_job_new(variants->pdata[i],
+						       (const char *const *) o->sets));
+	return jobs;
+}
+
+/* The output @dir/@stem@suffix; NULL with @error set when it is refused. */
+static GsOutput *
+add_output(GsOutputSet *set, const char *dir, const char *stem, const char *suffix,
+	   GError **error)
+{
+	g_autofree char *name = g_strconcat(stem, suffix, NULL);
+
+	return gs_output_set_add_in(set, dir, name, error);
+}
+
+/* @stem.png and @stem.svg, into @pair. */
+static gboolean
+add_picture(GsOutputSet *set, const char *dir, const char *stem, GsOutput **pair,
+	    GError **error)
+{
+	return (pair[0] = add_output(set, dir, stem, ".png", error)) != NULL &&
+	       (pair[1] = add_output(set, dir, stem, ".svg", error)) != NULL;
+}
+
+/* Every file of the comparison, in the --out folder, made if need be. */
+static gboolean
+add_outputs(GsOutputSet *set, GPtrArray *jobs, GPtrArray *stems, gboolean plotting,
+	    const CompareOptions *o, CompareOutputs *outs, GError **error)
+{
+	if (!gs_output_set_make_dir(set, o->out, error))
+		return FALSE;
+	for (guint i = 0; i < jobs->len; i++) {
+		GsBatchJob *job = jobs->pdata[i];
 		const char *stem = stems->pdata[i];
 
-		job->json_path = g_strdup_printf("%s/%s.json", o->out, stem);
-		job->timeline_path = g_strdup_printf("%s/%s.timeline.csv", o->out, stem);
-		if (o->trace)
-			job->trace_path = g_strdup_printf("%s/%s.trace.json", o->out, stem);
-		g_ptr_array_add(jobs, job);
+		job->json = add_output(set, o->out, stem, ".json", error);
+		job->timeline = job->json != NULL
+					? add_output(set, o->out, stem, ".timeline.csv", error)
+					: NULL;
+		if (job->timeline == NULL)
+			return FALSE;
+		if (o->trace &&
+		    (job->trace = add_output(set, o->out, stem, ".trace.json", error)) == NULL)
+			return FALSE;
 	}
-	return jobs;
+	if ((outs->summary = add_output(set, o->out, "summary", ".csv", error)) == NULL)
+		return FALSE;
+	for (guint i = 0; plotting && i < G_N_ELEMENTS(plots); i++) {
+		if (!add_picture(set, o->out, plots[i].stem, outs->pictures[i], error))
+			return FALSE;
+	}
+	return TRUE;
 }
 
 static char *
@@ -240,7 +294,8 @@ set_timeline_files(GString *vars, GPtrArray *jobs)
 		g_autofree char *file = g_strdup_printf("file%u", i + 1);
 		g_autofree char *title = g_strdup_printf("title%u", i + 1);
 
-		gs_plot_set_string(vars, file, job->timeline_path);
+		/* Written already: its temporary is there. */
+		gs_plot_set_string(vars, file, gs_output_staged_path(job->timeline, NULL));
 		gs_plot_set_string(vars, title, job->variant->label);
 	}
 }
@@ -290,22 +345,23 @@ set_tiers(GString *vars, GPtrArray *jobs)
 }
 
 static gboolean
-draw(GsPlotter *plotter, const char *script, const char *stem, GString *vars, const char *out)
+draw(GsPlotter *plotter, guint plot, GString *vars, const CompareOutputs *outs)
 {
 	g_autoptr(GError) error = NULL;
 
-	if (gs_plotter_draw(plotter, script, vars, out, stem, &error))
+	if (gs_plotter_draw(plotter, plots[plot].script, vars, outs->pictures[plot][0],
+			    outs->pictures[plot][1], &error))
 		return TRUE;
-	fprintf(stderr, "gpusim compare: the %s plot failed: %s\n", stem, error->message);
+	fprintf(stderr, "gpusim compare: the %s plot failed: %s\n", plots[plot].stem,
+		error->message);
 	return FALSE;
 }
 
 static gboolean
-draw_plots(GsPlotter *plotter, GPtrArray *jobs, const char *name, const CompareOptions *o)
+draw_plots(GsPlotter *plotter, GPtrArray *jobs, const char *name, const CompareOutputs *outs)
 {
 	g_autoptr(GString) common = g_string_new(NULL);
 	g_autoptr(GString) vars = NULL;
-	g_autofree char *summary = g_build_filename(o->out, "summary.csv", NULL);
 	g_autofree char *heading = NULL;
 	gboolean ok = TRUE;
 
@@ -315,25 +371,59 @@ draw_plots(GsPlotter *plotter, GPtrArray *jobs, const char *name, const CompareO
 	set_tiers(vars, jobs);
 	heading = g_strdup_printf("%s: memory used over time", name);
 	gs_plot_set_string(vars, "heading", heading);
-	ok &= draw(plotter, "memory.gp", "memory", vars, o->out);
+	ok &= draw(plotter, 0, vars, outs);
 
 	g_string_assign(vars, common->str);
 	g_free(heading);
 	heading = g_strdup_printf("%s: thread states over time", name);
 	gs_plot_set_string(vars, "heading", heading);
 	g_string_append(vars, "tmax=tmax_ns/tdiv;");
-	ok &= draw(plotter, "threads.gp", "threads", vars, o->out);
+	ok &= draw(plotter, 1, vars, outs);
 
 	g_string_assign(vars, common->str);
 	g_free(heading);
 	heading = g_strdup_printf("%s: variants compared", name);
 	gs_plot_set_string(vars, "heading", heading);
-	gs_plot_set_string(vars, "file", summary);
-	ok &= draw(plotter, "bars.gp", "metrics", vars, o->out);
+	gs_plot_set_string(vars, "file", gs_output_staged_path(outs->summary, NULL));
+	ok &= draw(plotter, 2, vars, outs);
 	return ok;
 }
 
 /* ---- the command ---- */
+
+/* Runs the loaded jobs and writes every output; the caller commits them. */
+static int
+run_and_write(GPtrArray *jobs, GsPlotter *plotter, const CompareOutputs *outs,
+	      const CompareOptions *o)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree char *csv = NULL;
+	const char *scenario_name = ((GsBatchJob *) jobs->pdata[0])->workload->name;
+
+	if (!gs_batch_run(jobs, (guint) o->jobs, NULL, NULL, &error)) {
+		fprintf(stderr, "gpusim compare: %s\n", error->message);
+		return GS_EXIT_USAGE;
+	}
+	csv = summary_csv(jobs);
+	if (!gs_output_write(outs->summary, csv, &error)) {
+		fprintf(stderr, "gpusim compare: %s\n", error->message);
+		return GS_EXIT_USAGE;
+	}
+	if (!o->quiet) {
+		g_autofree char *table = comparison_table(jobs);
+
+		printf("scenario %s: %u variants\n\n%s\n", scenario_name, jobs->len, table);
+	}
+	if (gs_plotter_missing(plotter) != NULL) {
+		fprintf(stderr, "gpusim compare: plots skipped: %s. The data is in %s (summary.csv, "
+				"*.timeline.csv); install gnuplot (e.g. apt-get install gnuplot-nox) "
+				"and run the command again to draw them.\n",
+			gs_plotter_missing(plotter), o->out);
+	} else if (!draw_plots(plotter, jobs, scenario_name, outs)) {
+		return GS_EXIT_INTERNAL;
+	}
+	return GS_EXIT_OK;
+}
 
 static int
 compare(const char *path, CompareOptions *o)
@@ -342,10 +432,11 @@ compare(const char *path, CompareOptions *o)
 	g_autoptr(GPtrArray) variants = gs_batch_variants(path, o->variants, &error);
 	g_autoptr(GPtrArray) stems = NULL;
 	g_autoptr(GPtrArray) jobs = NULL;
-	g_autoptr(GsPlotter) plotter = NULL;
-	g_autofree char *csv = NULL;
-	g_autofree char *csv_path = NULL;
-	const char *scenario_name;
+	g_autoptr(GsOutputSet) set = gs_output_set_new();
+	g_autoptr(GsPlotter) plotter = gs_plotter_new();
+	gboolean plotting = gs_plotter_missing(plotter) == NULL;
+	CompareOutputs outs = {0};
+	int status;
 
 	if (variants == NULL) {
 		fprintf(stderr, "%s%s\n", error->domain == G_OPTION_ERROR ? "gpusim compare: " : "",
@@ -353,49 +444,27 @@ compare(const char *path, CompareOptions *o)
 		return GS_EXIT_USAGE;
 	}
 	stems = variant_stems(variants);
-	jobs = make_jobs(variants, stems, o);
+	jobs = make_jobs(variants, o);
 	if (!gs_batch_load(path, jobs, &error)) {
 		fprintf(stderr, "%s\n", error->message);
 		return GS_EXIT_USAGE;
 	}
 	for (guint i = 0; o->seed >= 0 && i < jobs->len; i++)
 		((GsBatchJob *) jobs->pdata[i])->workload->seed = (guint64) o->seed;
-	if (g_mkdir_with_parents(o->out, 0777) != 0) {
-		fprintf(stderr, "gpusim compare: cannot create %s: %s\n", o->out,
-			g_strerror(errno));
-		return GS_EXIT_USAGE;
-	}
-	if (!gs_batch_run(jobs, (guint) o->jobs, NULL, NULL, &error)) {
+	if (!add_outputs(set, jobs, stems, plotting, o, &outs, &error)) {
 		fprintf(stderr, "gpusim compare: %s\n", error->message);
 		return GS_EXIT_USAGE;
 	}
-	csv = summary_csv(jobs);
-	csv_path = g_build_filename(o->out, "summary.csv", NULL);
-	if (!gs_report_write_file(csv_path, csv, &error)) {
+	if ((status = run_and_write(jobs, plotter, &outs, o)) != GS_EXIT_OK)
+		return status;
+	if (!gs_output_set_commit(set, &error)) {
 		fprintf(stderr, "gpusim compare: %s\n", error->message);
 		return GS_EXIT_USAGE;
-	}
-	scenario_name = ((GsBatchJob *) jobs->pdata[0])->workload->name;
-	if (!o->quiet) {
-		g_autofree char *table = comparison_table(jobs);
-
-		printf("scenario %s: %u variants\n\n%s\n", scenario_name, jobs->len, table);
-	}
-	plotter = gs_plotter_new();
-	if (gs_plotter_missing(plotter) != NULL) {
-		fprintf(stderr, "gpusim compare: plots skipped: %s. The data is in %s (summary.csv, "
-				"*.timeline.csv); install gnuplot (e.g. apt-get install gnuplot-nox) "
-				"and run the command again to draw them.\n",
-			gs_plotter_missing(plotter), o->out);
-	} else if (!draw_plots(plotter, jobs, scenario_name, o)) {
-		return GS_EXIT_INTERNAL;
 	}
 	if (!o->quiet)
 		printf("wrote %s/: summary.csv, one .json and .timeline.csv per variant%s%s\n",
 		       o->out, o->trace ? ", .trace.json (open in ui.perfetto.dev)" : "",
-		       gs_plotter_missing(plotter) == NULL ? ", memory, threads and metrics plots "
-							     "(.png, .svg)"
-							   : "");
+		       plotting ? ", memory, threads and metrics plots (.png, .svg)" : "");
 	return GS_EXIT_OK;
 }
 

@@ -14,15 +14,22 @@
 #include <stdlib.h>
 
 #include "commands.h"
-#include "report.h"
+#include "output.h"
 #include "rmmlog.h"
 
 static int
 import(const char *log_path, const char *out, gboolean quiet)
 {
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GsRmmImport) import = gs_rmm_import(log_path, &error);
+	g_autoptr(GsOutputSet) set = gs_output_set_new();
+	GsOutput *scenario = gs_output_set_add(set, out != NULL ? out : "-", &error);
+	g_autoptr(GsRmmImport) import = NULL;
 
+	if (scenario == NULL) {
+		fprintf(stderr, "gpusim import-rmm-log: %s\n", error->message);
+		return GS_EXIT_USAGE;
+	}
+	import = gs_rmm_import(log_path, &error);
 	if (import == NULL) {
 		fprintf(stderr, "%s\n", error->message);
 		return GS_EXIT_USAGE;
@@ -34,7 +41,8 @@ import(const char *log_path, const char *out, gboolean quiet)
 			log_path);
 		return GS_EXIT_USAGE;
 	}
-	if (!gs_report_write_file(out != NULL ? out : "-", import->yaml, &error)) {
+	if (!gs_output_write(scenario, import->yaml, &error) ||
+	    !gs_output_set_commit(set, &error)) {
 		fprintf(stderr, "gpusim import-rmm-log: %s\n", error->message);
 		return GS_EXIT_USAGE;
 	}

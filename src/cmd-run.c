@@ -1,9 +1,10 @@
 /*
  * gpusim: the `run` command: load a scenario, replay it, report, check.
  *
- * Everything the command writes is built in memory first and each output file
- * is written whole (atomically), so a failure never leaves half a file. The
- * summary goes to stdout unless --quiet; messages go to stderr.
+ * The outputs are one set (output.h): refused before the scenario is loaded
+ * when one cannot be written, and put in place together once the run is
+ * reported, so a failure leaves none of them. The summary goes to stdout
+ * unless --quiet; messages go to stderr.
  */
 #include "config.h"
 
@@ -14,6 +15,7 @@
 #include "expect.h"
 #include "generate.h"
 #include "loader.h"
+#include "output.h"
 #include "pattern.h"
 #include "report.h"
 #include "sim.h"
@@ -31,6 +33,11 @@ typedef struct {
 	char *clock;
 	gboolean quiet;
 } RunOptions;
+
+/* The outputs the options name, NULL where not asked for. */
+typedef struct {
+	GsOutput *json, *events, *trace, *timeline;
+} RunOutputs;
 
 /*
  * The backend by name: NULL in *@ops for the simulator (NULL or "sim"); a
@@ -139,17 +146,50 @@ parse_max_time(const char *text, GsTime *out)
 	return FALSE;
 }
 
+/* Adds every output the options name; FALSE, having said why, when one is refused. */
 static gboolean
-write_output(const char *path, char *contents, int *status)
+add_outputs(GsOutputSet *set, const RunOptions *o, RunOutputs *outs)
+{
+	const char *paths[] = {o->json, o->events, o->trace, o->timeline};
+	GsOutput **slots[] = {&outs->json, &outs->events, &outs->trace, &outs->timeline};
+
+	for (guint i = 0; i < G_N_ELEMENTS(paths); i++) {
+		g_autoptr(GError) error = NULL;
+
+		if (paths[i] == NULL)
+			continue;
+		*slots[i] = gs_output_set_add(set, paths[i], &error);
+		if (*slots[i] == NULL) {
+			fprintf(stderr, "gpusim run: %s\n", error->message);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+static gboolean
+write_output(GsOutput *out, char *contents, int *status)
 {
 	g_autoptr(GError) error = NULL;
 	g_autofree char *owned = contents;
 
-	if (path == NULL)
+	if (out == NULL)
 		return TRUE;
-	if (gs_report_write_file(path, owned, &error))
+	if (gs_output_write(out, owned, &error))
 		return TRUE;
-	fprintf(stderr, "gpusim: %s\n", error->message);
+	fprintf(stderr, "gpusim run: %s\n", error->message);
+	*status = GS_EXIT_USAGE;
+	return FALSE;
+}
+
+static gboolean
+commit_outputs(GsOutputSet *set, int *status)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (gs_output_set_commit(set, &error))
+		return TRUE;
+	fprintf(stderr, "gpusim run: %s\n", error->message);
 	*status = GS_EXIT_USAGE;
 	return FALSE;
 }
@@ -187,7 +227,8 @@ run_real(const GsWorkload *w, const GsBackendOps *ops, GsRealOptions *real, int 
 }
 
 static int
-run_loaded(GsWorkload *w, const RunOptions *o, const GsBackendOps *ops, GsRealOptions *real)
+run_loaded(GsWorkload *w, const RunOptions *o, const GsBackendOps *ops, GsRealOptions *real,
+	   GsOutputSet *set, const RunOutputs *outs)
 {
 	g_autoptr(GsEventLog) log = gs_event_log_new();
 	g_autoptr(GsResult) result = NULL;
@@ -216,12 +257,13 @@ run_loaded(GsWorkload *w, const RunOptions *o, const GsBackendOps *ops, GsRealOp
 
 		fputs(summary, stdout);
 	}
-	if (!write_output(o->json,
+	if (!write_output(outs->json,
 			  gs_report_json(w, result, ops != NULL ? ops->name : "sim", wall_ns, report),
 			  &status) ||
-	    !write_output(o->events, gs_report_events(log), &status) ||
-	    !write_output(o->trace, gs_report_trace(w, result, log), &status) ||
-	    !write_output(o->timeline, gs_report_timeline_csv(result), &status))
+	    !write_output(outs->events, gs_report_events(log), &status) ||
+	    !write_output(outs->trace, gs_report_trace(w, result, log), &status) ||
+	    !write_output(outs->timeline, gs_report_timeline_csv(result), &status) ||
+	    !commit_outputs(set, &status))
 		return status;
 	if (!gs_expect_report_passed(report)) {
 		if (o->quiet) {
@@ -232,6 +274,27 @@ run_loaded(GsWorkload *w, const RunOptions *o, const GsBackendOps *ops, GsRealOp
 		return GS_EXIT_EXPECTATION;
 	}
 	return GS_EXIT_OK;
+}
+
+/* The outputs are checked first: one that cannot be written stops the run before it starts. */
+static int
+load_and_run(const char *path, const RunOptions *o, const GsBackendOps *ops, GsRealOptions *real)
+{
+	g_autoptr(GsOutputSet) set = gs_output_set_new();
+	g_autoptr(GsWorkload) w = NULL;
+	g_autoptr(GError) error = NULL;
+	RunOutputs outs = {0};
+
+	if (!add_outputs(set, o, &outs))
+		return GS_EXIT_USAGE;
+	w = gs_loader_load(path, o->variant, (const char *const *) o->sets, &error);
+	if (w == NULL) {
+		fprintf(stderr, "%s\n", error->message);
+		return GS_EXIT_USAGE;
+	}
+	if (o->seed >= 0)
+		w->seed = (guint64) o->seed;
+	return run_loaded(w, o, ops, real, set, &outs);
 }
 
 int
@@ -270,7 +333,6 @@ gs_cmd_run(int argc, char **argv)
 	};
 	g_autoptr(GOptionContext) context = g_option_context_new("SCENARIO.yaml");
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GsWorkload) w = NULL;
 	const GsBackendOps *ops = NULL;
 	GsRealOptions real = {0};
 	int status = GS_EXIT_OK;
@@ -300,15 +362,7 @@ gs_cmd_run(int argc, char **argv)
 		fprintf(stderr, "gpusim run: --clock: '%s' is neither real nor virtual\n", o.clock);
 		status = GS_EXIT_USAGE;
 	} else if (check_backend(o.backend, &ops, &status)) {
-		w = gs_loader_load(argv[1], o.variant, (const char *const *) o.sets, &error);
-		if (w == NULL) {
-			fprintf(stderr, "%s\n", error->message);
-			status = GS_EXIT_USAGE;
-		} else {
-			if (o.seed >= 0)
-				w->seed = (guint64) o.seed;
-			status = run_loaded(w, &o, ops, &real);
-		}
+		status = load_and_run(argv[1], &o, ops, &real);
 	}
 	g_free(o.backend);
 	g_free(o.variant);

@@ -16,15 +16,14 @@
  * variant and per value of the other parameters. A first parameter whose
  * values are all sizes or all durations is drawn to scale in a readable unit;
  * one with other values (policy names, say) is drawn with one tick per value.
- * With --trace each run also writes runNNN.trace.json.
+ * With --trace each run also writes runNNN.trace.json. These files are one
+ * output set (output.h): on any error none of them is written.
  *
  * Progress: on a terminal, a bar redrawn in place on stderr; otherwise a
  * plain line at every tenth of the runs, so logs stay short.
  */
 #include "config.h"
 
-#include <errno.h>
-#include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +31,7 @@
 
 #include "batch.h"
 #include "commands.h"
+#include "output.h"
 #include "plot.h"
 #include "report.h"
 
@@ -46,6 +46,13 @@ typedef struct {
 	gboolean trace;
 	gboolean quiet;
 } SweepOptions;
+
+/* The outputs besides the runs' traces. */
+typedef struct {
+	GsOutput *csv;       /* sweep.csv */
+	GsOutput *plot_data; /* sweep-plot.csv */
+	GsOutput *png, *svg; /* NULL without gnuplot */
+} SweepOutputs;
 
 typedef struct {
 	char *key;
@@ -160,8 +167,6 @@ make_jobs(GPtrArray *params, GPtrArray *variants, const SweepOptions *o)
 	GPtrArray *jobs = g_ptr_array_new_with_free_func((GDestroyNotify) gs_batch_job_free);
 	guint combos = rest_combinations(params) *
 		       ((Param *) params->pdata[0])->values->len;
-	guint total = combos * variants->len;
-	int digits = total < 1000 ? 3 : (int) g_snprintf(NULL, 0, "%u", total);
 
 	for (guint c = 0; c < combos; c++) {
 		GPtrArray *sets = g_ptr_array_new_with_free_func(g_free);
@@ -172,18 +177,39 @@ make_jobs(GPtrArray *params, GPtrArray *variants, const SweepOptions *o)
 			g_ptr_array_add(sets, g_strconcat(((Param *) params->pdata[k])->key, "=",
 							  param_value(params, c, k), NULL));
 		g_ptr_array_add(sets, NULL);
-		for (guint v = 0; v < variants->len; v++) {
-			GsBatchJob *job = gs_batch_job_new(variants->pdata[v],
-							   (const char *const *) sets->pdata);
-
-			if (o->trace)
-				job->trace_path = g_strdup_printf("%s/run%0*u.trace.json", o->out,
-								  digits, jobs->len + 1);
-			g_ptr_array_add(jobs, job);
-		}
+		for (guint v = 0; v < variants->len; v++)
+			g_ptr_array_add(jobs, gs_batch_job_new(variants->pdata[v],
+							       (const char *const *) sets->pdata));
 		g_ptr_array_unref(sets);
 	}
 	return jobs;
+}
+
+/* Every file of the sweep, in the --out folder, made if need be. */
+static gboolean
+add_outputs(GsOutputSet *set, GPtrArray *jobs, gboolean plotting, const SweepOptions *o,
+	    SweepOutputs *outs, GError **error)
+{
+	int digits = jobs->len < 1000 ? 3 : (int) g_snprintf(NULL, 0, "%u", jobs->len);
+
+	if (!gs_output_set_make_dir(set, o->out, error))
+		return FALSE;
+	for (guint i = 0; o->trace && i < jobs->len; i++) {
+		g_autofree char *name = g_strdup_printf("run%0*u.trace.json", digits, i + 1);
+		GsBatchJob *job = jobs->pdata[i];
+
+		if ((job->trace = gs_output_set_add_in(set, o->out, name, error)) == NULL)
+			return FALSE;
+	}
+	outs->csv = gs_output_set_add_in(set, o->out, "sweep.csv", error);
+	if (outs->csv == NULL)
+		return FALSE;
+	outs->plot_data = gs_output_set_add_in(set, o->out, "sweep-plot.csv", error);
+	if (outs->plot_data == NULL || !plotting)
+		return outs->plot_data != NULL;
+	outs->png = gs_output_set_add_in(set, o->out, "sweep.png", error);
+	outs->svg = outs->png != NULL ? gs_output_set_add_in(set, o->out, "sweep.svg", error) : NULL;
+	return outs->svg != NULL;
 }
 
 /* ---- sweep.csv ---- */
@@ -462,28 +488,29 @@ show_progress(const GsBatchJob *job, guint done, guint total, gpointer data)
 
 /* ---- the command ---- */
 
+/* Writes sweep-plot.csv and draws it when gnuplot is there; FALSE when the plot failed. */
 static gboolean
-draw_plot(GPtrArray *jobs, GPtrArray *params, GPtrArray *variants, const char *name,
-	  const SweepOptions *o, int *status)
+draw_plot(GPtrArray *jobs, GPtrArray *params, GPtrArray *variants, GsPlotter *plotter,
+	  const SweepOutputs *outs, const SweepOptions *o, int *status)
 {
 	g_autoptr(GString) vars = g_string_new(NULL);
-	g_autoptr(GsPlotter) plotter = gs_plotter_new();
 	g_autoptr(GError) error = NULL;
 	g_autofree char *data = NULL;
-	g_autofree char *data_path = g_build_filename(o->out, "sweep-plot.csv", NULL);
 	g_autofree char *heading = NULL;
+	const char *name = ((GsBatchJob *) jobs->pdata[0])->workload->name;
 	Axis axis;
 
 	axis_init(&axis, params->pdata[0]);
 	data = plot_data(jobs, params, variants, &axis, vars);
-	if (!gs_report_write_file(data_path, data, &error)) {
+	if (!gs_output_write(outs->plot_data, data, &error)) {
 		fprintf(stderr, "gpusim sweep: %s\n", error->message);
 		axis_clear(&axis);
 		*status = GS_EXIT_USAGE;
 		return FALSE;
 	}
 	heading = g_strdup_printf("%s: sweep of %s", name, ((Param *) params->pdata[0])->key);
-	gs_plot_set_string(vars, "file", data_path);
+	/* Written just above: its temporary is there. */
+	gs_plot_set_string(vars, "file", gs_output_staged_path(outs->plot_data, NULL));
 	gs_plot_set_string(vars, "xlabel", axis.label);
 	gs_plot_set_string(vars, "xtics", axis.tics);
 	gs_plot_set_string(vars, "heading", heading);
@@ -494,9 +521,9 @@ draw_plot(GPtrArray *jobs, GPtrArray *params, GPtrArray *variants, const char *n
 				"sweep-plot.csv); install gnuplot (e.g. apt-get install gnuplot-nox) "
 				"and run the command again to draw them.\n",
 			gs_plotter_missing(plotter), o->out);
-		return FALSE;
+		return TRUE;
 	}
-	if (!gs_plotter_draw(plotter, "sweep.gp", vars, o->out, "sweep", &error)) {
+	if (!gs_plotter_draw(plotter, "sweep.gp", vars, outs->png, outs->svg, &error)) {
 		fprintf(stderr, "gpusim sweep: the plot failed: %s\n", error->message);
 		*status = GS_EXIT_INTERNAL;
 		return FALSE;
@@ -505,7 +532,8 @@ draw_plot(GPtrArray *jobs, GPtrArray *params, GPtrArray *variants, const char *n
 }
 
 static int
-load_and_run(const char *path, GPtrArray *jobs, const SweepOptions *o)
+load_and_run(const char *path, GPtrArray *jobs, GsOutputSet *set, gboolean plotting,
+	     SweepOutputs *outs, const SweepOptions *o)
 {
 	g_autoptr(GError) error = NULL;
 	Progress progress = {.tty = isatty(fileno(stderr)), .last_tenth = 0};
@@ -516,11 +544,8 @@ load_and_run(const char *path, GPtrArray *jobs, const SweepOptions *o)
 	}
 	for (guint i = 0; o->seed >= 0 && i < jobs->len; i++)
 		((GsBatchJob *) jobs->pdata[i])->workload->seed = (guint64) o->seed;
-	if (g_mkdir_with_parents(o->out, 0777) != 0) {
-		fprintf(stderr, "gpusim sweep: cannot create %s: %s\n", o->out, g_strerror(errno));
-		return GS_EXIT_USAGE;
-	}
-	if (!gs_batch_run(jobs, (guint) o->jobs, o->quiet ? NULL : show_progress, &progress,
+	if (!add_outputs(set, jobs, plotting, o, outs, &error) ||
+	    !gs_batch_run(jobs, (guint) o->jobs, o->quiet ? NULL : show_progress, &progress,
 			  &error)) {
 		fprintf(stderr, "gpusim sweep: %s\n", error->message);
 		return GS_EXIT_USAGE;
@@ -535,10 +560,12 @@ sweep(const char *path, const SweepOptions *o)
 	g_autoptr(GPtrArray) params = parse_params(o->params, &error);
 	g_autoptr(GPtrArray) variants = NULL;
 	g_autoptr(GPtrArray) jobs = NULL;
+	g_autoptr(GsOutputSet) set = gs_output_set_new();
+	g_autoptr(GsPlotter) plotter = gs_plotter_new();
+	gboolean plotting = gs_plotter_missing(plotter) == NULL;
+	SweepOutputs outs = {0};
 	g_autofree char *csv = NULL;
-	g_autofree char *csv_path = NULL;
 	int status = GS_EXIT_OK;
-	gboolean plotted;
 
 	if (params == NULL) {
 		fprintf(stderr, "gpusim sweep: %s\n", error->message);
@@ -550,21 +577,24 @@ sweep(const char *path, const SweepOptions *o)
 		return GS_EXIT_USAGE;
 	}
 	jobs = make_jobs(params, variants, o);
-	if ((status = load_and_run(path, jobs, o)) != GS_EXIT_OK)
+	if ((status = load_and_run(path, jobs, set, plotting, &outs, o)) != GS_EXIT_OK)
 		return status;
 	csv = sweep_csv(jobs, params, variants->len);
-	csv_path = g_build_filename(o->out, "sweep.csv", NULL);
-	if (!gs_report_write_file(csv_path, csv, &error)) {
+	if (!gs_output_write(outs.csv, csv, &error)) {
 		fprintf(stderr, "gpusim sweep: %s\n", error->message);
 		return GS_EXIT_USAGE;
 	}
-	plotted = draw_plot(jobs, params, variants,
-			    ((GsBatchJob *) jobs->pdata[0])->workload->name, o, &status);
-	if (!o->quiet && status == GS_EXIT_OK)
+	if (!draw_plot(jobs, params, variants, plotter, &outs, o, &status))
+		return status;
+	if (!gs_output_set_commit(set, &error)) {
+		fprintf(stderr, "gpusim sweep: %s\n", error->message);
+		return GS_EXIT_USAGE;
+	}
+	if (!o->quiet)
 		printf("%u runs; wrote %s/: sweep.csv, sweep-plot.csv%s%s\n", jobs->len, o->out,
-		       plotted ? ", sweep.png, sweep.svg" : "",
+		       plotting ? ", sweep.png, sweep.svg" : "",
 		       o->trace ? ", runNNN.trace.json (open in ui.perfetto.dev)" : "");
-	return status;
+	return GS_EXIT_OK;
 }
 
 int

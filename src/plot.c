@@ -3,8 +3,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <glib/gstdio.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -196,43 +194,30 @@ png_terminal(GsPlotter *p)
 	return p->png;
 }
 
+/* gnuplot draws into the output's temporary; the output set puts it in place. */
 static gboolean
-draw_one(GsPlotter *p, const char *script_path, const GString *vars, const char *final_path,
+draw_one(GsPlotter *p, const char *script_path, const GString *vars, GsOutput *picture,
 	 const char *term, GError **error)
 {
-	g_autofree char *tmp_path = g_strconcat(final_path, ".tmp", NULL);
+	const char *staged = gs_output_staged_path(picture, error);
 	g_autoptr(GString) expression = g_string_new(vars->str);
 
+	if (staged == NULL)
+		return FALSE;
 	gs_plot_set_string(expression, "term", term);
-	gs_plot_set_string(expression, "out", tmp_path);
+	gs_plot_set_string(expression, "out", staged);
 	gs_plot_set_string(expression, "plotsdir", p->plots_dir);
-	if (!run_gnuplot(p, expression->str, script_path, error)) {
-		g_unlink(tmp_path);
-		return FALSE;
-	}
-	if (g_rename(tmp_path, final_path) != 0) {
-		int saved = errno;
-
-		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
-			    "cannot write %s: %s", final_path, g_strerror(saved));
-		g_unlink(tmp_path);
-		return FALSE;
-	}
-	return TRUE;
+	return run_gnuplot(p, expression->str, script_path, error);
 }
 
 gboolean
-gs_plotter_draw(GsPlotter *p, const char *script, const GString *vars, const char *dir,
-		const char *stem, GError **error)
+gs_plotter_draw(GsPlotter *p, const char *script, const GString *vars, GsOutput *png,
+		GsOutput *svg, GError **error)
 {
 	g_autofree char *script_path = NULL;
-	g_autofree char *png = NULL;
-	g_autofree char *svg = NULL;
 
 	g_return_val_if_fail(p->missing == NULL, FALSE);
 	script_path = g_build_filename(p->plots_dir, script, NULL);
-	png = g_strdup_printf("%s/%s.png", dir, stem);
-	svg = g_strdup_printf("%s/%s.svg", dir, stem);
 	return draw_one(p, script_path, vars, png, png_terminal(p), error) &&
 	       draw_one(p, script_path, vars, svg, "svg", error);
 }

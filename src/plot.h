@@ -12,13 +12,15 @@
  * Each plot is drawn twice, as PNG (the pngcairo terminal where gnuplot has
  * it, else png) and as SVG. A script reads the variables the caller sets
  * (always term, out, plotsdir) and loads plots/common.gp for the terminal.
- * gnuplot writes to a temporary name that is renamed once it succeeded, so a
- * failed plot never leaves half a picture.
+ * gnuplot draws into the temporary of an output of the command's set
+ * (output.h), so a failed plot leaves no picture, half or whole.
  */
 #ifndef GPUSIM_PLOT_H
 #define GPUSIM_PLOT_H
 
 #include <glib.h>
+
+#include "output.h"
 
 G_BEGIN_DECLS
 
@@ -56,12 +58,12 @@ void gs_plot_set_time_unit(GString *vars, gint64 max_ns);
 void gs_plot_set_byte_unit(GString *vars, gint64 max_bytes);
 
 /**
- * Runs plots/@script with @vars, drawing @dir/@stem.png and @dir/@stem.svg;
- * returns FALSE with @error set (holding gnuplot's own message) if either
- * failed.
+ * Runs plots/@script with @vars, drawing the outputs @png and @svg; returns
+ * FALSE with @error set (holding gnuplot's own message) if either failed.
+ * A script that reads another output reads its gs_output_staged_path().
  */
-gboolean gs_plotter_draw(GsPlotter *p, const char *script, const GString *vars, const char *dir,
-			 const char *stem, GError **error);
+gboolean gs_plotter_draw(GsPlotter *p, const char *script, const GString *vars, GsOutput *png,
+			 GsOutput *svg, GError **error);
 
 G_END_DECLS
 

@@ -12,7 +12,6 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -1286,33 +1285,4 @@ gs_report_summary(const GsWorkload *w, const GsResult *r, const GsExpectReport *
 						       expectations->failed, i));
 	}
 	return g_string_free(s, FALSE);
-}
-
-/* ---- writing ---- */
-
-gboolean
-gs_report_write_file(const char *path, const char *contents, GError **error)
-{
-	GError *local = NULL;
-
-	g_return_val_if_fail(path != NULL && contents != NULL, FALSE);
-	if (strcmp(path, "-") == 0) {
-		size_t len = strlen(contents);
-
-		if (fwrite(contents, 1, len, stdout) != len || fflush(stdout) != 0) {
-			int saved = errno;
-
-			g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
-				    "cannot write to standard output: %s", g_strerror(saved));
-			return FALSE;
-		}
-		return TRUE;
-	}
-	if (!g_file_set_contents(path, contents, -1, &local)) {
-		g_set_error(error, local->domain, local->code, "cannot write %s: %s", path,
-			    local->message);
-		g_error_free(local);
-		return FALSE;
-	}
-	return TRUE;
 }

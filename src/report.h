@@ -6,8 +6,8 @@
  * "gpusim-result/1"), the event lines (--events, JSON Lines), the Chrome /
  * Perfetto trace (--trace), the memory timeline (--timeline, CSV) and the
  * human summary. Every writer returns a newly allocated string (g_free it);
- * gs_report_write_file() puts one where the user asked. Nothing here decides
- * what happened in the run, and nothing prints except through that function.
+ * output.h puts it where the user asked. Nothing here decides what happened
+ * in the run, and nothing here prints or writes a file.
  *
  * Formats (fixed, so that the same input gives the same bytes):
  *
@@ -108,13 +108,6 @@ char *gs_format_duration(GsTime ns);
 
 /** "gpu", "host" or "disk". */
 const char *gs_report_tier_name(GsTier tier);
-
-/**
- * Writes @contents to @path atomically: to a temporary file beside it, then
- * renamed, so a failure never leaves a half-written file. "-" writes to
- * standard output.
- */
-gboolean gs_report_write_file(const char *path, const char *contents, GError **error);
 
 G_END_DECLS
 

@@ -23,7 +23,7 @@ for plot in memory threads metrics; do
 done
 grep -q 'simulated time (ms)' "$tmp/c/memory.svg" || fail "memory.svg: no time axis label with its unit"
 grep -q 'retry' "$tmp/c/memory.svg" || fail "memory.svg: no legend"
-ls "$tmp/c" | grep -q '\.tmp$' && fail "a temporary plot file was left"
+ls -A "$tmp/c" | grep -q '^\.' && fail "a temporary file was left: $(ls -A "$tmp/c")"
 
 "$gpusim" sweep -q --param memory.gpu.capacity=8MiB,16MiB --out="$tmp/s" \
 	"$top_srcdir/scenarios/quickstart.yaml" 2>"$tmp/err" || fail "sweep: $(cat "$tmp/err")"

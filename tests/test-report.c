@@ -4,18 +4,13 @@
  * validating parser (below: RFC 8259 grammar, duplicate keys rejected) and
  * searched for exact members; event lines and the timeline are compared with
  * golden strings; the trace's slices, instants and counters are checked
- * value by value; the summary line by line; writing files for atomicity.
+ * value by value; the summary line by line.
  */
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#include <glib/gstdio.h>
 
 #include "testlib.h"
 #include "report.h"
@@ -1194,119 +1189,6 @@ START_TEST(test_summary_waiting)
 }
 END_TEST
 
-/* ---- writing files ---- */
-
-static char *
-temp_dir(void)
-{
-	GError *error = NULL;
-	char *dir = g_dir_make_tmp("gpusim-report-XXXXXX", &error);
-
-	ck_assert_msg(dir != NULL, "%s", error != NULL ? error->message : "?");
-	return dir;
-}
-
-static guint
-entries_in(const char *dir)
-{
-	GDir *d = g_dir_open(dir, 0, NULL);
-	guint n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while (g_dir_read_name(d) != NULL)
-		n++;
-	g_dir_close(d);
-	return n;
-}
-
-START_TEST(test_write_file)
-{
-	g_autofree char *dir = temp_dir();
-	g_autofree char *path = g_build_filename(dir, "out.json", NULL);
-	g_autofree char *got = NULL;
-	g_autofree char *again = NULL;
-	GError *error = NULL;
-
-	ck_assert(gs_report_write_file(path, "{\"a\": 1}\n", &error));
-	ck_assert_ptr_null(error);
-	ck_assert(g_file_get_contents(path, &got, NULL, NULL));
-	ck_assert_str_eq(got, "{\"a\": 1}\n");
-	/* Overwriting replaces the whole file and leaves no temporary beside it. */
-	ck_assert(gs_report_write_file(path, "x", &error));
-	ck_assert(g_file_get_contents(path, &again, NULL, NULL));
-	ck_assert_str_eq(again, "x");
-	ck_assert_uint_eq(entries_in(dir), 1);
-	g_unlink(path);
-	g_rmdir(dir);
-}
-END_TEST
-
-START_TEST(test_write_file_missing_dir)
-{
-	g_autofree char *dir = temp_dir();
-	g_autofree char *path = g_build_filename(dir, "no", "such", "out.json", NULL);
-	GError *error = NULL;
-
-	ck_assert(!gs_report_write_file(path, "contents", &error));
-	ck_assert_ptr_nonnull(error);
-	ck_assert(error->domain == G_FILE_ERROR);
-	ck_assert_msg(strstr(error->message, path) != NULL, "message: %s", error->message);
-	ck_assert(!g_file_test(path, G_FILE_TEST_EXISTS));
-	ck_assert_uint_eq(entries_in(dir), 0);
-	g_error_free(error);
-	g_rmdir(dir);
-}
-END_TEST
-
-/* A directory in the way: the write fails and the directory stays as it was. */
-START_TEST(test_write_file_onto_dir)
-{
-	g_autofree char *dir = temp_dir();
-	g_autofree char *path = g_build_filename(dir, "taken", NULL);
-	GError *error = NULL;
-
-	ck_assert_int_eq(g_mkdir(path, 0755), 0);
-	ck_assert(!gs_report_write_file(path, "contents", &error));
-	ck_assert_ptr_nonnull(error);
-	ck_assert(g_file_test(path, G_FILE_TEST_IS_DIR));
-	ck_assert_uint_eq(entries_in(dir), 1);
-	ck_assert_uint_eq(entries_in(path), 0);
-	g_error_free(error);
-	g_rmdir(path);
-	g_rmdir(dir);
-}
-END_TEST
-
-START_TEST(test_write_stdout)
-{
-	g_autofree char *dir = temp_dir();
-	g_autofree char *path = g_build_filename(dir, "stdout", NULL);
-	g_autofree char *got = NULL;
-	GError *error = NULL;
-	int fd, saved;
-	gboolean ok;
-
-	fflush(stdout);
-	saved = dup(STDOUT_FILENO);
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_ge(dup2(fd, STDOUT_FILENO), 0);
-	ok = gs_report_write_file("-", "line 1\nline 2\n", &error);
-	fflush(stdout);
-	dup2(saved, STDOUT_FILENO);
-	close(saved);
-	close(fd);
-	ck_assert(ok);
-	ck_assert_ptr_null(error);
-	ck_assert(g_file_get_contents(path, &got, NULL, NULL));
-	ck_assert_str_eq(got, "line 1\nline 2\n");
-	/* "-" is standard output, never a file named "-". */
-	ck_assert(!g_file_test("-", G_FILE_TEST_EXISTS));
-	g_unlink(path);
-	g_rmdir(dir);
-}
-END_TEST
-
 /* ---- the suite ---- */
 
 Suite *gs_test_suite_report(void);
@@ -1367,12 +1249,6 @@ gs_test_suite_report(void)
 	tcase_add_test(tc, test_summary_waiting);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("files");
-	tcase_add_test(tc, test_write_file);
-	tcase_add_test(tc, test_write_file_missing_dir);
-	tcase_add_test(tc, test_write_file_onto_dir);
-	tcase_add_test(tc, test_write_stdout);
-	suite_add_tcase(s, tc);
 	return s;
 }
 
