@@ -10,8 +10,8 @@
  * written, so a seed gives the same bytes on every machine and run; the
  * scenario's own `seed:` is drawn too, for its generate: section.
  *
- * What it covers (SPEC §3): every key of memory, links, executor and policy,
- * each left at its default about half the time; tasks with explicit or
+ * What it covers (SPEC §3): every key of memory (but disk.path), links,
+ * executor and policy, each left at its default about half the time; tasks with explicit or
  * default thread names, starts, explicit priorities and repeats; pool threads
  * (shuffle or not) that work for and leave tasks; every op, with retry and
  * repeat blocks nested up to MAX_DEPTH; a generate: section, variants and
