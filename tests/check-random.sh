@@ -32,12 +32,16 @@ status=0
 failures=0
 
 "$generator" "$tmp" "$first" "$last" || { echo "FAIL: random-scenarios could not write"; exit 1; }
+# A seed is its scenario: written alone or in a range, the same bytes.
+"$generator" "$first" >"$tmp/alone.yaml"
+cmp -s "$tmp/alone.yaml" "$tmp/random-$first.yaml" ||
+	{ echo "FAIL: random-scenarios $first writes other bytes alone than in a range"; status=1; }
 
-# $1 seed, $2 property, $3 what was seen, $4 the run's extra options.
+# $1 seed, $2 property, $3 what was seen, $4 the gpusim command that shows it.
 violated() {
 	echo "FAIL: seed $1: $2: $3"
 	echo "  reproduce: $generator $1 >random-$1.yaml &&"
-	echo "    $gpusim run --max-time=10s$4 random-$1.yaml"
+	echo "    $gpusim $4 random-$1.yaml"
 	status=1
 	failures=$((failures + 1))
 }
@@ -134,19 +138,19 @@ check_sim() {
 	run "$seed" a --json="$tmp/a.json" --events="$tmp/a.events"
 	code=$?
 	wait $!
-	check_run "$seed" a " --json=a.json --events=a.events"
+	check_run "$seed" a "run --max-time=10s --json=a.json --events=a.events"
 	[ $code -le 1 ] || return
 	grep -v '"wall_ns"' "$tmp/a.json" >"$tmp/a.stable"
 	grep -v '"wall_ns"' "$tmp/b.json" >"$tmp/b.stable" 2>/dev/null
 	if ! cmp -s "$tmp/a.stable" "$tmp/b.stable" || ! cmp -s "$tmp/a.events" "$tmp/b.events"; then
 		violated "$seed" identical "a second run wrote other bytes (status $code)" \
-			" --json=a.json --events=a.events, twice"
+			"run --max-time=10s --json=a.json --events=a.events (twice)"
 	fi
 	if grep -q '"oom": "retry"' "$tmp/a.json" && grep -q '^  "outcome": "deadlock"' "$tmp/a.json"; then
 		waiters=$(deadlock_waiters "$tmp/random-$seed.yaml" "$tmp/a.json" "$tmp/a.events")
 		[ -z "$waiters" ] ||
 			violated "$seed" deadlock "$(echo "$waiters" | tr '\n' ';')" \
-				" --json=a.json --events=a.events"
+				"run --max-time=10s --json=a.json --events=a.events"
 	fi
 }
 
@@ -155,13 +159,13 @@ check_host() {
 	rm -f "$tmp"/h.*
 	run "$seed" h --backend=host --json="$tmp/h.json"
 	code=$?
-	check_run "$seed" h " --backend=host --json=h.json"
+	check_run "$seed" h "run --max-time=10s --backend=host --json=h.json"
 }
 
 if ! "$gpusim" validate "$tmp"/random-*.yaml >/dev/null 2>"$tmp/validate.err"; then
 	for seed in $(seq "$first" "$last"); do
 		"$gpusim" validate "$tmp/random-$seed.yaml" >/dev/null 2>"$tmp/v.err" ||
-			violated "$seed" valid "$(head -1 "$tmp/v.err")" ""
+			violated "$seed" valid "$(head -1 "$tmp/v.err")" validate
 	done
 fi
 for seed in $(seq "$first" "$last"); do
