@@ -1509,7 +1509,8 @@ begin_copies_up(RealThread *t, const GArray *ids, GArray *moves, gint64 *short_b
 	for (guint i = 0; i < ids->len; i++) {
 		GsMemBuf *b = gs_memory_buffer(r->mem, g_array_index(ids, GsSpillBufId, i));
 
-		if (b == NULL || b->tier == GS_TIER_GPU)
+		/* A buffer the compute names twice is on its way already. */
+		if (b == NULL || b->tier == GS_TIER_GPU || (b->moving && b->dest == GS_TIER_GPU))
 			continue;
 		if (!move_begin(t->r, b->owner, GS_TIER_GPU, moves))
 			*short_by += b->size;

@@ -498,6 +498,37 @@ START_TEST(test_spills_under_contention)
 }
 END_TEST
 
+/*
+ * A compute may name a buffer twice in its uses. A host buffer it uses comes
+ * to the GPU once: a second copy of a buffer already moving is a CRITICAL
+ * (gs_memory_copy_begin), made fatal here.
+ */
+START_TEST(test_a_buffer_used_twice_comes_up_once)
+{
+	GLogLevelFlags fatal = g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+	Run run = run_text("gpusim: 1\n"
+			   "name: used-twice\n"
+			   "memory: {gpu: {capacity: 8MiB}}\n"
+			   "policy: {spill: {enabled: true}}\n"
+			   "tasks:\n"
+			   "  - id: T\n"
+			   "    threads:\n"
+			   "      - ops:\n"
+			   "          - alloc: {buf: h, size: 200KiB, kind: host}\n"
+			   "          - compute: {time: 1ms, uses: [h, h], stream: s}\n"
+			   "          - sync: s\n"
+			   "          - free: h\n",
+			   _i);
+
+	g_log_set_always_fatal(fatal);
+	ck_assert_int_eq(run.result->outcome, GS_OUTCOME_COMPLETED);
+	ck_assert_uint_eq(run.result->totals.copies_lost, 0);
+	ck_assert_uint_eq(run.stats.backend.corrupt_buffers, 0);
+	check_memory(run.result);
+	gs_result_free(run.result);
+}
+END_TEST
+
 static Suite *
 gs_test_suite_threads(void)
 {
@@ -514,6 +545,7 @@ gs_test_suite_threads(void)
 	tcase_add_loop_test(tc, test_the_gpu_semaphore_orders_tasks, 0, 2);
 	tcase_add_loop_test(tc, test_spills_under_contention, 0, 2);
 	tcase_add_loop_test(tc, test_the_virtual_clock_ignores_the_machines_speed, 0, 2);
+	tcase_add_loop_test(tc, test_a_buffer_used_twice_comes_up_once, 0, 2);
 	suite_add_tcase(s, tc);
 	tcase_add_test(bk, test_round_trips_keep_every_byte);
 	tcase_add_loop_test(bk, test_moves_keep_every_byte, 0, G_N_ELEMENTS(tl_move_paths));
