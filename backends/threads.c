@@ -1173,9 +1173,7 @@ request_for(RealThread *t, const GsEffect *e)
 	GsMemRequest req = {.kind = e->alloc_kind, .size = e->size, .now = now(r)};
 
 	if (gs_memory_spills(r->mem))
-		req.owner = gs_thread_priority(gs_engine_get_priorities(r->engine),
-					       gs_engine_thread_view(r->engine, t->id),
-					       GS_POOL_PRIORITY_SMALLEST_TASK_ID);
+		req.owner = gs_engine_thread_priority(r->engine, t->id);
 	if (op != NULL && op->kind == GS_OP_ALLOC) {
 		req.device = op->alloc.device;
 		req.spillable = op->alloc.spillable;

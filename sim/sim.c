@@ -969,9 +969,7 @@ request_for(Sim *s, SimThread *t, const GsEffect *effect)
 
 	/* The owner's rank orders victims: only a store that spills needs it. */
 	if (gs_memory_spills(s->mem))
-		req.owner = gs_thread_priority(gs_engine_get_priorities(s->engine),
-					       gs_engine_thread_view(s->engine, t->id),
-					       GS_POOL_PRIORITY_SMALLEST_TASK_ID);
+		req.owner = gs_engine_thread_priority(s->engine, t->id);
 	if (op != NULL && op->kind == GS_OP_ALLOC) {
 		req.device = op->alloc.device;
 		req.spillable = op->alloc.spillable;

@@ -1620,6 +1620,17 @@ gs_engine_thread_view(const GsEngine *e, GsThreadId thread)
 	return rec != NULL ? &rec->view : NULL;
 }
 
+GsPriority
+gs_engine_thread_priority(GsEngine *e, GsThreadId thread)
+{
+	Record *rec = lookup(e, thread);
+	GsThreadView no_task = {.id = thread, .is_pool = TRUE};
+
+	if (rec != NULL)
+		return priority_of(e, rec);
+	return gs_thread_priority(e->priorities, &no_task, e->opts.pool_priority);
+}
+
 gboolean
 gs_engine_thread_metrics(const GsEngine *e, GsThreadId thread, GsMetrics *out)
 {
