@@ -35,7 +35,8 @@ typedef enum {
 	T_PARKED,
 	T_SEMAPHORE,
 	T_RESERVE, /* a blocking reservation waits for a release or a free */
-	T_GATE,    /* a copy found the gate closed: waits for the copies inside to land */
+	T_GATE,    /* a copy found the gate closed: waits for the copies inside to land,
+		      or, an unspill, for the gate to open */
 	T_DONE,
 } Status;
 
@@ -203,7 +204,8 @@ struct Sim {
 	GsMemory *mem;
 	GsExecutionPool *fair;  /* policy.admission fair_share: the tasks' GPU shares */
 	GQueue reserve_waiters; /* SimThread* in T_RESERVE, FIFO */
-	GQueue gate_waiters;    /* SimThread* in T_GATE, FIFO */
+	GQueue gate_waiters;    /* SimThread* in T_GATE until the gate drains, FIFO */
+	GQueue open_waiters;    /* SimThread* in T_GATE until the gate opens, FIFO */
 	guint gate_scopes;      /* threads in a gate scope */
 	gboolean released;      /* memory was freed or released this instant */
 	guint64 reservations_made;
@@ -732,8 +734,11 @@ gate_settle(Sim *s)
 		return;
 	while (!g_queue_is_empty(&s->gate_waiters))
 		resume_at(s, g_queue_pop_head(&s->gate_waiters), s->now, T_READY);
-	if (s->gate_scopes == 0 && gs_gate_reset(gate))
-		log_gate(s, NULL, "open");
+	if (s->gate_scopes != 0 || !gs_gate_reset(gate))
+		return;
+	log_gate(s, NULL, "open");
+	while (!g_queue_is_empty(&s->open_waiters))
+		resume_at(s, g_queue_pop_head(&s->open_waiters), s->now, T_READY);
 }
 
 static void
@@ -1064,6 +1069,25 @@ start_copies_up(Sim *s, SimThread *t, const GArray *ids, GsTime *duration, gint6
 	return FALSE;
 }
 
+/*
+ * An unspill that finds the gate closed has no fallback: its buffers must
+ * come up. It waits outside the gate until the gate opens, then tries
+ * again. Waiting inside, it would keep the gate from ever opening: two such
+ * threads would wake each other at one instant for ever, each leaving the
+ * gate only to enter it again while the other is inside.
+ */
+static void
+wait_for_open_gate(Sim *s, SimThread *t)
+{
+	t->mem->after = AFTER_ALLOC;
+	if (!gs_gate_is_closed(gs_memory_gate(s->mem))) {
+		resume_at(s, t, s->now, T_READY); /* it opened as this thread left */
+		return;
+	}
+	set_status(s, t, T_GATE);
+	g_queue_push_tail(&s->open_waiters, t);
+}
+
 static void
 try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 {
@@ -1087,14 +1111,11 @@ try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 		wait_for_copies(s, t, duration, AFTER_ALLOC);
 		return;
 	}
+	gate_leave(s, t);
 	if (closed) {
-		/* Copies wait for the gate to open: the thread tries again once it has drained. */
-		m->after = AFTER_ALLOC;
-		set_status(s, t, T_GATE);
-		g_queue_push_tail(&s->gate_waiters, t);
+		wait_for_open_gate(s, t);
 		return;
 	}
-	gate_leave(s, t);
 	if (spill_for(s, t, GS_TIER_GPU, short_by))
 		return;
 	unlock_all(s, m->locked);
@@ -1320,8 +1341,10 @@ mem_thread_ends(Sim *s, SimThread *t)
 		return;
 	if (t->status == T_RESERVE)
 		g_queue_remove(&s->reserve_waiters, t);
-	if (t->status == T_GATE)
+	if (t->status == T_GATE) {
 		g_queue_remove(&s->gate_waiters, t);
+		g_queue_remove(&s->open_waiters, t);
+	}
 	for (guint i = 0; i < m->copies->len; i++) {
 		GsMemBuf *b = gs_memory_buffer(s->mem, g_array_index(m->copies, GsSpillBufId, i));
 
@@ -1947,6 +1970,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsSimOptions *opts)
 		s->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
 	g_queue_init(&s->reserve_waiters);
 	g_queue_init(&s->gate_waiters);
+	g_queue_init(&s->open_waiters);
 	s->downgrading = g_array_new(FALSE, TRUE, sizeof(gboolean));
 	g_array_set_size(s->downgrading, gs_memory_n_gpus(s->mem));
 	s->proactive_copy = g_array_new(FALSE, TRUE, sizeof(GsSpillBufId));
@@ -2045,6 +2069,7 @@ sim_clear(Sim *s)
 	g_queue_clear(&s->permit_queue);
 	g_queue_clear(&s->reserve_waiters);
 	g_queue_clear(&s->gate_waiters);
+	g_queue_clear(&s->open_waiters);
 	g_array_unref(s->downgrading);
 	g_array_unref(s->proactive_copy);
 	g_array_unref(s->moves);
