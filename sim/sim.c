@@ -225,6 +225,7 @@ struct Sim {
 	guint started;          /* tasks started so far: the FIFO rank of the next */
 	GsTime now;
 	gboolean watchdog_armed;
+	gboolean watchdog_idle; /* the last event was a watchdog tick that found no deadlock */
 	guint pending_events;   /* non-watchdog events in the heap */
 	guint live;             /* threads not DONE */
 	guint live_dedicated;   /* of which task threads */
@@ -278,6 +279,7 @@ gs_result_free(GsResult *r)
 	g_ptr_array_unref(r->rows);
 	g_array_unref(r->timeline);
 	g_string_chunk_free(r->strings);
+	g_free(r->stop_reason);
 	g_free(r);
 }
 
@@ -513,7 +515,8 @@ grant_permits(Sim *s)
 			SimThread *t = thread_of(s, task->first_thread + i);
 
 			if (t->status == T_SEMAPHORE) {
-				s->r->totals.semaphore_wait_ns += s->now - t->since;
+				s->r->totals.semaphore_wait_ns =
+					gs_time_add(s->r->totals.semaphore_wait_ns, s->now - t->since);
 				resume_at(s, t, s->now, T_READY);
 			}
 		}
@@ -808,8 +811,8 @@ static void
 wait_for_copies(Sim *s, SimThread *t, GsTime duration, After after)
 {
 	t->mem->after = after;
-	s->r->totals.spill_block_ns += duration;
-	resume_at(s, t, s->now + duration, T_BUSY);
+	s->r->totals.spill_block_ns = gs_time_add(s->r->totals.spill_block_ns, duration);
+	resume_at(s, t, gs_time_add(s->now, duration), T_BUSY);
 }
 
 static gboolean
@@ -1416,7 +1419,7 @@ proactive_step(Sim *s, guint device)
 	if (b == NULL || !gs_memory_copy_begin(s->mem, b, GS_TIER_HOST, &duration))
 		return;
 	*copy = b->id;
-	schedule(s, s->now + duration, EV_PROACTIVE, device, 0);
+	schedule(s, gs_time_add(s->now, duration), EV_PROACTIVE, device, 0);
 }
 
 static void
@@ -1513,7 +1516,7 @@ run_thread(Sim *s, SimThread *t)
 		case GS_EFFECT_ALLOC:
 			if (s->w->links.alloc_latency > 0) {
 				t->try_due = TRUE;
-				resume_at(s, t, s->now + s->w->links.alloc_latency, T_BUSY);
+				resume_at(s, t, gs_time_add(s->now, s->w->links.alloc_latency), T_BUSY);
 				return;
 			}
 			try_alloc(s, t, &e);
@@ -1526,10 +1529,10 @@ run_thread(Sim *s, SimThread *t)
 		case GS_EFFECT_COMPUTE:
 			if (!begin_compute(s, t, &e))
 				break; /* its spilled buffers are asked for first */
-			resume_at(s, t, s->now + e.time, T_BUSY);
+			resume_at(s, t, gs_time_add(s->now, e.time), T_BUSY);
 			return;
 		case GS_EFFECT_SLEEP:
-			resume_at(s, t, s->now + e.time, T_SLEEPING);
+			resume_at(s, t, gs_time_add(s->now, e.time), T_SLEEPING);
 			return;
 		case GS_EFFECT_UNTIL:
 			if (e.time > s->now) {
@@ -1684,7 +1687,8 @@ stop_threads(Sim *s, SimTask *task)
 		if (t->status == T_DONE)
 			continue;
 		if (t->status == T_SEMAPHORE)
-			s->r->totals.semaphore_wait_ns += s->now - t->since;
+			s->r->totals.semaphore_wait_ns =
+				gs_time_add(s->r->totals.semaphore_wait_ns, s->now - t->since);
 		if (t->status == T_PARKED)
 			drain_frees(s, t);
 		mem_thread_ends(s, t);
@@ -1705,8 +1709,8 @@ collect_metrics(Sim *s, SimTask *task)
 	gs_engine_task_metrics(s->engine, task->engine_id, s->now, &m);
 	task->result->retries += m.retries;
 	task->result->splits += m.splits;
-	task->result->blocked_ns += m.blocked_ns;
-	task->result->lost_ns += m.lost_ns;
+	task->result->blocked_ns = gs_time_add(task->result->blocked_ns, m.blocked_ns);
+	task->result->lost_ns = gs_time_add(task->result->lost_ns, m.lost_ns);
 	task->result->max_footprint = MAX(task->result->max_footprint, m.gpu_max_footprint);
 	gs_engine_forget_task_metrics(s->engine, task->engine_id);
 }
@@ -1782,6 +1786,7 @@ static void
 watchdog(Sim *s)
 {
 	g_autoptr(GArray) outside = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
+	guint64 deadlocks = gs_engine_n_deadlocks(s->engine);
 
 	for (guint i = 0; i < s->threads.len; i++) {
 		SimThread *t = table_get(&s->threads, i);
@@ -1791,6 +1796,7 @@ watchdog(Sim *s)
 			g_array_append_val(outside, t->id);
 	}
 	gs_engine_check_deadlocks(s->engine, (GsThreadId *) outside->data, outside->len, s->now);
+	s->watchdog_idle = gs_engine_n_deadlocks(s->engine) == deadlocks;
 }
 
 static void
@@ -1813,6 +1819,7 @@ fire(Sim *s, const GsEvent *ev)
 {
 	SimThread *t;
 
+	s->watchdog_idle = FALSE;
 	switch ((EventKind) ev->kind) {
 	case EV_TASK_ARRIVE:
 		admit(s, table_get(&s->tasks, ev->target));
@@ -1838,13 +1845,25 @@ fire(Sim *s, const GsEvent *ev)
 	s->released = FALSE;
 }
 
+/*
+ * The watchdog ticks every period. A tick that found no deadlock, with
+ * nothing else due before the next event, tells what every tick until then
+ * would: the state cannot change meanwhile. The next tick is then the last
+ * one before that event, which keeps the ticks' times and their order with
+ * the event, and a quiet stretch of years costs one tick, not billions.
+ */
 static void
 arm_watchdog(Sim *s)
 {
-	if (s->w->policy.watchdog <= 0 || s->watchdog_armed || s->open_tasks == 0)
+	GsTime period = s->w->policy.watchdog, ticks = 1;
+	GsEvent next;
+
+	if (period <= 0 || s->watchdog_armed || s->open_tasks == 0)
 		return;
+	if (s->watchdog_idle && gs_heap_peek(s->heap, &next) && next.time > s->now)
+		ticks = MAX((next.time - 1 - s->now) / period, 1);
 	s->watchdog_armed = TRUE;
-	schedule(s, s->now + s->w->policy.watchdog, EV_WATCHDOG, 0, 0);
+	schedule(s, gs_time_add(s->now, gs_time_mul((guint64) ticks, period)), EV_WATCHDOG, 0, 0);
 }
 
 /* Threads wait and nothing but the watchdog is left that could wake them. */
@@ -1854,11 +1873,54 @@ hopeless(Sim *s)
 	return s->pending_events == 0 && all_threads_waiting(s);
 }
 
+/* The last instant the run may reach: --max-time's, or the last representable one. */
+static GsTime
+horizon(const Sim *s)
+{
+	return s->opts.max_time > 0 ? MIN(s->opts.max_time, GS_TIME_END - 1) : GS_TIME_END - 1;
+}
+
+static void
+stop_at(Sim *s, GsTime at, char *reason)
+{
+	s->now = MAX(s->now, at);
+	s->r->outcome = GS_OUTCOME_TIMEOUT;
+	s->r->stop_reason = reason;
+}
+
+/* The next event lies past the horizon: the run stops there. */
+static void
+stop_at_horizon(Sim *s)
+{
+	if (s->opts.max_time > 0 && s->opts.max_time < GS_TIME_END) {
+		stop_at(s, s->opts.max_time, NULL);
+		return;
+	}
+	stop_at(s, GS_TIME_END - 1,
+		g_strdup("time ran past the last instant the simulator can represent "
+			 "(2^63 - 2 ns, about 292 years)"));
+}
+
+/* One instant took @events events: a livelock, which time would never end. */
+static gboolean
+stalled(Sim *s, guint64 events)
+{
+	guint64 most = s->opts.max_events_per_instant > 0 ? s->opts.max_events_per_instant
+							  : GS_SIM_MAX_EVENTS_PER_INSTANT;
+
+	if (events <= most)
+		return FALSE;
+	stop_at(s, s->now,
+		g_strdup_printf("no progress: %" G_GUINT64_FORMAT " events at %" G_GINT64_FORMAT
+				" ns and time did not pass (a livelock)", events, s->now));
+	return TRUE;
+}
+
 static void
 run_loop(Sim *s)
 {
 	GsEvent next, ev;
-	guint64 pass_end;
+	guint64 pass_end, at_instant = 0;
 
 	while (s->open_tasks > 0) {
 		gboolean last_hope = hopeless(s);
@@ -1872,11 +1934,12 @@ run_loop(Sim *s)
 			mark_deadlock(s);
 			return;
 		}
-		if (s->opts.max_time > 0 && next.time > s->opts.max_time) {
-			s->now = MAX(s->now, s->opts.max_time);
-			s->r->outcome = GS_OUTCOME_TIMEOUT;
+		if (next.time > horizon(s)) {
+			stop_at_horizon(s);
 			return;
 		}
+		if (next.time > s->now)
+			at_instant = 0;
 		s->now = next.time;
 		/* One pass: the events due now; what they schedule fires in the next. */
 		pass_end = gs_heap_next_seq(s->heap);
@@ -1884,8 +1947,11 @@ run_loop(Sim *s)
 			if (ev.kind != EV_WATCHDOG)
 				s->pending_events--;
 			s->r->events_processed++;
+			at_instant++;
 			fire(s, &ev);
 		}
+		if (stalled(s, at_instant))
+			return;
 		proactive(s);
 		if (s->changed)
 			sample(s);
@@ -1922,7 +1988,7 @@ add_tasks(Sim *s)
 
 			task_new(s, result, spec, i, 1);
 			s->open_tasks++;
-			schedule(s, spec->start + (GsTime) k * spec->every, EV_TASK_ARRIVE,
+			schedule(s, gs_time_add(spec->start, gs_time_mul(k, spec->every)), EV_TASK_ARRIVE,
 				 s->tasks.len - 1, 0);
 		}
 	}
@@ -2002,7 +2068,8 @@ cut_short(Sim *s, SimTask *task)
 			SimThread *t = thread_of(s, task->first_thread + i);
 
 			if (t->status == T_PARKED)
-				task->result->blocked_ns += s->now - t->since;
+				task->result->blocked_ns =
+					gs_time_add(task->result->blocked_ns, s->now - t->since);
 		}
 	}
 	task->result->outcome = s->r->outcome;
@@ -2049,8 +2116,8 @@ sim_finish(Sim *s)
 		r->totals.tasks_failed += task->outcome == GS_OUTCOME_FAILED;
 		r->totals.retries += task->retries;
 		r->totals.splits += task->splits;
-		r->totals.blocked_ns += task->blocked_ns;
-		r->totals.lost_ns += task->lost_ns;
+		r->totals.blocked_ns = gs_time_add(r->totals.blocked_ns, task->blocked_ns);
+		r->totals.lost_ns = gs_time_add(r->totals.lost_ns, task->lost_ns);
 		r->totals.leaked_bytes += task->leaked_bytes;
 	}
 	note_traffic(s);
