@@ -362,9 +362,12 @@ gs_memory_buffer(const GsMemory *m, GsSpillBufId id)
 static GsTime
 link_time(const GsLink *link, gint64 bytes)
 {
+	double transfer;
+
 	if (link->bandwidth <= 0)
 		return link->latency;
-	return gs_time_add(link->latency, gs_time_from_double((double) bytes * 1e9 / link->bandwidth));
+	transfer = (double) bytes * 1e9 / link->bandwidth;
+	return gs_time_add(link->latency, gs_time_from_double(transfer));
 }
 
 GsTime

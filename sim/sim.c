@@ -515,8 +515,9 @@ grant_permits(Sim *s)
 			SimThread *t = thread_of(s, task->first_thread + i);
 
 			if (t->status == T_SEMAPHORE) {
-				s->r->totals.semaphore_wait_ns =
-					gs_time_add(s->r->totals.semaphore_wait_ns, s->now - t->since);
+				GsTime *wait = &s->r->totals.semaphore_wait_ns;
+
+				*wait = gs_time_add(*wait, s->now - t->since);
 				resume_at(s, t, s->now, T_READY);
 			}
 		}
@@ -1516,7 +1517,8 @@ run_thread(Sim *s, SimThread *t)
 		case GS_EFFECT_ALLOC:
 			if (s->w->links.alloc_latency > 0) {
 				t->try_due = TRUE;
-				resume_at(s, t, gs_time_add(s->now, s->w->links.alloc_latency), T_BUSY);
+				resume_at(s, t, gs_time_add(s->now, s->w->links.alloc_latency),
+					  T_BUSY);
 				return;
 			}
 			try_alloc(s, t, &e);
@@ -1988,8 +1990,8 @@ add_tasks(Sim *s)
 
 			task_new(s, result, spec, i, 1);
 			s->open_tasks++;
-			schedule(s, gs_time_add(spec->start, gs_time_mul(k, spec->every)), EV_TASK_ARRIVE,
-				 s->tasks.len - 1, 0);
+			schedule(s, gs_time_add(spec->start, gs_time_mul(k, spec->every)),
+				 EV_TASK_ARRIVE, s->tasks.len - 1, 0);
 		}
 	}
 	s->r->totals.tasks = s->open_tasks;
