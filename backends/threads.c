@@ -978,6 +978,23 @@ gate_wait_drained(RealThread *t)
 	}
 }
 
+/*
+ * An unspill that found the gate closed has no fallback: its buffers must
+ * come up. It waits outside the gate until the gate opens: waiting inside,
+ * it would keep the gate from ever opening, and two such threads would take
+ * turns leaving it and entering it again for ever.
+ */
+static void
+gate_wait_open(RealThread *t)
+{
+	GsGate *gate = gs_memory_gate(t->r->mem);
+
+	while (gs_gate_is_closed(gate) && !atomic_load(&t->stop)) {
+		drain_wakes(t->r);
+		pthread_cond_wait(&t->r->copies_cond, &t->r->lock);
+	}
+}
+
 /* ---- moves ---- */
 
 /* Begins moving @held's buffer to @to in the model; FALSE (nothing changed) without room there. */
@@ -1316,9 +1333,7 @@ request_for(RealThread *t, const GsEffect *e)
 	GsMemRequest req = {.kind = e->alloc_kind, .size = e->size, .now = now(r)};
 
 	if (gs_memory_spills(r->mem))
-		req.owner = gs_thread_priority(gs_engine_get_priorities(r->engine),
-					       gs_engine_thread_view(r->engine, t->id),
-					       GS_POOL_PRIORITY_SMALLEST_TASK_ID);
+		req.owner = gs_engine_thread_priority(r->engine, t->id);
 	if (op != NULL && op->kind == GS_OP_ALLOC) {
 		req.device = op->alloc.device;
 		req.spillable = op->alloc.spillable;
@@ -1552,8 +1567,8 @@ tiered_unspill(RealThread *t, const GsEffect *e)
 		}
 		gate_enter(t, &closed);
 		if (closed) {
-			gate_wait_drained(t);
 			gate_leave(t);
+			gate_wait_open(t);
 			continue;
 		}
 		if (begin_copies_up(t, ids, moves, &short_by)) {
@@ -2576,6 +2591,7 @@ cut(Real *r, GsOutcome outcome)
 	r->ended = TRUE;
 	for (guint i = 0; i < r->threads->len; i++)
 		stop_thread(r->threads->pdata[i]);
+	pthread_cond_broadcast(&r->copies_cond); /* those waiting on the gate, too */
 	pthread_cond_broadcast(&r->done_cond);
 }
 

@@ -362,11 +362,12 @@ gs_memory_buffer(const GsMemory *m, GsSpillBufId id)
 static GsTime
 link_time(const GsLink *link, gint64 bytes)
 {
-	GsTime t = link->latency;
+	double transfer;
 
-	if (link->bandwidth > 0)
-		t += (GsTime) ((double) bytes * 1e9 / link->bandwidth + 0.5);
-	return t;
+	if (link->bandwidth <= 0)
+		return link->latency;
+	transfer = (double) bytes * 1e9 / link->bandwidth;
+	return gs_time_add(link->latency, gs_time_from_double(transfer));
 }
 
 GsTime
@@ -376,9 +377,9 @@ gs_memory_copy_time(const GsMemory *m, GsTier from, GsTier to, gint64 bytes)
 	GsTime t = 0;
 
 	if (high == GS_TIER_GPU && low >= GS_TIER_HOST)
-		t += link_time(&m->w->links.gpu_host, bytes);
+		t = link_time(&m->w->links.gpu_host, bytes);
 	if (low == GS_TIER_DISK && high <= GS_TIER_HOST)
-		t += link_time(&m->w->links.host_disk, bytes);
+		t = gs_time_add(t, link_time(&m->w->links.host_disk, bytes));
 	return t;
 }
 

@@ -35,7 +35,8 @@ typedef enum {
 	T_PARKED,
 	T_SEMAPHORE,
 	T_RESERVE, /* a blocking reservation waits for a release or a free */
-	T_GATE,    /* a copy found the gate closed: waits for the copies inside to land */
+	T_GATE,    /* a copy found the gate closed: waits for the copies inside to land,
+		      or, an unspill, for the gate to open */
 	T_DONE,
 } Status;
 
@@ -203,7 +204,8 @@ struct Sim {
 	GsMemory *mem;
 	GsExecutionPool *fair;  /* policy.admission fair_share: the tasks' GPU shares */
 	GQueue reserve_waiters; /* SimThread* in T_RESERVE, FIFO */
-	GQueue gate_waiters;    /* SimThread* in T_GATE, FIFO */
+	GQueue gate_waiters;    /* SimThread* in T_GATE until the gate drains, FIFO */
+	GQueue open_waiters;    /* SimThread* in T_GATE until the gate opens, FIFO */
 	guint gate_scopes;      /* threads in a gate scope */
 	gboolean released;      /* memory was freed or released this instant */
 	guint64 reservations_made;
@@ -223,6 +225,7 @@ struct Sim {
 	guint started;          /* tasks started so far: the FIFO rank of the next */
 	GsTime now;
 	gboolean watchdog_armed;
+	gboolean watchdog_idle; /* the last event was a watchdog tick that found no deadlock */
 	guint pending_events;   /* non-watchdog events in the heap */
 	guint live;             /* threads not DONE */
 	guint live_dedicated;   /* of which task threads */
@@ -276,6 +279,7 @@ gs_result_free(GsResult *r)
 	g_ptr_array_unref(r->rows);
 	g_array_unref(r->timeline);
 	g_string_chunk_free(r->strings);
+	g_free(r->stop_reason);
 	g_free(r);
 }
 
@@ -511,7 +515,9 @@ grant_permits(Sim *s)
 			SimThread *t = thread_of(s, task->first_thread + i);
 
 			if (t->status == T_SEMAPHORE) {
-				s->r->totals.semaphore_wait_ns += s->now - t->since;
+				GsTime *wait = &s->r->totals.semaphore_wait_ns;
+
+				*wait = gs_time_add(*wait, s->now - t->since);
 				resume_at(s, t, s->now, T_READY);
 			}
 		}
@@ -732,8 +738,11 @@ gate_settle(Sim *s)
 		return;
 	while (!g_queue_is_empty(&s->gate_waiters))
 		resume_at(s, g_queue_pop_head(&s->gate_waiters), s->now, T_READY);
-	if (s->gate_scopes == 0 && gs_gate_reset(gate))
-		log_gate(s, NULL, "open");
+	if (s->gate_scopes != 0 || !gs_gate_reset(gate))
+		return;
+	log_gate(s, NULL, "open");
+	while (!g_queue_is_empty(&s->open_waiters))
+		resume_at(s, g_queue_pop_head(&s->open_waiters), s->now, T_READY);
 }
 
 static void
@@ -803,8 +812,8 @@ static void
 wait_for_copies(Sim *s, SimThread *t, GsTime duration, After after)
 {
 	t->mem->after = after;
-	s->r->totals.spill_block_ns += duration;
-	resume_at(s, t, s->now + duration, T_BUSY);
+	s->r->totals.spill_block_ns = gs_time_add(s->r->totals.spill_block_ns, duration);
+	resume_at(s, t, gs_time_add(s->now, duration), T_BUSY);
 }
 
 static gboolean
@@ -969,9 +978,7 @@ request_for(Sim *s, SimThread *t, const GsEffect *effect)
 
 	/* The owner's rank orders victims: only a store that spills needs it. */
 	if (gs_memory_spills(s->mem))
-		req.owner = gs_thread_priority(gs_engine_get_priorities(s->engine),
-					       gs_engine_thread_view(s->engine, t->id),
-					       GS_POOL_PRIORITY_SMALLEST_TASK_ID);
+		req.owner = gs_engine_thread_priority(s->engine, t->id);
 	if (op != NULL && op->kind == GS_OP_ALLOC) {
 		req.device = op->alloc.device;
 		req.spillable = op->alloc.spillable;
@@ -1066,6 +1073,25 @@ start_copies_up(Sim *s, SimThread *t, const GArray *ids, GsTime *duration, gint6
 	return FALSE;
 }
 
+/*
+ * An unspill that finds the gate closed has no fallback: its buffers must
+ * come up. It waits outside the gate until the gate opens, then tries
+ * again. Waiting inside, it would keep the gate from ever opening: two such
+ * threads would wake each other at one instant for ever, each leaving the
+ * gate only to enter it again while the other is inside.
+ */
+static void
+wait_for_open_gate(Sim *s, SimThread *t)
+{
+	t->mem->after = AFTER_ALLOC;
+	if (!gs_gate_is_closed(gs_memory_gate(s->mem))) {
+		resume_at(s, t, s->now, T_READY); /* it opened as this thread left */
+		return;
+	}
+	set_status(s, t, T_GATE);
+	g_queue_push_tail(&s->open_waiters, t);
+}
+
 static void
 try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 {
@@ -1089,14 +1115,11 @@ try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 		wait_for_copies(s, t, duration, AFTER_ALLOC);
 		return;
 	}
+	gate_leave(s, t);
 	if (closed) {
-		/* Copies wait for the gate to open: the thread tries again once it has drained. */
-		m->after = AFTER_ALLOC;
-		set_status(s, t, T_GATE);
-		g_queue_push_tail(&s->gate_waiters, t);
+		wait_for_open_gate(s, t);
 		return;
 	}
-	gate_leave(s, t);
 	if (spill_for(s, t, GS_TIER_GPU, short_by))
 		return;
 	unlock_all(s, m->locked);
@@ -1322,8 +1345,10 @@ mem_thread_ends(Sim *s, SimThread *t)
 		return;
 	if (t->status == T_RESERVE)
 		g_queue_remove(&s->reserve_waiters, t);
-	if (t->status == T_GATE)
+	if (t->status == T_GATE) {
 		g_queue_remove(&s->gate_waiters, t);
+		g_queue_remove(&s->open_waiters, t);
+	}
 	for (guint i = 0; i < m->copies->len; i++) {
 		GsMemBuf *b = gs_memory_buffer(s->mem, g_array_index(m->copies, GsSpillBufId, i));
 
@@ -1395,7 +1420,7 @@ proactive_step(Sim *s, guint device)
 	if (b == NULL || !gs_memory_copy_begin(s->mem, b, GS_TIER_HOST, &duration))
 		return;
 	*copy = b->id;
-	schedule(s, s->now + duration, EV_PROACTIVE, device, 0);
+	schedule(s, gs_time_add(s->now, duration), EV_PROACTIVE, device, 0);
 }
 
 static void
@@ -1492,7 +1517,8 @@ run_thread(Sim *s, SimThread *t)
 		case GS_EFFECT_ALLOC:
 			if (s->w->links.alloc_latency > 0) {
 				t->try_due = TRUE;
-				resume_at(s, t, s->now + s->w->links.alloc_latency, T_BUSY);
+				resume_at(s, t, gs_time_add(s->now, s->w->links.alloc_latency),
+					  T_BUSY);
 				return;
 			}
 			try_alloc(s, t, &e);
@@ -1505,10 +1531,10 @@ run_thread(Sim *s, SimThread *t)
 		case GS_EFFECT_COMPUTE:
 			if (!begin_compute(s, t, &e))
 				break; /* its spilled buffers are asked for first */
-			resume_at(s, t, s->now + e.time, T_BUSY);
+			resume_at(s, t, gs_time_add(s->now, e.time), T_BUSY);
 			return;
 		case GS_EFFECT_SLEEP:
-			resume_at(s, t, s->now + e.time, T_SLEEPING);
+			resume_at(s, t, gs_time_add(s->now, e.time), T_SLEEPING);
 			return;
 		case GS_EFFECT_UNTIL:
 			if (e.time > s->now) {
@@ -1663,7 +1689,8 @@ stop_threads(Sim *s, SimTask *task)
 		if (t->status == T_DONE)
 			continue;
 		if (t->status == T_SEMAPHORE)
-			s->r->totals.semaphore_wait_ns += s->now - t->since;
+			s->r->totals.semaphore_wait_ns =
+				gs_time_add(s->r->totals.semaphore_wait_ns, s->now - t->since);
 		if (t->status == T_PARKED)
 			drain_frees(s, t);
 		mem_thread_ends(s, t);
@@ -1684,8 +1711,8 @@ collect_metrics(Sim *s, SimTask *task)
 	gs_engine_task_metrics(s->engine, task->engine_id, s->now, &m);
 	task->result->retries += m.retries;
 	task->result->splits += m.splits;
-	task->result->blocked_ns += m.blocked_ns;
-	task->result->lost_ns += m.lost_ns;
+	task->result->blocked_ns = gs_time_add(task->result->blocked_ns, m.blocked_ns);
+	task->result->lost_ns = gs_time_add(task->result->lost_ns, m.lost_ns);
 	task->result->max_footprint = MAX(task->result->max_footprint, m.gpu_max_footprint);
 	gs_engine_forget_task_metrics(s->engine, task->engine_id);
 }
@@ -1761,6 +1788,7 @@ static void
 watchdog(Sim *s)
 {
 	g_autoptr(GArray) outside = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
+	guint64 deadlocks = gs_engine_n_deadlocks(s->engine);
 
 	for (guint i = 0; i < s->threads.len; i++) {
 		SimThread *t = table_get(&s->threads, i);
@@ -1770,6 +1798,7 @@ watchdog(Sim *s)
 			g_array_append_val(outside, t->id);
 	}
 	gs_engine_check_deadlocks(s->engine, (GsThreadId *) outside->data, outside->len, s->now);
+	s->watchdog_idle = gs_engine_n_deadlocks(s->engine) == deadlocks;
 }
 
 static void
@@ -1792,6 +1821,7 @@ fire(Sim *s, const GsEvent *ev)
 {
 	SimThread *t;
 
+	s->watchdog_idle = FALSE;
 	switch ((EventKind) ev->kind) {
 	case EV_TASK_ARRIVE:
 		admit(s, table_get(&s->tasks, ev->target));
@@ -1817,13 +1847,25 @@ fire(Sim *s, const GsEvent *ev)
 	s->released = FALSE;
 }
 
+/*
+ * The watchdog ticks every period. A tick that found no deadlock, with
+ * nothing else due before the next event, tells what every tick until then
+ * would: the state cannot change meanwhile. The next tick is then the last
+ * one before that event, which keeps the ticks' times and their order with
+ * the event, and a quiet stretch of years costs one tick, not billions.
+ */
 static void
 arm_watchdog(Sim *s)
 {
-	if (s->w->policy.watchdog <= 0 || s->watchdog_armed || s->open_tasks == 0)
+	GsTime period = s->w->policy.watchdog, ticks = 1;
+	GsEvent next;
+
+	if (period <= 0 || s->watchdog_armed || s->open_tasks == 0)
 		return;
+	if (s->watchdog_idle && gs_heap_peek(s->heap, &next) && next.time > s->now)
+		ticks = MAX((next.time - 1 - s->now) / period, 1);
 	s->watchdog_armed = TRUE;
-	schedule(s, s->now + s->w->policy.watchdog, EV_WATCHDOG, 0, 0);
+	schedule(s, gs_time_add(s->now, gs_time_mul((guint64) ticks, period)), EV_WATCHDOG, 0, 0);
 }
 
 /* Threads wait and nothing but the watchdog is left that could wake them. */
@@ -1833,11 +1875,54 @@ hopeless(Sim *s)
 	return s->pending_events == 0 && all_threads_waiting(s);
 }
 
+/* The last instant the run may reach: --max-time's, or the last representable one. */
+static GsTime
+horizon(const Sim *s)
+{
+	return s->opts.max_time > 0 ? MIN(s->opts.max_time, GS_TIME_END - 1) : GS_TIME_END - 1;
+}
+
+static void
+stop_at(Sim *s, GsTime at, char *reason)
+{
+	s->now = MAX(s->now, at);
+	s->r->outcome = GS_OUTCOME_TIMEOUT;
+	s->r->stop_reason = reason;
+}
+
+/* The next event lies past the horizon: the run stops there. */
+static void
+stop_at_horizon(Sim *s)
+{
+	if (s->opts.max_time > 0 && s->opts.max_time < GS_TIME_END) {
+		stop_at(s, s->opts.max_time, NULL);
+		return;
+	}
+	stop_at(s, GS_TIME_END - 1,
+		g_strdup("time ran past the last instant the simulator can represent "
+			 "(2^63 - 2 ns, about 292 years)"));
+}
+
+/* One instant took @events events: a livelock, which time would never end. */
+static gboolean
+stalled(Sim *s, guint64 events)
+{
+	guint64 most = s->opts.max_events_per_instant > 0 ? s->opts.max_events_per_instant
+							  : GS_SIM_MAX_EVENTS_PER_INSTANT;
+
+	if (events <= most)
+		return FALSE;
+	stop_at(s, s->now,
+		g_strdup_printf("no progress: %" G_GUINT64_FORMAT " events at %" G_GINT64_FORMAT
+				" ns and time did not pass (a livelock)", events, s->now));
+	return TRUE;
+}
+
 static void
 run_loop(Sim *s)
 {
 	GsEvent next, ev;
-	guint64 pass_end;
+	guint64 pass_end, at_instant = 0;
 
 	while (s->open_tasks > 0) {
 		gboolean last_hope = hopeless(s);
@@ -1851,11 +1936,12 @@ run_loop(Sim *s)
 			mark_deadlock(s);
 			return;
 		}
-		if (s->opts.max_time > 0 && next.time > s->opts.max_time) {
-			s->now = MAX(s->now, s->opts.max_time);
-			s->r->outcome = GS_OUTCOME_TIMEOUT;
+		if (next.time > horizon(s)) {
+			stop_at_horizon(s);
 			return;
 		}
+		if (next.time > s->now)
+			at_instant = 0;
 		s->now = next.time;
 		/* One pass: the events due now; what they schedule fires in the next. */
 		pass_end = gs_heap_next_seq(s->heap);
@@ -1863,8 +1949,11 @@ run_loop(Sim *s)
 			if (ev.kind != EV_WATCHDOG)
 				s->pending_events--;
 			s->r->events_processed++;
+			at_instant++;
 			fire(s, &ev);
 		}
+		if (stalled(s, at_instant))
+			return;
 		proactive(s);
 		if (s->changed)
 			sample(s);
@@ -1901,8 +1990,8 @@ add_tasks(Sim *s)
 
 			task_new(s, result, spec, i, 1);
 			s->open_tasks++;
-			schedule(s, spec->start + (GsTime) k * spec->every, EV_TASK_ARRIVE,
-				 s->tasks.len - 1, 0);
+			schedule(s, gs_time_add(spec->start, gs_time_mul(k, spec->every)),
+				 EV_TASK_ARRIVE, s->tasks.len - 1, 0);
 		}
 	}
 	s->r->totals.tasks = s->open_tasks;
@@ -1949,6 +2038,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsSimOptions *opts)
 		s->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
 	g_queue_init(&s->reserve_waiters);
 	g_queue_init(&s->gate_waiters);
+	g_queue_init(&s->open_waiters);
 	s->downgrading = g_array_new(FALSE, TRUE, sizeof(gboolean));
 	g_array_set_size(s->downgrading, gs_memory_n_gpus(s->mem));
 	s->proactive_copy = g_array_new(FALSE, TRUE, sizeof(GsSpillBufId));
@@ -1980,7 +2070,8 @@ cut_short(Sim *s, SimTask *task)
 			SimThread *t = thread_of(s, task->first_thread + i);
 
 			if (t->status == T_PARKED)
-				task->result->blocked_ns += s->now - t->since;
+				task->result->blocked_ns =
+					gs_time_add(task->result->blocked_ns, s->now - t->since);
 		}
 	}
 	task->result->outcome = s->r->outcome;
@@ -2027,8 +2118,8 @@ sim_finish(Sim *s)
 		r->totals.tasks_failed += task->outcome == GS_OUTCOME_FAILED;
 		r->totals.retries += task->retries;
 		r->totals.splits += task->splits;
-		r->totals.blocked_ns += task->blocked_ns;
-		r->totals.lost_ns += task->lost_ns;
+		r->totals.blocked_ns = gs_time_add(r->totals.blocked_ns, task->blocked_ns);
+		r->totals.lost_ns = gs_time_add(r->totals.lost_ns, task->lost_ns);
 		r->totals.leaked_bytes += task->leaked_bytes;
 	}
 	note_traffic(s);
@@ -2047,6 +2138,7 @@ sim_clear(Sim *s)
 	g_queue_clear(&s->permit_queue);
 	g_queue_clear(&s->reserve_waiters);
 	g_queue_clear(&s->gate_waiters);
+	g_queue_clear(&s->open_waiters);
 	g_array_unref(s->downgrading);
 	g_array_unref(s->proactive_copy);
 	g_array_unref(s->moves);

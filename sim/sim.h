@@ -21,7 +21,11 @@
  * queued; a thread waiting for the GPU semaphore only by a permit. The run
  * ends when every task has completed or failed all its attempts (outcome
  * completed or failed), when threads wait and no event is left that could
- * wake them (deadlock), or at --max-time (timeout).
+ * wake them (deadlock), or at --max-time (timeout). Two more stops end in a
+ * timeout, with a stop_reason: the next event lies past the last
+ * representable instant (GS_TIME_END: time additions saturate there rather
+ * than wrap), or one instant has taken more events than any workload needs
+ * (a livelock: time would never pass, and --max-time never come).
  *
  * Determinism: events at one instant fire in the order they were scheduled;
  * tasks and threads are visited in file order; nothing depends on hash order,
@@ -85,6 +89,7 @@ typedef struct {
 
 typedef struct {
 	GsOutcome outcome;
+	char *stop_reason;   /* a timeout other than --max-time's: why the run stopped; else NULL */
 	GsTime makespan_ns;
 	guint64 events_processed;
 	guint64 seed;
@@ -155,8 +160,12 @@ typedef struct {
 
 typedef void (*GsLogFunc)(const GsLogEntry *entry, gpointer data);
 
+/* Events one instant may take before the run is stopped as a livelock (GsSimOptions). */
+#define GS_SIM_MAX_EVENTS_PER_INSTANT G_GUINT64_CONSTANT(100000000)
+
 typedef struct {
 	GsTime max_time;  /* 0: no limit */
+	guint64 max_events_per_instant; /* 0: GS_SIM_MAX_EVENTS_PER_INSTANT */
 	GsLogFunc log;    /* NULL: no event log */
 	gpointer log_data;
 	gboolean skip_timeline; /* leave GsResult.timeline empty: nobody reads it (peaks and

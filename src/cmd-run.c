@@ -123,29 +123,6 @@ parse_scale(const char *text, double *out)
 	return end != text && *end == '\0' && *out > 0 && *out <= 1000;
 }
 
-/* --max-time takes a duration as scenarios write them. */
-static gboolean
-parse_max_time(const char *text, GsTime *out)
-{
-	static const struct {
-		const char *unit;
-		GsTime ns;
-	} units[] = {{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000}};
-	char *end = NULL;
-	double value;
-
-	value = g_ascii_strtod(text, &end);
-	if (end == text || value < 0)
-		return FALSE;
-	for (guint i = 0; i < G_N_ELEMENTS(units); i++) {
-		if (g_strcmp0(end, units[i].unit) == 0) {
-			*out = (GsTime) (value * (double) units[i].ns + 0.5);
-			return TRUE;
-		}
-	}
-	return FALSE;
-}
-
 /* Adds every output the options name; FALSE, having said why, when one is refused. */
 static gboolean
 add_outputs(GsOutputSet *set, const RunOptions *o, RunOutputs *outs)
@@ -346,9 +323,9 @@ gs_cmd_run(int argc, char **argv)
 	} else if (argc != 2) {
 		fprintf(stderr, "gpusim run: give one scenario file\nTry 'gpusim run --help'.\n");
 		status = GS_EXIT_USAGE;
-	} else if (o.max_time != NULL && !parse_max_time(o.max_time, &real.max_time)) {
-		fprintf(stderr, "gpusim run: --max-time: not a duration: '%s' (e.g. 500ms, 10s)\n",
-			o.max_time);
+	} else if (o.max_time != NULL &&
+		   !gs_loader_parse_duration("--max-time", o.max_time, &real.max_time, &error)) {
+		fprintf(stderr, "gpusim run: %s\n", error->message);
 		status = GS_EXIT_USAGE;
 	} else if (!parse_scale(o.time_scale, &real.time_scale)) {
 		fprintf(stderr, "gpusim run: --time-scale: not a factor in (0, 1000]: '%s'\n",

@@ -913,8 +913,8 @@ end_wait(Record *rec, GsTime now)
 
 	rec->waiting = FALSE;
 	rec->pending = PENDING_NONE;
-	acc->metrics.blocked_ns += blocked;
-	acc->metrics.lost_or_blocked_ns += blocked;
+	acc->metrics.blocked_ns = gs_time_add(acc->metrics.blocked_ns, blocked);
+	acc->metrics.lost_or_blocked_ns = gs_time_add(acc->metrics.lost_or_blocked_ns, blocked);
 	if (rec->in_retry_block)
 		acc->retry_start_or_block_end = now;
 }
@@ -929,8 +929,9 @@ record_lost_time(Record *rec, GsTime now)
 		acc->retry_running_ns += now - acc->retry_start_or_block_end;
 		acc->retry_start_or_block_end = now;
 	}
-	acc->metrics.lost_ns += acc->retry_running_ns;
-	acc->metrics.lost_or_blocked_ns += acc->retry_running_ns;
+	acc->metrics.lost_ns = gs_time_add(acc->metrics.lost_ns, acc->retry_running_ns);
+	acc->metrics.lost_or_blocked_ns =
+		gs_time_add(acc->metrics.lost_or_blocked_ns, acc->retry_running_ns);
 	acc->retry_running_ns = 0;
 }
 
@@ -1620,6 +1621,17 @@ gs_engine_thread_view(const GsEngine *e, GsThreadId thread)
 	return rec != NULL ? &rec->view : NULL;
 }
 
+GsPriority
+gs_engine_thread_priority(GsEngine *e, GsThreadId thread)
+{
+	Record *rec = lookup(e, thread);
+	GsThreadView no_task = {.id = thread, .is_pool = TRUE};
+
+	if (rec != NULL)
+		return priority_of(e, rec);
+	return gs_thread_priority(e->priorities, &no_task, e->opts.pool_priority);
+}
+
 gboolean
 gs_engine_thread_metrics(const GsEngine *e, GsThreadId thread, GsMetrics *out)
 {
@@ -1651,7 +1663,8 @@ gs_engine_task_metrics(const GsEngine *e, GsTaskId task, GsTime now, GsMetrics *
 	for (const Record *rec = dedicated_of(e, task); rec != NULL; rec = rec->task_next) {
 		gs_metrics_rollup(out, metrics_of(rec), e->opts.max_allocated_rollup);
 		if (rec->waiting) /* begin_wait() made its accounts */
-			out->lost_or_blocked_ns += now - rec->acc->block_start;
+			out->lost_or_blocked_ns =
+				gs_time_add(out->lost_or_blocked_ns, now - rec->acc->block_start);
 	}
 }
 

@@ -48,6 +48,7 @@ typedef struct {
 	GPtrArray *pieces;  /* GByteArray* paths still to run, last runs next */
 	GByteArray *path;   /* the piece being attempted */
 	guint depth;        /* 1 for the outermost block, 2 inside it... */
+	guint attempts;     /* attempts begun, pieces and reruns alike */
 } Pieces;
 
 /* 32 bytes: the kind is the op's (frame_kind()), and a frame counts iterations or holds pieces. */
@@ -454,6 +455,7 @@ static void
 restart_attempt(GsInterp *it, GsTime now)
 {
 	top(it)->pos = 0;
+	top(it)->retry->attempts++;
 	enter(it);
 	gs_engine_retry_block_start(it->engine, it->thread, now);
 	leave(it);
@@ -840,9 +842,28 @@ block_until_ready(GsInterp *it, GsEffect *out, GsTime now)
 	return FALSE;
 }
 
+/* Whether the innermost retry block around the cursor runs its first attempt (or there is none). */
+static gboolean
+in_first_attempt(GsInterp *it)
+{
+	for (guint i = it->n_frames; i-- > 0;) {
+		if (frame_kind(&it->frames[i]) == FRAME_RETRY)
+			return it->frames[i].retry->attempts == 1;
+	}
+	return TRUE;
+}
+
+/*
+ * Arms the thread's injections. Inside a retry block only its first attempt
+ * does, as the retry iterator injects once, at its first attempt: the engine
+ * counts the injected throws down, and arming them again on each rerun would
+ * throw forever (injected throws do not count toward the retry cap).
+ */
 static void
 inject(GsInterp *it, const GsOp *op)
 {
+	if (!in_first_attempt(it))
+		return;
 	enter(it);
 	gs_engine_force_retry_oom(it->engine, it->thread, op->inject.retry_oom, op->inject.kind,
 				  op->inject.skip);

@@ -2939,6 +2939,22 @@ gs_loader_load(const char *path, const char *variant, const char *const *sets, G
 	return w;
 }
 
+gboolean
+gs_loader_parse_duration(const char *option, const char *text, GsTime *out, GError **error)
+{
+	Loader l;
+	char *file = g_strdup_printf("%s=%s", option, text);
+	gboolean ok;
+
+	g_return_val_if_fail(option != NULL && text != NULL && out != NULL, FALSE);
+	loader_init(&l, error);
+	g_ptr_array_add(l.files, file);
+	ok = parse_quantity(&l, scalar_new(&l, file, 1, (guint) strlen(option) + 2, text), text,
+			    &duration_quantity, out);
+	loader_clear(&l);
+	return ok;
+}
+
 GPtrArray *
 gs_loader_variant_names(const char *path, GError **error)
 {

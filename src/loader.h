@@ -49,6 +49,15 @@ GsWorkload *gs_loader_load(const char *path, const char *variant, const char *co
 			   GError **error);
 
 /*
+ * Reads @text, the value of the command-line @option ("--max-time"), as a
+ * duration written as scenarios write them: exact, in ns, us, ms or s, and
+ * no more than GsTime holds. FALSE with @error set otherwise, positioned in
+ * the pseudo-file "OPTION=TEXT", line 1, at the column where TEXT starts.
+ */
+gboolean gs_loader_parse_duration(const char *option, const char *text, GsTime *out,
+				  GError **error);
+
+/*
  * The names of the scenario's variants (includes merged), in file order, as a
  * GPtrArray of strings that frees them; NULL with @error set if the file
  * cannot be read or its variants: section is malformed. The variants' bodies

@@ -18,9 +18,9 @@ add_counts(GsMetrics *task, const GsMetrics *thread)
 {
 	task->retries += thread->retries;
 	task->splits += thread->splits;
-	task->blocked_ns += thread->blocked_ns;
-	task->lost_ns += thread->lost_ns;
-	task->lost_or_blocked_ns += thread->lost_or_blocked_ns;
+	task->blocked_ns = gs_time_add(task->blocked_ns, thread->blocked_ns);
+	task->lost_ns = gs_time_add(task->lost_ns, thread->lost_ns);
+	task->lost_or_blocked_ns = gs_time_add(task->lost_or_blocked_ns, thread->lost_or_blocked_ns);
 	task->gpu_max_footprint += thread->gpu_max_footprint;
 }
 

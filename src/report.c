@@ -664,6 +664,8 @@ gs_report_json(const GsWorkload *w, const GsResult *r, const char *backend, gint
 	put_uint(&j, "seed", r->seed);
 	write_policy(&j, &w->policy);
 	put_str(&j, "outcome", gs_outcome_name(r->outcome));
+	if (r->stop_reason != NULL)
+		put_str(&j, "stop_reason", r->stop_reason);
 	put_int(&j, "makespan_ns", r->makespan_ns);
 	put_uint(&j, "events_processed", r->events_processed);
 	put_int(&j, "wall_ns", wall_ns);
@@ -1244,7 +1246,10 @@ gs_report_summary(const GsWorkload *w, const GsResult *r, const GsExpectReport *
 		g_string_append_printf(s, " (variant %s)", w->variant);
 	g_string_append_c(s, '\n');
 	label(s, "outcome");
-	g_string_append_printf(s, "%s\n", gs_outcome_name(r->outcome));
+	g_string_append(s, gs_outcome_name(r->outcome));
+	if (r->stop_reason != NULL)
+		g_string_append_printf(s, ": %s", r->stop_reason);
+	g_string_append_c(s, '\n');
 	label(s, "makespan");
 	g_string_append_printf(s, "%s (%" G_GINT64_FORMAT " ns, %" G_GUINT64_FORMAT " events)\n",
 			       makespan, r->makespan_ns, r->events_processed);

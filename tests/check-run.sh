@@ -45,6 +45,17 @@ grep -q '"makespan_ns": 50000000' "$tmp/out" || fail "a timeout ends at --max-ti
 grep -q 'missing.yaml' "$tmp/err" || fail "the missing file is not named"
 [ "$(status "$gpusim" run --max-time=soon "$scenarios/quickstart.yaml")" = 2 ] ||
 	fail "a bad --max-time must exit 2"
+# --max-time reads a duration as scenarios write it: exact, and no more than
+# 64-bit nanoseconds hold; the message points at the value.
+for bad in nan inf 1e30s 99999999999s -1s 0.5ns 10; do
+	[ "$(status "$gpusim" run --json="$tmp/bad.json" --max-time=$bad \
+		"$scenarios/quickstart.yaml")" = 2 ] || fail "--max-time=$bad must exit 2"
+	grep -q "^gpusim run: --max-time=$bad:1:12: " "$tmp/err" ||
+		fail "--max-time=$bad: no positioned message: $(cat "$tmp/err")"
+	[ ! -e "$tmp/bad.json" ] || fail "--max-time=$bad wrote a result"
+done
+[ "$(status "$gpusim" run --quiet --json=- --max-time=9223372036854775807ns \
+	"$scenarios/watchdog-sleep.yaml")" = 0 ] || fail "the largest --max-time must be accepted"
 [ "$(status "$gpusim" run --variant=nope "$scenarios/quickstart.yaml")" = 2 ] ||
 	fail "an unknown variant must exit 2"
 [ "$(status "$gpusim" run --set policy.oom=sometimes "$scenarios/quickstart.yaml")" = 2 ] ||

@@ -98,12 +98,10 @@ then_call(TlEngine *t, Then then)
 	return GS_N_ENGINE_ERRORS;
 }
 
-START_TEST(association_table)
+static void
+first_call(TlEngine *t, First first)
 {
-	TlEngine *t = tl_engine_new(NULL);
-	GsEngineError err;
-
-	switch (assoc_rows[_i].first) {
+	switch (first) {
 	case FIRST_NONE:
 		break;
 	case FIRST_DEDICATED_1:
@@ -119,6 +117,14 @@ START_TEST(association_table)
 		te_drive_to(t, GS_THREAD_REMOVE_THROW);
 		break;
 	}
+}
+
+START_TEST(association_table)
+{
+	TlEngine *t = tl_engine_new(NULL);
+	GsEngineError err;
+
+	first_call(t, assoc_rows[_i].first);
 	err = then_call(t, assoc_rows[_i].then);
 	tl_check(t);
 	ck_assert_msg(err == assoc_rows[_i].error, "row %d: got \"%s\"", _i, gs_engine_error_message(err));
@@ -271,6 +277,34 @@ START_TEST(fifo_slot_is_fixed_at_registration)
 }
 END_TEST
 
+/* Each row: how thread 1 stands, and the task whose rank it must carry (-1: above every task). */
+static const struct {
+	First first;
+	GsTaskId rank_of;
+} thread_rank_rows[] = {
+	{FIRST_NONE, GS_NO_TASK},        /* no record: a pool thread working for no task */
+	{FIRST_DEDICATED_1, 1},
+	{FIRST_POOL, 1},                 /* works for task 1 */
+	{FIRST_SHUFFLE, GS_NO_TASK},
+	{FIRST_REMOVE_THROW, 1},
+};
+
+START_TEST(thread_rank_table)
+{
+	TlEngine *t = tl_engine_new(NULL);
+	GsTaskPriorities *p = gs_engine_get_priorities(t->engine);
+	GsPriority rank;
+
+	gs_engine_task_started(t->engine, 3);
+	gs_engine_task_started(t->engine, 1);
+	first_call(t, thread_rank_rows[_i].first);
+	rank = gs_engine_thread_priority(t->engine, 1);
+	ck_assert_int_eq(rank.task, gs_task_priorities_get(p, thread_rank_rows[_i].rank_of));
+	ck_assert_uint_eq(rank.thread, 1);
+	tl_engine_free(t);
+}
+END_TEST
+
 TCase *
 gs_test_engine_assoc(void)
 {
@@ -284,5 +318,6 @@ gs_test_engine_assoc(void)
 	tcase_add_test(tc, task_done_finds_a_task_the_arrays_grew_over);
 	tcase_add_test(tc, pool_done_with_last_task_wakes_blocked);
 	tcase_add_test(tc, fifo_slot_is_fixed_at_registration);
+	tcase_add_loop_test(tc, thread_rank_table, 0, G_N_ELEMENTS(thread_rank_rows));
 	return tc;
 }

@@ -316,6 +316,47 @@ START_TEST(injected_retry_reruns_the_attempt)
 }
 END_TEST
 
+/*
+ * An inject op inside a retry block arms the injection at the block's first
+ * attempt only; each new instance of the block (a repeat) arms it again.
+ */
+static const struct {
+	int retry_oom, split_oom;
+	guint repeats;
+	guint retries, splits, allocs;
+} inject_in_block_rows[] = {
+	{1, 0, 1, 1, 0, 1},
+	{3, 0, 1, 3, 0, 1}, /* counted down over the reruns */
+	{0, 1, 1, 0, 1, 2}, /* the halves run unarmed */
+	{2, 1, 1, 2, 1, 2},
+	{1, 0, 2, 2, 0, 2},
+};
+
+START_TEST(inject_in_block_arms_at_first_attempt)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	GArray *inner = ops_new(), *body = ops_new();
+	Driver d;
+	GsInterp *it;
+
+	add_inject(inner, inject_in_block_rows[_i].retry_oom, inject_in_block_rows[_i].split_oom,
+		   0, 0);
+	add_alloc(t, inner, "x", 100, GPU, TRUE);
+	add_free(t, inner, "x");
+	add_retry(body, inner, GS_SPLIT_HALVES, 16);
+	add_repeat(t->ops, body, inject_in_block_rows[_i].repeats);
+	driver_init(&d, NULL, 1000);
+	ck_assert_int_eq(run_alone(&d, t, GS_OOM_RETRY, &it).kind, GS_EFFECT_DONE);
+	ck_assert_uint_eq(count_seen(it, GS_EXC_GPU_RETRY_OOM, TRUE),
+			  inject_in_block_rows[_i].retries);
+	ck_assert_uint_eq(count_seen(it, GS_EXC_GPU_SPLIT_AND_RETRY_OOM, TRUE),
+			  inject_in_block_rows[_i].splits);
+	ck_assert_uint_eq(d.allocs->len, inject_in_block_rows[_i].allocs);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
 START_TEST(attempt_buffers_are_freed_on_retry)
 {
 	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
@@ -626,6 +667,8 @@ gs_test_suite_interp(void)
 	tcase_add_test(tc, plain_ops_in_order);
 	tcase_add_test(tc, repeat_runs_its_ops_that_many_times);
 	tcase_add_test(tc, injected_retry_reruns_the_attempt);
+	tcase_add_loop_test(tc, inject_in_block_arms_at_first_attempt, 0,
+			    G_N_ELEMENTS(inject_in_block_rows));
 	tcase_add_test(tc, attempt_buffers_are_freed_on_retry);
 	tcase_add_test(tc, too_big_alone_retries_then_splits_in_halves);
 	tcase_add_test(tc, split_none_escapes_as_could_not_split);

@@ -55,6 +55,9 @@ static const CheckpointRow checkpoint_rows[] = {
 	  M(0, 0, 0, 0, 0, 0, 4096, 4096), M(1, 0, 0, 0, 0, 0, 0, 4106) },
 	{ "a zero thread changes nothing", M(7, 8, 9, 10, 19, 11, 0, 12), M(0, 0, 0, 0, 0, 0, 0, 0),
 	  M(7, 8, 9, 10, 19, 11, 0, 12) },
+	{ "times saturate", M(0, 0, GS_TIME_END - 5, GS_TIME_END / 2 + 1, GS_TIME_END, 0, 0, 0),
+	  M(0, 0, 6, GS_TIME_END / 2 + 1, 7, 0, 0, 0),
+	  M(0, 0, GS_TIME_END, GS_TIME_END, GS_TIME_END, 0, 0, 0) },
 };
 
 START_TEST(test_checkpoint)

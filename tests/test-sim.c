@@ -8,6 +8,8 @@
  * executor slot frees, first come first served.
  */
 #include <check.h>
+#include <math.h>
+#include <string.h>
 
 #include "testlib.h"
 #include "sim.h"
@@ -159,16 +161,99 @@ START_TEST(test_scale_deterministic)
 }
 END_TEST
 
+/* ---- time arithmetic: sums saturate at GS_TIME_END instead of wrapping ---- */
+
+static const struct {
+	GsTime a, b, sum;
+	guint64 n;
+	GsTime product; /* n * b */
+} time_rows[] = {
+	{0, 0, 0, 0, 0},
+	{5, 7, 12, 3, 21},
+	{GS_TIME_END - 7, 7, GS_TIME_END, 2, 14},
+	{GS_TIME_END - 7, 8, GS_TIME_END, G_MAXUINT64, GS_TIME_END},
+	{GS_TIME_END, GS_TIME_END, GS_TIME_END, 2, GS_TIME_END},
+	{G_GINT64_CONSTANT(1) << 62, G_GINT64_CONSTANT(1) << 62, GS_TIME_END, 1,
+	 G_GINT64_CONSTANT(1) << 62},
+	{1, G_GINT64_CONSTANT(3) << 61, (G_GINT64_CONSTANT(3) << 61) + 1, 4, GS_TIME_END},
+	{0, 0, 0, G_MAXUINT64, 0},
+};
+
+START_TEST(test_time_saturates)
+{
+	ck_assert_int_eq(gs_time_add(time_rows[_i].a, time_rows[_i].b), time_rows[_i].sum);
+	ck_assert_int_eq(gs_time_mul(time_rows[_i].n, time_rows[_i].b), time_rows[_i].product);
+}
+END_TEST
+
+static const struct {
+	double ns;
+	GsTime time;
+} from_double_rows[] = {
+	{0, 0}, {0.4, 0}, {0.5, 1}, {1e9, 1000000000}, {-3, 0}, {1e30, GS_TIME_END},
+	{9.3e18, GS_TIME_END},
+};
+
+START_TEST(test_time_from_double)
+{
+	ck_assert_int_eq(gs_time_from_double(from_double_rows[_i].ns), from_double_rows[_i].time);
+	ck_assert_int_eq(gs_time_from_double(NAN), GS_TIME_END);
+}
+END_TEST
+
+/*
+ * A run whose time stops passing ends as a timeout with a reason once one
+ * instant has taken more events than allowed: a thread that computes for 0
+ * ns @times times takes one event per compute, all at 0 ns.
+ */
+static const struct {
+	guint times;
+	guint64 most; /* GsSimOptions.max_events_per_instant */
+	GsOutcome outcome;
+} stall_rows[] = {
+	{1000, 0, GS_OUTCOME_COMPLETED},  /* far below the default */
+	{1000, 2000, GS_OUTCOME_COMPLETED},
+	{1000, 500, GS_OUTCOME_TIMEOUT},
+	{1000, 1, GS_OUTCOME_TIMEOUT},
+};
+
+START_TEST(test_stalled_instant_stops)
+{
+	g_autoptr(GsWorkload) w = compute_only(1, 1, 0);
+	GsThreadSpec *t = ((GsTaskSpec *) w->tasks->pdata[0])->threads->pdata[0];
+	GsOp *loop = &g_array_index(t->ops, GsOp, 0);
+	GsSimOptions opts = {.max_events_per_instant = stall_rows[_i].most};
+	g_autoptr(GsResult) r = NULL;
+
+	loop->repeat.times = stall_rows[_i].times;
+	g_array_index(loop->repeat.ops, GsOp, 0).compute.time = 0;
+	r = gs_sim_run(w, &opts);
+	ck_assert_int_eq(r->outcome, stall_rows[_i].outcome);
+	ck_assert_int_eq(r->makespan_ns, 0);
+	if (stall_rows[_i].outcome == GS_OUTCOME_TIMEOUT) {
+		ck_assert_ptr_nonnull(strstr(r->stop_reason, "livelock"));
+		ck_assert_uint_le(r->events_processed, stall_rows[_i].most + 2);
+	} else {
+		ck_assert_ptr_null(r->stop_reason);
+	}
+}
+END_TEST
+
 static Suite *
 sim_suite(void)
 {
 	Suite *s = suite_create("sim");
 	TCase *tc = tcase_create("scale");
+	TCase *limits = tcase_create("limits");
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_scale, 0, G_N_ELEMENTS(scale_rows));
 	tcase_add_test(tc, test_scale_deterministic);
 	suite_add_tcase(s, tc);
+	tcase_add_loop_test(limits, test_time_saturates, 0, G_N_ELEMENTS(time_rows));
+	tcase_add_loop_test(limits, test_time_from_double, 0, G_N_ELEMENTS(from_double_rows));
+	tcase_add_loop_test(limits, test_stalled_instant_stops, 0, G_N_ELEMENTS(stall_rows));
+	suite_add_tcase(s, limits);
 	return s;
 }
 

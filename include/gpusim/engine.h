@@ -251,6 +251,13 @@ GS_API GsEngineError gs_engine_force_cudf_exception(GsEngine *engine, GsThreadId
 GS_API GsThreadState gs_engine_thread_state(const GsEngine *engine, GsThreadId thread);
 /** The thread's record, or NULL. Valid until the next engine call. */
 GS_API const GsThreadView *gs_engine_thread_view(const GsEngine *engine, GsThreadId thread);
+/**
+ * The thread's rank under the engine's rules, the one its buffers carry for
+ * victims by priority. A thread with no record (a pool thread before its
+ * first task or between two) ranks as a pool thread working for no task:
+ * task -1, G_MAXINT64, as Spark-RAPIDS ranks work done outside any task.
+ */
+GS_API GsPriority gs_engine_thread_priority(GsEngine *engine, GsThreadId thread);
 /** The thread's live metrics (not its checkpoints); FALSE if unknown. */
 GS_API gboolean gs_engine_thread_metrics(const GsEngine *engine, GsThreadId thread,
 					 GsMetrics *out);

@@ -26,6 +26,37 @@ G_BEGIN_DECLS
 /** Nanoseconds of scenario (or real) time, as passed in by the driver. */
 typedef gint64 GsTime;
 
+/*
+ * The last representable instant, some 292 years in. Times and durations are
+ * never negative, and a sum that would pass this stays at it instead of
+ * wrapping to a negative time: a driver ends a run whose next event lies
+ * there (gs_time_add() and gs_time_mul() are the only ways to add times).
+ */
+#define GS_TIME_END G_MAXINT64
+
+/** @a + @b (both >= 0), or GS_TIME_END if the sum is past it. */
+static inline GsTime
+gs_time_add(GsTime a, GsTime b)
+{
+	return b > GS_TIME_END - a ? GS_TIME_END : a + b;
+}
+
+/** @n times @d (@d >= 0), or GS_TIME_END if the product is past it. */
+static inline GsTime
+gs_time_mul(guint64 n, GsTime d)
+{
+	return d != 0 && n > (guint64) (GS_TIME_END / d) ? GS_TIME_END : (GsTime) n * d;
+}
+
+/** @ns (>= 0, or NaN) rounded to whole nanoseconds, GS_TIME_END if past it. */
+static inline GsTime
+gs_time_from_double(double ns)
+{
+	if (!(ns < (double) GS_TIME_END))
+		return GS_TIME_END;
+	return ns > 0 ? (GsTime) (ns + 0.5) : 0;
+}
+
 /** A thread's identity; larger ids win priority ties. */
 typedef guint64 GsThreadId;
 /* No thread: the simulator hands out ids from 1; engine calls accept it where a free has no owner. */
