@@ -21,7 +21,7 @@
  * queued; a thread waiting for the GPU semaphore only by a permit. The run
  * ends when every task has completed or failed all its attempts (outcome
  * completed or failed), when threads wait and no event is left that could
- * wake them (deadlock), or at --max-time (timeout).
+ * wake them (deadlock), or at --max-time or after max_events events (timeout).
  *
  * Determinism: events at one instant fire in the order they were scheduled;
  * tasks and threads are visited in file order; nothing depends on hash order,
@@ -157,6 +157,8 @@ typedef void (*GsLogFunc)(const GsLogEntry *entry, gpointer data);
 
 typedef struct {
 	GsTime max_time;  /* 0: no limit */
+	guint64 max_events; /* 0: no limit; a run that has processed this many events ends
+			       after that pass as a timeout (bounds a run whose clock stands still) */
 	GsLogFunc log;    /* NULL: no event log */
 	gpointer log_data;
 	gboolean skip_timeline; /* leave GsResult.timeline empty: nobody reads it (peaks and

@@ -45,6 +45,14 @@ GsWorkload *gs_loader_load(const char *path, const char *variant, const char *co
 			   GError **error);
 
 /*
+ * As gs_loader_load(), for a scenario held in memory: @text, @len bytes (need
+ * not end in NUL), read as if it were the file @name. Messages name @name,
+ * and its include: paths are relative to @name's folder, as for a file.
+ */
+GsWorkload *gs_loader_load_text(const char *name, const char *text, gsize len,
+				const char *variant, const char *const *sets, GError **error);
+
+/*
  * The names of the scenario's variants (includes merged), in file order, as a
  * GPtrArray of strings that frees them; NULL with @error set if the file
  * cannot be read or its variants: section is malformed. The variants' bodies

@@ -400,17 +400,24 @@ GsRmmImport *
 gs_rmm_import(const char *path, GError **error)
 {
 	g_autofree char *contents = NULL;
-	g_auto(GStrv) lines = NULL;
 	g_autoptr(GError) local = NULL;
-	Importer im = {.path = path};
-	GsRmmImport *out;
-	guint n_lines;
 
 	if (!g_file_get_contents(path, &contents, NULL, &local)) {
 		g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID, "%s",
 			    local->message);
 		return NULL;
 	}
+	return gs_rmm_import_text(path, contents, error);
+}
+
+GsRmmImport *
+gs_rmm_import_text(const char *path, const char *contents, GError **error)
+{
+	g_auto(GStrv) lines = NULL;
+	Importer im = {.path = path};
+	GsRmmImport *out;
+	guint n_lines;
+
 	lines = g_strsplit(contents, "\n", -1);
 	if (!check_header(path, lines[0], error))
 		return NULL;
