@@ -1234,7 +1234,7 @@ static const Field gpu_fields[] = {
 	FIELD("reservation_limit", F_FRACTION, GsWorkload, gpu.reservation_limit),
 	FIELD("downgrade_trigger", F_FRACTION, GsWorkload, gpu.downgrade_trigger),
 	FIELD("downgrade_stop", F_FRACTION, GsWorkload, gpu.downgrade_stop),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field host_fields[] = {
@@ -1243,13 +1243,13 @@ static const Field host_fields[] = {
 	FIELD("pool_blocks", F_COUNT, GsWorkload, host.pool_blocks, .min = 1),
 	FIELD("initial_pools", F_COUNT, GsWorkload, host.initial_pools),
 	FIELD("reservation_limit", F_FRACTION, GsWorkload, host.reservation_limit),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field disk_fields[] = {
 	FIELD("capacity", F_SIZE, GsWorkload, disk.capacity),
 	FIELD("path", F_STRING, GsWorkload, disk.path, .min = 1),
-	{NULL},
+	{.key = NULL},
 };
 
 /* The hysteresis only works with stop below trigger (cuCascade). */
@@ -1275,31 +1275,31 @@ static const Field memory_fields[] = {
 	CUSTOM("gpu", read_gpu, .required = TRUE),
 	SUBMAP("host", host_fields),
 	SUBMAP("disk", disk_fields),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field gpu_host_fields[] = {
 	FIELD("bandwidth", F_BANDWIDTH, GsWorkload, links.gpu_host.bandwidth),
 	FIELD("latency", F_DURATION, GsWorkload, links.gpu_host.latency),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field host_disk_fields[] = {
 	FIELD("bandwidth", F_BANDWIDTH, GsWorkload, links.host_disk.bandwidth),
 	FIELD("latency", F_DURATION, GsWorkload, links.host_disk.latency),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field links_fields[] = {
 	SUBMAP("gpu_host", gpu_host_fields),
 	SUBMAP("host_disk", host_disk_fields),
 	FIELD("alloc_latency", F_DURATION, GsWorkload, links.alloc_latency),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field executor_fields[] = {
 	FIELD("slots", F_COUNT, GsWorkload, executor_slots),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field spill_fields[] = {
@@ -1308,7 +1308,7 @@ static const Field spill_fields[] = {
 	FIELD("on_demand", F_BOOL, GsWorkload, policy.spill.on_demand),
 	FIELD("proactive", F_BOOL, GsWorkload, policy.spill.proactive),
 	FIELD("host_full", F_ENUM, GsWorkload, policy.spill.host_full, .names = host_full_names),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field reservations_fields[] = {
@@ -1317,7 +1317,7 @@ static const Field reservations_fields[] = {
 	      .min = 1),
 	FIELD("attribution", F_ENUM, GsWorkload, policy.reservations.attribution,
 	      .names = attribution_names),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field policy_fields[] = {
@@ -1335,13 +1335,13 @@ static const Field policy_fields[] = {
 	SUBMAP("reservations", reservations_fields),
 	FIELD("admission", F_ENUM, GsWorkload, policy.admission, .names = admission_names),
 	FIELD("evac_gate", F_BOOL, GsWorkload, policy.evac_gate),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field skew_fields[] = {
 	FIELD("tasks", F_COUNT, GsWorkload, generate.skew_tasks),
 	FIELD("factor", F_NUMBER, GsWorkload, generate.skew_factor),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field generate_fields[] = {
@@ -1354,7 +1354,7 @@ static const Field generate_fields[] = {
 	SUBMAP("skew", skew_fields),
 	FIELD("jitter", F_FRACTION, GsWorkload, generate.jitter),
 	FIELD("shuffle_threads", F_COUNT, GsWorkload, generate.shuffle_threads),
-	{NULL},
+	{.key = NULL},
 };
 
 /* Present means enabled; one thread per task and no skew unless said. */
@@ -1456,7 +1456,7 @@ static const Field alloc_fields[] = {
 	FIELD("spillable", F_BOOL, GsOp, alloc.spillable),
 	OTHER("reservation"),
 	FIELD("device", F_COUNT, GsOp, alloc.device),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -1490,7 +1490,7 @@ static const Field compute_fields[] = {
 	FIELD("time", F_DURATION, GsOp, compute.time, .required = TRUE),
 	OTHER("uses"),
 	OTHER("stream"),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -1520,7 +1520,7 @@ static const Field retry_fields[] = {
 	FIELD("max_splits", F_COUNT, GsOp, retry.max_splits),
 	OTHER("input"),
 	OTHER("ops", .required = TRUE),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -1538,7 +1538,7 @@ read_retry(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 static const Field repeat_fields[] = {
 	FIELD("times", F_COUNT, GsOp, repeat.times, .required = TRUE),
 	OTHER("ops", .required = TRUE),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -1559,7 +1559,7 @@ static const Field reserve_fields[] = {
 	OTHER("tiers"),
 	FIELD("from", F_ENUM, GsOp, reserve.from, .names = tier_names),
 	FIELD("to", F_ENUM, GsOp, reserve.to, .names = tier_names),
-	{NULL},
+	{.key = NULL},
 };
 
 /* The keys that belong to one strategy: elsewhere they are mistakes. */
@@ -1655,7 +1655,7 @@ add_task_index(Loader *l, const Node *v, const char *what, GArray *tasks)
 static const Field pool_fields[] = {
 	OTHER("work_for"),
 	OTHER("done_for"),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -1696,7 +1696,7 @@ static const Field inject_fields[] = {
 	FIELD("cudf_exception", F_INT, GsOp, inject.cudf_exception),
 	FIELD("skip", F_INT, GsOp, inject.skip),
 	FIELD("kind", F_ENUM, GsOp, inject.kind, .names = kind_filter_names),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -1881,7 +1881,7 @@ static const Field thread_fields[] = {
 	OTHER("name"),
 	FIELD("on_oom", F_ENUM, GsThreadSpec, on_oom, .names = on_oom_names),
 	OTHER("ops", .required = TRUE),
-	{NULL},
+	{.key = NULL},
 };
 
 static const Field pool_thread_fields[] = {
@@ -1889,7 +1889,7 @@ static const Field pool_thread_fields[] = {
 	FIELD("on_oom", F_ENUM, GsThreadSpec, on_oom, .names = on_oom_names),
 	FIELD("shuffle", F_BOOL, GsThreadSpec, shuffle),
 	OTHER("ops", .required = TRUE),
-	{NULL},
+	{.key = NULL},
 };
 
 /* Thread names are unique across all tasks and pool threads. */
@@ -1971,7 +1971,7 @@ static const Field task_fields[] = {
 	FIELD("repeat", F_COUNT, GsTaskSpec, repeat, .min = 1),
 	FIELD("every", F_DURATION, GsTaskSpec, every),
 	OTHER("threads", .required = TRUE),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -2456,7 +2456,7 @@ static const Field expect_thread_fields[] = {
 	OTHER("reached"),
 	OTHER("threw"),
 	OTHER("final_state"),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -2514,7 +2514,7 @@ static const Field expect_at_fields[] = {
 	FIELD("tier", F_ENUM, GsExpectAt, tier, .names = tier_names),
 	OTHER("used"),
 	OTHER("charged"),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -2605,7 +2605,7 @@ static const Field expect_fields[] = {
 	OTHER("tasks"),
 	OTHER("threads"),
 	OTHER("at"),
-	{NULL},
+	{.key = NULL},
 };
 
 static gboolean
@@ -2670,7 +2670,7 @@ static const Field root_fields[] = {
 	CUSTOM("pool_threads", read_pool_threads),
 	CUSTOM("generate", read_generate),
 	CUSTOM("expect", read_expect),
-	{NULL},
+	{.key = NULL},
 };
 
 /* The version first: a file of another version may well have other keys. */
