@@ -1,5 +1,6 @@
 /*
- * gpusim fuzzing: the checks every harness makes (harness.h).
+ * gpusim fuzzing: what the harnesses share (harness.h): the checks they make
+ * and the bounded simulation.
  */
 #include "config.h"
 
@@ -17,8 +18,8 @@
  * What a bounded simulation may cost. A valid scenario can ask for years of
  * work (repeat: 4000000000): the harness looks for crashes, not for patience.
  */
-#define MAX_STEPS 200000        /* interpreter steps, estimated from the ops */
-#define MAX_EVENTS 20000        /* simulator events */
+#define MAX_STEPS 200000 /* interpreter steps, estimated from the ops */
+#define MAX_EVENTS 20000 /* simulator events */
 #define MAX_TIME (G_GINT64_CONSTANT(60) * 1000000000) /* simulated time: a minute */
 
 void
@@ -27,7 +28,7 @@ fuzz_setup(void)
 	g_log_set_always_fatal(G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
 }
 
-G_NORETURN void
+G_GNUC_NORETURN void
 fuzz_fail(const char *what, const char *detail)
 {
 	fprintf(stderr, "fuzz: %s: %s\n", what, detail);
@@ -103,6 +104,7 @@ threads_steps(const GPtrArray *threads)
 	return steps;
 }
 
+/* Whether the steps @w asks for, a rough upper bound, stay within MAX_STEPS. */
 static gboolean
 small_enough(const GsWorkload *w)
 {

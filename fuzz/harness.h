@@ -36,6 +36,6 @@ void fuzz_check_message(const char *what, const char *message);
 void fuzz_simulate(GsWorkload *w);
 
 /* Aborts, saying @what went wrong with @detail. */
-G_NORETURN void fuzz_fail(const char *what, const char *detail);
+G_GNUC_NORETURN void fuzz_fail(const char *what, const char *detail);
 
 #endif /* GPUSIM_FUZZ_HARNESS_H */
