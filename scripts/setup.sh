@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Sets gpusim up on a Debian machine: installs the Debian packages it needs
 # when they are missing (saying so first), bootstraps, configures and builds
-# into build/ (or $GPUSIM_BUILD_DIR). Extra arguments go to ./configure.
+# into build/ (or $GPUSIM_BUILD_DIR). Extra arguments go to ./configure
+# (CC=clang among them: then clang is installed as well).
 # Sourced by scripts/quickstart and scripts/test; run alone, it only builds.
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${GPUSIM_BUILD_DIR:-$top/build}
 packages=(gcc make autoconf automake libtool pkg-config libglib2.0-dev libyaml-dev check gnuplot-nox)
+# A clang build (CC=clang) needs compiler-rt too: the sanitizers' runtimes and libFuzzer.
+if [[ "${CC:-}" == clang* || " $* " == *" CC=clang"* ]]; then
+	packages+=(clang libclang-rt-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

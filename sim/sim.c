@@ -1942,6 +1942,10 @@ run_loop(Sim *s)
 		}
 		if (next.time > s->now)
 			at_instant = 0;
+		if (s->opts.max_events > 0 && s->r->events_processed >= s->opts.max_events) {
+			s->r->outcome = GS_OUTCOME_TIMEOUT;
+			return;
+		}
 		s->now = next.time;
 		/* One pass: the events due now; what they schedule fires in the next. */
 		pass_end = gs_heap_next_seq(s->heap);

@@ -21,11 +21,12 @@
  * queued; a thread waiting for the GPU semaphore only by a permit. The run
  * ends when every task has completed or failed all its attempts (outcome
  * completed or failed), when threads wait and no event is left that could
- * wake them (deadlock), or at --max-time (timeout). Two more stops end in a
- * timeout, with a stop_reason: the next event lies past the last
- * representable instant (GS_TIME_END: time additions saturate there rather
- * than wrap), or one instant has taken more events than any workload needs
- * (a livelock: time would never pass, and --max-time never come).
+ * wake them (deadlock), or at --max-time or after max_events events (timeout).
+ * Two more stops end in a timeout, with a stop_reason: the next event lies
+ * past the last representable instant (GS_TIME_END: time additions saturate
+ * there rather than wrap), or one instant has taken more events than any
+ * workload needs (a livelock: time would never pass, and --max-time never
+ * come).
  *
  * Determinism: events at one instant fire in the order they were scheduled;
  * tasks and threads are visited in file order; nothing depends on hash order,
@@ -166,6 +167,8 @@ typedef void (*GsLogFunc)(const GsLogEntry *entry, gpointer data);
 typedef struct {
 	GsTime max_time;  /* 0: no limit */
 	guint64 max_events_per_instant; /* 0: GS_SIM_MAX_EVENTS_PER_INSTANT */
+	guint64 max_events; /* 0: no limit; a run that has processed this many events ends
+			       after that pass as a timeout (bounds a run whose clock stands still) */
 	GsLogFunc log;    /* NULL: no event log */
 	gpointer log_data;
 	gboolean skip_timeline; /* leave GsResult.timeline empty: nobody reads it (peaks and

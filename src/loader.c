@@ -579,15 +579,26 @@ parse_text(Loader *l, const Origin *o, const char *text, size_t len, Node **out)
 	return ok;
 }
 
+/* The tree of the file @path whose contents are @text (@len bytes). */
+static gboolean
+parse_file_text(Loader *l, const char *path, const char *text, size_t len, Node **out)
+{
+	Origin o = {file_name(l, path), 0, 0};
+	gboolean ok = parse_text(l, &o, text, len, out);
+
+	/* An empty file is an empty map: "missing gpusim" says more than "empty". */
+	if (ok && *out == NULL)
+		*out = node_new(l, NODE_MAP, o.file, 1, 1);
+	return ok;
+}
+
 /* @from is the include item that names @path, NULL for the scenario itself. */
 static gboolean
 read_file(Loader *l, const char *path, const Node *from, Node **out)
 {
-	Origin o = {file_name(l, path), 0, 0};
 	g_autoptr(GError) error = NULL;
 	g_autofree char *text = NULL;
 	gsize len;
-	gboolean ok;
 
 	*out = NULL;
 	if (!gs_input_read(path, &text, &len, &error)) {
@@ -595,11 +606,7 @@ read_file(Loader *l, const char *path, const Node *from, Node **out)
 			return fail(l, from, "cannot include %s: %s", path, error->message);
 		return fail_at(l, path, 1, 1, "cannot read: %s", error->message);
 	}
-	ok = parse_text(l, &o, text, len, out);
-	/* An empty file is an empty map: "missing gpusim" says more than "empty". */
-	if (ok && *out == NULL)
-		*out = node_new(l, NODE_MAP, o.file, 1, 1);
-	return ok;
+	return parse_file_text(l, path, text, len, out);
 }
 
 static gboolean
@@ -732,14 +739,12 @@ resolve_includes(Loader *l, const char *path, Node *root, Node **out)
 	return TRUE;
 }
 
+/* @root, the tree of the file @path, with the files it includes merged under it. */
 static gboolean
-load_tree(Loader *l, const char *path, const Node *from, Node **out)
+resolve_root(Loader *l, const char *path, const Node *from, Node *root, Node **out)
 {
-	Node *root;
 	gboolean ok;
 
-	if (!check_cycle(l, path, from) || !read_file(l, path, from, &root))
-		return FALSE;
 	if (root->kind != NODE_MAP)
 		return expect_kind(l, root, NODE_MAP,
 				   from != NULL ? "an included file" : "a scenario");
@@ -747,6 +752,15 @@ load_tree(Loader *l, const char *path, const Node *from, Node **out)
 	ok = resolve_includes(l, path, root, out);
 	g_ptr_array_remove_index(l->including, l->including->len - 1);
 	return ok;
+}
+
+static gboolean
+load_tree(Loader *l, const char *path, const Node *from, Node **out)
+{
+	Node *root = NULL;
+
+	return check_cycle(l, path, from) && read_file(l, path, from, &root) &&
+	       resolve_root(l, path, from, root, out);
 }
 
 /* Checks that variants: is a map of maps (or empty) and appends the names. */
@@ -2916,6 +2930,25 @@ apply_overrides(Loader *l, Node **root, const char *variant, const char *const *
 	return TRUE;
 }
 
+/* The workload of the merged tree @root of the scenario @path; NULL on error. */
+static GsWorkload *
+workload_from_tree(Loader *l, const char *path, Node *root, const char *variant,
+		   const char *const *sets)
+{
+	GsWorkload *w = NULL;
+
+	if (!apply_overrides(l, &root, variant, sets))
+		return NULL;
+	l->w = gs_workload_new();
+	l->w->file = g_strdup(path);
+	l->w->variant = g_strdup(variant);
+	if (convert_root(l, root)) {
+		w = l->w;
+		l->w = NULL;
+	}
+	return w;
+}
+
 GsWorkload *
 gs_loader_load(const char *path, const char *variant, const char *const *sets, GError **error)
 {
@@ -2926,15 +2959,26 @@ gs_loader_load(const char *path, const char *variant, const char *const *sets, G
 	g_return_val_if_fail(path != NULL, NULL);
 	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
 	loader_init(&l, error);
-	if (load_tree(&l, path, NULL, &root) && apply_overrides(&l, &root, variant, sets)) {
-		l.w = gs_workload_new();
-		l.w->file = g_strdup(path);
-		l.w->variant = g_strdup(variant);
-		if (convert_root(&l, root)) {
-			w = l.w;
-			l.w = NULL;
-		}
-	}
+	if (load_tree(&l, path, NULL, &root))
+		w = workload_from_tree(&l, path, root, variant, sets);
+	loader_clear(&l);
+	return w;
+}
+
+GsWorkload *
+gs_loader_load_text(const char *name, const char *text, gsize len, const char *variant,
+		    const char *const *sets, GError **error)
+{
+	Loader l;
+	Node *file, *root;
+	GsWorkload *w = NULL;
+
+	g_return_val_if_fail(name != NULL && (text != NULL || len == 0), NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+	loader_init(&l, error);
+	if (parse_file_text(&l, name, text != NULL ? text : "", len, &file) &&
+	    resolve_root(&l, name, NULL, file, &root))
+		w = workload_from_tree(&l, name, root, variant, sets);
 	loader_clear(&l);
 	return w;
 }

@@ -49,6 +49,14 @@ GsWorkload *gs_loader_load(const char *path, const char *variant, const char *co
 			   GError **error);
 
 /*
+ * As gs_loader_load(), for a scenario held in memory: @text, @len bytes (need
+ * not end in NUL), read as if it were the file @name. Messages name @name,
+ * and its include: paths are relative to @name's folder, as for a file.
+ */
+GsWorkload *gs_loader_load_text(const char *name, const char *text, gsize len,
+				const char *variant, const char *const *sets, GError **error);
+
+/*
  * Reads @text, the value of the command-line @option ("--max-time"), as a
  * duration written as scenarios write them: exact, in ns, us, ms or s, and
  * no more than GsTime holds. FALSE with @error set otherwise, positioned in

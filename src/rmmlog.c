@@ -485,9 +485,6 @@ gs_rmm_import(const char *path, GError **error)
 {
 	g_autofree char *contents = NULL;
 	g_autoptr(GError) local = NULL;
-	Importer im = {.path = path};
-	GsRmmImport *out;
-	char *next;
 	gsize length;
 
 	if (!gs_input_read(path, &contents, &length, &local)) {
@@ -495,7 +492,18 @@ gs_rmm_import(const char *path, GError **error)
 			    "%s:1:1: cannot read: %s", path, local->message);
 		return NULL;
 	}
-	if (!check_text(path, contents, length, error))
+	return gs_rmm_import_text(path, contents, length, error);
+}
+
+GsRmmImport *
+gs_rmm_import_text(const char *path, const char *text, gsize length, GError **error)
+{
+	g_autofree char *contents = g_strndup(text, length); /* its lines are cut in place */
+	Importer im = {.path = path};
+	GsRmmImport *out;
+	char *next;
+
+	if (!check_text(path, text, length, error))
 		return NULL;
 	next = cut_line(contents, contents + length);
 	if (!check_header(path, contents, error))

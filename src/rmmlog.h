@@ -46,6 +46,9 @@ typedef struct {
 
 /** Reads the log at @path; NULL with @error set when it is unreadable or not an RMM log. */
 GsRmmImport *gs_rmm_import(const char *path, GError **error);
+/** As gs_rmm_import(), for the log @text, @length bytes, read as if from @path. */
+GsRmmImport *gs_rmm_import_text(const char *path, const char *text, gsize length,
+				GError **error);
 void gs_rmm_import_free(GsRmmImport *import);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsRmmImport, gs_rmm_import_free)
 

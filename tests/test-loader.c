@@ -411,6 +411,35 @@ START_TEST(test_bad)
 }
 END_TEST
 
+/*
+ * The same rows held in memory under the name s.yaml would have: the same
+ * messages, b.yaml included from beside that name. The text is copied
+ * without its NUL, which the loader must not need.
+ */
+START_TEST(test_bad_text)
+{
+	const BadRow *row = &bad_rows[_i];
+	Tmp *t = tmp_new();
+	g_autofree char *name = g_build_filename(t->dir, "s.yaml", NULL);
+	gsize len = strlen(row->yaml);
+	g_autofree char *text = g_memdup2(row->yaml, len);
+	const char *sets[] = {row->set, NULL};
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = NULL;
+	g_autofree char *message = NULL;
+
+	if (row->b_yaml != NULL)
+		tmp_write(t, "b.yaml", row->b_yaml);
+	w = gs_loader_load_text(name, text, len, row->variant, sets, &error);
+	ck_assert_msg(w == NULL, "row %d loaded, expected: %s", _i, row->expected);
+	ck_assert(g_error_matches(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID));
+	message = relative_message(t, error);
+	ck_assert_msg(g_str_has_prefix(message, row->expected),
+		      "row %d:\n  got:      %s\n  expected: %s", _i, message, row->expected);
+	tmp_free(t);
+}
+END_TEST
+
 /* ---- quantities in base units, through --set on a minimal scenario ---- */
 
 typedef enum { Q_GPU_CAPACITY, Q_WATCHDOG, Q_BANDWIDTH, Q_FRACTION, Q_SLOTS, Q_SEED } QField;
@@ -1043,6 +1072,33 @@ START_TEST(test_sets)
 }
 END_TEST
 
+/* A scenario in memory loads as the file it came from, variant and --set included. */
+START_TEST(test_text_as_file)
+{
+	g_autofree char *path = fixture("loader-full.yaml");
+	g_autofree char *text = NULL;
+	gsize len;
+	const char *sets[] = {"executor.slots=2", NULL};
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) from_file = load_full("small", sets);
+	g_autoptr(GsWorkload) from_text = NULL;
+
+	ck_assert(g_file_get_contents(path, &text, &len, NULL));
+	from_text = gs_loader_load_text(path, text, len, "small", sets, &error);
+	ck_assert_msg(from_text != NULL, "%s", error ? error->message : "");
+	ck_assert_str_eq(from_text->file, path);
+	ck_assert_str_eq(from_text->name, from_file->name);
+	ck_assert_int_eq(from_text->gpu.capacity, from_file->gpu.capacity);
+	ck_assert_uint_eq(from_text->executor_slots, 2);
+	ck_assert_uint_eq(from_text->tasks->len, from_file->tasks->len);
+	ck_assert_uint_eq(from_text->variant_names->len, from_file->variant_names->len);
+	ck_assert_uint_eq(from_text->expect.values->len, from_file->expect.values->len);
+	/* nothing at all is an empty scenario, which lacks its first key */
+	ck_assert(gs_loader_load_text("empty.yaml", NULL, 0, NULL, NULL, &error) == NULL);
+	ck_assert_msg(g_str_has_prefix(error->message, "empty.yaml:1:1: "), "%s", error->message);
+}
+END_TEST
+
 START_TEST(test_missing_file)
 {
 	g_autoptr(GError) error = NULL;
@@ -1164,6 +1220,7 @@ gs_test_suite_loader(void)
 	TCase *tc = tcase_create("bad");
 
 	tcase_add_loop_test(tc, test_bad, 0, G_N_ELEMENTS(bad_rows));
+	tcase_add_loop_test(tc, test_bad_text, 0, G_N_ELEMENTS(bad_rows));
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_not_a_file);
 	suite_add_tcase(s, tc);
@@ -1200,6 +1257,7 @@ gs_test_suite_loader(void)
 	tcase_add_test(tc, test_variants);
 	tcase_add_test(tc, test_variant_names);
 	tcase_add_test(tc, test_sets);
+	tcase_add_test(tc, test_text_as_file);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -239,6 +239,34 @@ START_TEST(test_stalled_instant_stops)
 }
 END_TEST
 
+/*
+ * max_events ends a run as a timeout after the pass that reaches it; a bound
+ * the run never reaches changes nothing.
+ */
+START_TEST(test_max_events)
+{
+	g_autoptr(GsWorkload) w = compute_only(3, 2, 1);
+	g_autoptr(GsResult) full = gs_sim_run(w, NULL);
+	guint64 all = full->events_processed;
+
+	ck_assert_int_eq(full->outcome, GS_OUTCOME_COMPLETED);
+	ck_assert_uint_gt(all, 2);
+	for (guint64 bound = 1; bound <= all; bound++) {
+		GsSimOptions opts = {.max_events = bound};
+		g_autoptr(GsResult) r = gs_sim_run(w, &opts);
+
+		if (bound == all) {
+			ck_assert_int_eq(r->outcome, GS_OUTCOME_COMPLETED);
+			ck_assert_int_eq(r->makespan_ns, full->makespan_ns);
+			continue;
+		}
+		ck_assert_int_eq(r->outcome, GS_OUTCOME_TIMEOUT);
+		ck_assert_uint_ge(r->events_processed, bound);
+		ck_assert_uint_lt(r->events_processed, all);
+	}
+}
+END_TEST
+
 static Suite *
 sim_suite(void)
 {
@@ -254,6 +282,9 @@ sim_suite(void)
 	tcase_add_loop_test(limits, test_time_from_double, 0, G_N_ELEMENTS(from_double_rows));
 	tcase_add_loop_test(limits, test_stalled_instant_stops, 0, G_N_ELEMENTS(stall_rows));
 	suite_add_tcase(s, limits);
+	tc = tcase_create("bounds");
+	tcase_add_test(tc, test_max_events);
+	suite_add_tcase(s, tc);
 	return s;
 }
 
