@@ -964,6 +964,10 @@ advance(GsInterp *it, GsEffect *out, GsTime now)
 	case MODE_BLOCK_OP:
 		return block_until_ready(it, out, now);
 	case MODE_FINISHING:
+		/* After its last frees, which the engine still counts as the thread's. */
+		enter(it);
+		gs_engine_thread_finished(it->engine, it->thread, now);
+		leave(it);
 		it->mode = MODE_FINISHED;
 		*out = (GsEffect){.kind = it->final_kind, .exception = it->final_exception};
 		return TRUE;
