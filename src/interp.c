@@ -585,12 +585,17 @@ effect(GsEffectKind kind, const GsOp *op)
 	return (GsEffect){.kind = kind, .op = op};
 }
 
+/*
+ * The engine refused the call, as the reference's state machine throws
+ * std::invalid_argument (a non-blocking host allocation begun in
+ * THREAD_BUFN_WAIT after on_oom continue swallowed a RetryOOM): the op
+ * throws it, and the thread's on_oom decides, as for any other exception.
+ */
 static void
-misuse(GsInterp *it, GsDecision d, GsTime now)
+misuse(GsInterp *it, GsTime now)
 {
-	g_warning("thread %s: the engine refused a call: %s", it->spec->name,
-		  gs_engine_error_message(d.error));
-	finish(it, GS_EFFECT_FAILED, GS_EXC_NONE, now);
+	it->mode = MODE_RUN;
+	throw_exception(it, GS_EXC_ILLEGAL_ARGUMENT, now);
 }
 
 static GsAllocKind
@@ -666,7 +671,7 @@ alloc_begin(GsInterp *it, GsEffect *out, GsTime now)
 	case GS_VERDICT_ERROR:
 		break;
 	}
-	misuse(it, d, now);
+	misuse(it, now);
 	return FALSE;
 }
 
@@ -717,7 +722,7 @@ gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now)
 	} else if (d.verdict == GS_VERDICT_RETHROW) {
 		throw_exception(it, d.exception, now);
 	} else {
-		misuse(it, d, now);
+		misuse(it, now);
 	}
 }
 
@@ -836,7 +841,7 @@ block_until_ready(GsInterp *it, GsEffect *out, GsTime now)
 	case GS_VERDICT_ERROR:
 		break;
 	}
-	misuse(it, d, now);
+	misuse(it, now);
 	return FALSE;
 }
 
