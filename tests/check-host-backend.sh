@@ -9,6 +9,9 @@
 # shared machine are noisy, so a failing scenario is run once more before it
 # counts as failed; one that fails twice fails the test.
 set -u
+# A valid scenario never reaches a refused precondition: a GLib CRITICAL aborts the run.
+G_DEBUG=fatal-criticals
+export G_DEBUG
 backend="${GS_REAL_BACKEND:-host}"
 gpusim="${GS_REAL_GPUSIM:-$top_builddir/gpusim}"
 # A sanitized build makes every memory access several times slower, and real
