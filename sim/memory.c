@@ -317,6 +317,7 @@ gs_memory_alloc(GsMemory *m, const GsMemRequest *req)
 	b->held = held;
 	b->handle = handle;
 	b->res = res;
+	b->res_serial = res != NULL ? res->serial : 0;
 	if (m->store != NULL) {
 		gs_spill_add(m->store, b->id, req->owner, req->size, tier, req->spillable, b->tag,
 			     req->now);
@@ -327,6 +328,19 @@ gs_memory_alloc(GsMemory *m, const GsMemRequest *req)
 	return out;
 }
 
+/*
+ * The reservation @b was allocated in, while that grant is held: once it is
+ * released, the name may be reserved again (in another space, too), and the
+ * arena the buffer came from is gone.
+ */
+static GsSpaceReservation *
+origin(GsMemBuf *b)
+{
+	if (b->res == NULL || !b->res->held || b->res->serial != b->res_serial)
+		return NULL;
+	return &b->res->acct;
+}
+
 /* The reservation a free of @b credits, by the attribution policy. */
 static GsSpaceReservation *
 credited(GsMemory *m, GsMemBuf *b, GsMemReservation *stream_res)
@@ -334,7 +348,7 @@ credited(GsMemory *m, GsMemBuf *b, GsMemReservation *stream_res)
 	if (m->w->policy.reservations.attribution == GS_ATTRIBUTION_STREAM)
 		return gs_memory_res_in_space(stream_res, b->tier, b->device) ? &stream_res->acct
 									       : NULL;
-	return b->res != NULL && b->res->held ? &b->res->acct : NULL;
+	return origin(b);
 }
 
 void
@@ -520,8 +534,7 @@ gs_memory_copy_commit(GsMemory *m, GsMemBuf *b)
 		b->dest = b->tier;
 		return FALSE;
 	}
-	give_room(m, b->tier, b->device, b->size, b->held, b->handle,
-		  b->res != NULL && b->res->held ? &b->res->acct : NULL);
+	give_room(m, b->tier, b->device, b->size, b->held, b->handle, origin(b));
 	count_traffic(m, b->tier, b->dest, b->size);
 	b->res = NULL; /* its reservation stays behind in the old tier */
 	b->tier = b->dest;

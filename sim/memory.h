@@ -94,6 +94,7 @@ typedef struct {
 	gint64 held;             /* bytes it occupies there: padded, or whole host blocks */
 	guint64 handle;          /* its GsDevice handle while on the GPU */
 	GsMemReservation *res;   /* its reservation, while it lives where it was allocated */
+	guint64 res_serial;      /* ... that grant of it: a name reserved again is another */
 	guint64 tag;             /* the content tag its copies carry */
 	gboolean moving;         /* between copy_begin and copy_commit/abort */
 	GsTier dest;

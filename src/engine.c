@@ -1482,6 +1482,19 @@ gs_engine_pool_done(GsEngine *e, GsThreadId thread, const GsTaskId *tasks, guint
 	return GS_ENGINE_ERROR_NONE;
 }
 
+void
+gs_engine_thread_finished(GsEngine *e, GsThreadId thread, GsTime now)
+{
+	Record *rec = lookup(e, thread);
+	g_autoptr(GArray) tasks = NULL;
+
+	if (rec == NULL || !rec->view.is_pool)
+		return;
+	/* pool_done() edits the record's set as it goes: it reads a copy. */
+	tasks = g_array_copy(rec->view.pool_tasks);
+	gs_engine_pool_done(e, thread, (const GsTaskId *) tasks->data, tasks->len, now);
+}
+
 /* The ids of a task's dedicated threads, or of the pool threads working for it. */
 static GArray *
 threads_of_task(GsEngine *e, GsTaskId task, gboolean pool)

@@ -587,12 +587,17 @@ effect(GsEffectKind kind, const GsOp *op)
 	return (GsEffect){.kind = kind, .op = op};
 }
 
+/*
+ * The engine refused the call, as the reference's state machine throws
+ * std::invalid_argument (a non-blocking host allocation begun in
+ * THREAD_BUFN_WAIT after on_oom continue swallowed a RetryOOM): the op
+ * throws it, and the thread's on_oom decides, as for any other exception.
+ */
 static void
-misuse(GsInterp *it, GsDecision d, GsTime now)
+misuse(GsInterp *it, GsTime now)
 {
-	g_warning("thread %s: the engine refused a call: %s", it->spec->name,
-		  gs_engine_error_message(d.error));
-	finish(it, GS_EFFECT_FAILED, GS_EXC_NONE, now);
+	it->mode = MODE_RUN;
+	throw_exception(it, GS_EXC_ILLEGAL_ARGUMENT, now);
 }
 
 static GsAllocKind
@@ -668,7 +673,7 @@ alloc_begin(GsInterp *it, GsEffect *out, GsTime now)
 	case GS_VERDICT_ERROR:
 		break;
 	}
-	misuse(it, d, now);
+	misuse(it, now);
 	return FALSE;
 }
 
@@ -719,7 +724,7 @@ gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now)
 	} else if (d.verdict == GS_VERDICT_RETHROW) {
 		throw_exception(it, d.exception, now);
 	} else {
-		misuse(it, d, now);
+		misuse(it, now);
 	}
 }
 
@@ -838,7 +843,7 @@ block_until_ready(GsInterp *it, GsEffect *out, GsTime now)
 	case GS_VERDICT_ERROR:
 		break;
 	}
-	misuse(it, d, now);
+	misuse(it, now);
 	return FALSE;
 }
 
@@ -985,6 +990,10 @@ advance(GsInterp *it, GsEffect *out, GsTime now)
 	case MODE_BLOCK_OP:
 		return block_until_ready(it, out, now);
 	case MODE_FINISHING:
+		/* After its last frees, which the engine still counts as the thread's. */
+		enter(it);
+		gs_engine_thread_finished(it->engine, it->thread, now);
+		leave(it);
 		it->mode = MODE_FINISHED;
 		*out = (GsEffect){.kind = it->final_kind, .exception = it->final_exception};
 		return TRUE;

@@ -944,17 +944,21 @@ typedef struct {
 	gboolean bare;       /* a number without a unit counts base units */
 	const char *base;    /* "bytes" */
 	const char *unit_list;
+	gint64 max;          /* the largest value accepted; its text in max_text */
+	const char *max_text;
 } Quantity;
 
 static const Quantity size_quantity = {
 	"size", size_units, TRUE, "bytes", "B, KiB, MiB, GiB, TiB, KB, MB, GB or TB",
+	GS_MAX_BYTES, "1024 TiB",
 };
 static const Quantity duration_quantity = {
 	"duration", duration_units, FALSE, "nanoseconds", "ns, us, ms or s",
+	G_MAXINT64, NULL,
 };
 static const Quantity bandwidth_quantity = {
 	"bandwidth", bandwidth_units, FALSE, "bytes per second",
-	"B/s, KiB/s, MiB/s, GiB/s, TiB/s, KB/s, MB/s, GB/s or TB/s",
+	"B/s, KiB/s, MiB/s, GiB/s, TiB/s, KB/s, MB/s, GB/s or TB/s", G_MAXINT64, NULL,
 };
 
 typedef enum { NUM_OK, NUM_NONE, NUM_TOO_LARGE, NUM_NOT_WHOLE } NumResult;
@@ -1073,6 +1077,9 @@ parse_quantity(Loader *l, const Node *n, const char *text, const Quantity *q, gi
 		return fail(l, n, "%s \"%s\" is not a whole number of %s", q->what, text, q->base);
 	if (r == NUM_TOO_LARGE)
 		return fail(l, n, "%s \"%s\" is too large", q->what, text);
+	if (*out > q->max)
+		return fail(l, n, "%s \"%s\" is too large (at most %s)", q->what, text,
+			    q->max_text);
 	return TRUE;
 }
 

@@ -585,8 +585,12 @@ gs_execution_pool_acquire(GsExecutionPool *pool, GsTaskId task, gint64 num_bytes
 gboolean
 gs_execution_pool_acquire_all(GsExecutionPool *pool, GsTaskId task, gint64 num_bytes)
 {
-	GsFairShareGrant grant = gs_execution_pool_acquire(pool, task, num_bytes);
+	GsFairShareGrant grant;
 
+	/* Nothing to share out: acquireMemory itself takes only numBytes > 0. */
+	if (num_bytes == 0)
+		return TRUE;
+	grant = gs_execution_pool_acquire(pool, task, num_bytes);
 	if (!grant.must_wait && grant.granted == num_bytes)
 		return TRUE;
 	if (!grant.must_wait)

@@ -16,6 +16,9 @@
 # the machine's speed: there it must end as a run does (status 0 or 1, never
 # a crash or an error) with no copy lost, whatever its expectations say.
 set -u
+# A valid scenario never reaches a refused precondition: a GLib CRITICAL aborts the run.
+G_DEBUG=fatal-criticals
+export G_DEBUG
 backend="${GS_REAL_BACKEND:-host}"
 gpusim="${GS_REAL_GPUSIM:-$top_builddir/gpusim}"
 # A sanitized build makes every memory access several times slower, and real

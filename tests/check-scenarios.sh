@@ -4,6 +4,9 @@
 # tests/golden/ byte for byte. Set GS_UPDATE_GOLDEN=1 to rewrite those logs.
 set -u
 gpusim="$top_builddir/gpusim"
+# A valid scenario never reaches a refused precondition: a GLib CRITICAL aborts the run.
+G_DEBUG=fatal-criticals
+export G_DEBUG
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0

@@ -36,6 +36,7 @@ typedef enum {
 	THEN_POOL_EMPTY,
 	THEN_POOL_BLOCKED,
 	THEN_POOL_DONE,
+	THEN_FINISHED,      /* the thread's work ends */
 } Then;
 
 static const struct {
@@ -67,6 +68,12 @@ static const struct {
 	{FIRST_REMOVE_THROW, THEN_DEDICATED_1, GS_ENGINE_ERROR_SHUTTING_DOWN, GS_THREAD_REMOVE_THROW, 1},
 	{FIRST_REMOVE_THROW, THEN_POOL, GS_ENGINE_ERROR_DEDICATED_AS_POOL, GS_THREAD_REMOVE_THROW, 1},
 	{FIRST_REMOVE_THROW, THEN_DEDICATED_2, GS_ENGINE_ERROR_NONE, GS_THREAD_RUNNING, 2},
+	/* A pool thread whose work ends leaves all its tasks; a dedicated one waits for its task's end. */
+	{FIRST_NONE, THEN_FINISHED, GS_ENGINE_ERROR_NONE, GS_THREAD_UNKNOWN, 0},
+	{FIRST_POOL, THEN_FINISHED, GS_ENGINE_ERROR_NONE, GS_THREAD_UNKNOWN, 0},
+	{FIRST_SHUFFLE, THEN_FINISHED, GS_ENGINE_ERROR_NONE, GS_THREAD_UNKNOWN, 0},
+	{FIRST_DEDICATED_1, THEN_FINISHED, GS_ENGINE_ERROR_NONE, GS_THREAD_RUNNING, 1},
+	{FIRST_REMOVE_THROW, THEN_FINISHED, GS_ENGINE_ERROR_NONE, GS_THREAD_REMOVE_THROW, 1},
 };
 
 static GsEngineError
@@ -94,6 +101,9 @@ then_call(TlEngine *t, Then then)
 		return gs_engine_set_pool_blocked(t->engine, 1, TRUE);
 	case THEN_POOL_DONE:
 		return gs_engine_pool_done(t->engine, 1, tasks, 2, 0);
+	case THEN_FINISHED:
+		gs_engine_thread_finished(t->engine, 1, 0);
+		return GS_ENGINE_ERROR_NONE;
 	}
 	return GS_N_ENGINE_ERRORS;
 }

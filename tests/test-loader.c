@@ -173,6 +173,13 @@ static const BadRow bad_rows[] = {
 	 "s.yaml:5:15: bad size \"lots\": expected a number with a unit"},
 	{"gpusim: 1\nname: t\nmemory:\n  gpu:\n    capacity: 99999999TiB\n", NULL, NULL, NULL,
 	 "s.yaml:5:15: size \"99999999TiB\" is too large"},
+	/* Sizes leave room for their sums: 2^63 - 1 bytes could not be added to anything. */
+	{"gpusim: 1\nname: t\nmemory:\n  gpu:\n    capacity: 1025TiB\n", NULL, NULL, NULL,
+	 "s.yaml:5:15: size \"1025TiB\" is too large (at most 1024 TiB)"},
+	{TASK OP "alloc: {buf: a, size: 9223372036854775807}\n", NULL, NULL, NULL,
+	 "s.yaml:8:35: size \"9223372036854775807\" is too large (at most 1024 TiB)"},
+	{TASK OP "reserve: {res: r, size: 1125899906842625}\n", NULL, NULL, NULL,
+	 "s.yaml:8:37: size \"1125899906842625\" is too large (at most 1024 TiB)"},
 	{"gpusim: 1\nname: t\nmemory:\n  gpu:\n    capacity: 1\n    reservation_limit: 1.2\n",
 	 NULL, NULL, NULL,
 	 "s.yaml:6:24: memory.gpu.reservation_limit must be a fraction in [0, 1], not 1.2"},

@@ -1008,12 +1008,25 @@ static const struct {
 	{"B asks 7, 6 free: a partial grant, refused and given back", 1, 7, FALSE, FALSE, 10, 0},
 	{"A takes 4 more, alone: 14", 0, 4, FALSE, TRUE, 14, 0},
 	{"B asks 4, 2 free, below 1/2N: it must wait, refused", 1, 4, FALSE, FALSE, 14, 0},
+	{"B asks 0: nothing to share out, granted", 1, 0, FALSE, TRUE, 14, 0},
+	{"A asks 0 at its 1/N: granted", 0, 0, FALSE, TRUE, 14, 0},
 };
+
+static guint criticals;
+
+static void
+count_criticals(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
+{
+	if (level & G_LOG_LEVEL_CRITICAL)
+		criticals++;
+}
 
 START_TEST(test_pool_acquire_all)
 {
 	g_autoptr(GsExecutionPool) pool = gs_execution_pool_new(16);
 
+	criticals = 0;
+	g_log_set_default_handler(count_criticals, NULL);
 	for (guint i = 0; i < G_N_ELEMENTS(all_or_nothing); i++) {
 		const __typeof__(all_or_nothing[0]) *step = &all_or_nothing[i];
 
@@ -1029,6 +1042,7 @@ START_TEST(test_pool_acquire_all)
 			      gs_execution_pool_get_task_bytes(pool, 0),
 			      gs_execution_pool_get_task_bytes(pool, 1));
 	}
+	ck_assert_uint_eq(criticals, 0);
 }
 END_TEST
 
@@ -1061,15 +1075,6 @@ START_TEST(test_pool_many_tasks)
 END_TEST
 
 /* ---- Programming errors are refused, not crashes ---- */
-
-static guint criticals;
-
-static void
-count_criticals(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
-{
-	if (level & G_LOG_LEVEL_CRITICAL)
-		criticals++;
-}
 
 START_TEST(test_programming_errors)
 {

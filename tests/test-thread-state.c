@@ -325,6 +325,7 @@ static const ExceptionRow exceptions[] = {
 	{ GS_EXC_THREAD_REMOVED, "ThreadRemoved", FALSE, FALSE },
 	{ GS_EXC_RESERVATION_TOO_LARGE, "ReservationTooLarge", FALSE, FALSE },
 	{ GS_EXC_RESERVATION_FAILED, "ReservationFailed", FALSE, FALSE },
+	{ GS_EXC_ILLEGAL_ARGUMENT, "IllegalArgumentException", FALSE, FALSE },
 };
 
 START_TEST(test_exception_names)

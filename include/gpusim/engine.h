@@ -189,6 +189,13 @@ GS_API GsEngineError gs_engine_register_pool(GsEngine *engine, GsThreadId thread
 /** A pool thread stops working for @tasks; with none left it is removed. */
 GS_API GsEngineError gs_engine_pool_done(GsEngine *engine, GsThreadId thread,
 					 const GsTaskId *tasks, guint n_tasks, GsTime now);
+/**
+ * @thread has no more work, done or ended by an exception. A pool thread
+ * leaves every task it still works for, as a helper unregisters when its work
+ * ends (poolThreadFinishedForTasks): it no longer counts as a running thread
+ * of those tasks. A dedicated thread stays until its task is done.
+ */
+GS_API void gs_engine_thread_finished(GsEngine *engine, GsThreadId thread, GsTime now);
 /** Removes @thread's association with @task, or every association with GS_NO_TASK. */
 GS_API void gs_engine_remove_association(GsEngine *engine, GsThreadId thread, GsTaskId task,
 					 GsTime now);

@@ -30,7 +30,12 @@
  * allocation that cannot be met throws GpuOOM or CpuOOM at once. An exception
  * no block handles ends the thread with GS_EFFECT_FAILED (on_oom fail) or is
  * recorded and skipped (on_oom continue: the thread goes on after the op, or
- * after the outermost retry block it escaped).
+ * after the outermost retry block it escaped). A call the engine refuses
+ * throws IllegalArgumentException at the op, as the reference's does.
+ *
+ * A thread's work ends with its last op or an exception that ends it: once
+ * it has given back what it held, a pool thread leaves the tasks it still
+ * works for (gs_engine_thread_finished()), as a helper unregisters when done.
  */
 #ifndef GPUSIM_INTERP_H
 #define GPUSIM_INTERP_H

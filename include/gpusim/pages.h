@@ -337,7 +337,8 @@ GS_API GsFairShareGrant gs_execution_pool_acquire(GsExecutionPool *pool, GsTaskI
  * All or nothing, as an allocator that cannot take part of a request uses
  * the pool: TRUE when one pass grants all @num_bytes to @task (added to it);
  * otherwise any partial grant is released again and FALSE says the
- * allocation fails (an OOM for the caller's state machine).
+ * allocation fails (an OOM for the caller's state machine). 0 bytes need no
+ * share and are always granted.
  */
 GS_API gboolean gs_execution_pool_acquire_all(GsExecutionPool *pool, GsTaskId task,
 					      gint64 num_bytes);

@@ -85,6 +85,9 @@ typedef enum {
  * The exceptions a simulated thread can see (SPEC §3.5.2), one list that
  * generates the enum and the names. Columns: constant suffix, name as written
  * in scenarios and results, recoverable by a retry block.
+ * IllegalArgumentException is what the engine throws for a call it refuses
+ * (the reference's std::invalid_argument, e.g. a non-blocking host
+ * allocation begun in THREAD_BUFN_WAIT).
  */
 #define GS_EXCEPTION_MAP(X)                                      \
 	X(NONE, "none", FALSE)                                   \
@@ -99,7 +102,8 @@ typedef enum {
 	X(COULD_NOT_SPLIT, "CouldNotSplit", FALSE)               \
 	X(THREAD_REMOVED, "ThreadRemoved", FALSE)                \
 	X(RESERVATION_TOO_LARGE, "ReservationTooLarge", FALSE)   \
-	X(RESERVATION_FAILED, "ReservationFailed", FALSE)
+	X(RESERVATION_FAILED, "ReservationFailed", FALSE)        \
+	X(ILLEGAL_ARGUMENT, "IllegalArgumentException", FALSE)
 
 typedef enum {
 #define GS_X_ENUM(suffix, name, recoverable) GS_EXC_##suffix,

@@ -22,6 +22,14 @@ G_BEGIN_DECLS
 
 /* ---- memory, links (SPEC §3.3) ---- */
 
+/*
+ * The largest size a workload may name, 1024 TiB: far above any GPU or host, and
+ * far enough below 2^63 that every sum of sizes the drivers form (a tier over
+ * its devices, what a task holds, a reservation grown by its factor, the
+ * traffic totals) stays representable without a check at each addition.
+ */
+#define GS_MAX_BYTES (G_GINT64_CONSTANT(1) << 50)
+
 typedef enum {
 	GS_ALLOCATOR_EXACT = 0, /* succeeds iff used + aligned size <= capacity */
 	GS_ALLOCATOR_POOL = 1,  /* address space, best fit, coalescing: can fragment */
