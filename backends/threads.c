@@ -219,7 +219,7 @@ now(Real *r)
 static gint64
 real_at(Real *r, GsTime t)
 {
-	return r->t0 + (gint64) ((double) t * r->scale / 1000.0);
+	return gs_time_add(r->t0, gs_time_from_double((double) t * r->scale / 1000.0));
 }
 
 /*
@@ -989,10 +989,8 @@ gate_wait_open(RealThread *t)
 {
 	GsGate *gate = gs_memory_gate(t->r->mem);
 
-	while (gs_gate_is_closed(gate) && !atomic_load(&t->stop)) {
-		drain_wakes(t->r);
-		pthread_cond_wait(&t->r->copies_cond, &t->r->lock);
-	}
+	while (gs_gate_is_closed(gate) && !atomic_load(&t->stop))
+		wait_copies(t);
 }
 
 /* ---- moves ---- */
@@ -1089,7 +1087,7 @@ moves_modelled(const GArray *moves)
 	GsTime total = 0;
 
 	for (guint i = 0; i < moves->len; i++)
-		total += g_array_index(moves, Move, i).modelled;
+		total = gs_time_add(total, g_array_index(moves, Move, i).modelled);
 	return total;
 }
 
@@ -1111,7 +1109,7 @@ moves_make(RealThread *t, GArray *moves)
 		move_make(r, t->bk, &g_array_index(moves, Move, i), t->result->name);
 	pthread_mutex_lock(&r->lock);
 	if (r->virtual_clock) /* the copies take their modelled time, one after another */
-		timed_wait(r, &t->timed, &t->cond, start + moves_modelled(moves), &t->stop);
+		timed_wait(r, &t->timed, &t->cond, gs_time_add(start, moves_modelled(moves)), &t->stop);
 	r->res->totals.spill_block_ns += now(r) - start;
 	for (guint i = 0; i < moves->len; i++)
 		committed += move_land(r, t->bk, &g_array_index(moves, Move, i));
@@ -1203,7 +1201,8 @@ downgrader_main(void *data)
 		downgrade_looks(dg); /* it looks again once the copy lands */
 		if (r->virtual_clock)
 			timed_wait(r, &dg->timed, &r->downgrade_cond,
-				   now(r) + g_array_index(moves, Move, 0).modelled, &r->ended);
+				   gs_time_add(now(r), g_array_index(moves, Move, 0).modelled),
+				   &r->ended);
 		r->active--;
 		move_land(r, bk, &g_array_index(moves, Move, 0));
 		g_array_set_size(moves, 0);
@@ -1894,6 +1893,24 @@ drain_frees(RealThread *t)
 	}
 }
 
+/*
+ * The real time a compute until scenario time @until keeps the device busy:
+ * none on the virtual clock, where the buffers are touched but the time is
+ * the clock's; on the real clock no further than --max-time, since a stopped
+ * thread waits for its device work to end.
+ */
+static GsTime
+device_work(Real *r, GsTime until)
+{
+	GsTime now_ = now(r);
+
+	if (r->virtual_clock)
+		return 0;
+	if (r->opts.max_time > 0)
+		until = MIN(until, MAX(r->opts.max_time, now_));
+	return gs_time_from_double((double) (until - now_) * r->scale);
+}
+
 /* Keeps the device busy for @e's time, reading the buffers it uses; FALSE when stopped. */
 static gboolean
 do_compute(RealThread *t, const GsEffect *e)
@@ -1905,13 +1922,11 @@ do_compute(RealThread *t, const GsEffect *e)
 
 	if (r->mem != NULL && !tiered_compute_begin(t, e, uses))
 		return TRUE; /* its spilled buffers are asked for first */
-	until = now(r) + e->time; /* touching the buffers is part of the time */
+	until = gs_time_add(now(r), e->time); /* touching the buffers is part of the time */
 	/* The interpreter names buffers; the backend wants the live handles of those names. */
 	if (r->mem == NULL && e->op != NULL)
 		live_listed(t, &e->op->compute.uses, NULL, uses);
-	/* On the virtual clock the buffers are touched, but the time is the clock's. */
-	gs_backend_compute_begin(r->ops, r->bk, t->bk,
-				 r->virtual_clock ? 0 : (GsTime) ((double) e->time * r->scale),
+	gs_backend_compute_begin(r->ops, r->bk, t->bk, device_work(r, until),
 				 (const guint64 *) uses->data, uses->len);
 	ok = wait_until(t, until);
 	gs_backend_compute_end(r->ops, r->bk, t->bk);
@@ -2218,7 +2233,7 @@ carry_out(RealThread *t, const GsEffect *e, gboolean *ends_task, gboolean *faile
 		return TRUE;
 	case GS_EFFECT_ALLOC:
 		/* On the virtual clock an attempt lasts links.alloc_latency, as the simulator's. */
-		if (r->virtual_clock && !wait_until(t, now(r) + r->w->links.alloc_latency))
+		if (r->virtual_clock && !wait_until(t, gs_time_add(now(r), r->w->links.alloc_latency)))
 			return FALSE;
 		do_alloc(t, e);
 		return TRUE;
@@ -2231,7 +2246,7 @@ carry_out(RealThread *t, const GsEffect *e, gboolean *ends_task, gboolean *faile
 		gboolean ok;
 
 		atomic_store(&t->status, T_SLEEPING); /* active either way: no lock needed */
-		ok = wait_until(t, now(r) + e->time);
+		ok = wait_until(t, gs_time_add(now(r), e->time));
 		atomic_store(&t->status, T_READY);
 		return ok;
 	}
@@ -2445,7 +2460,7 @@ add_tasks(Real *r)
 			RealTask *task;
 
 			task = task_new(r, result, spec, i, 1);
-			task->arrival = spec->start + (GsTime) k * spec->every;
+			task->arrival = gs_time_add(spec->start, gs_time_mul(k, spec->every));
 			r->open_tasks++;
 		}
 	}
@@ -2591,7 +2606,7 @@ cut(Real *r, GsOutcome outcome)
 	r->ended = TRUE;
 	for (guint i = 0; i < r->threads->len; i++)
 		stop_thread(r->threads->pdata[i]);
-	pthread_cond_broadcast(&r->copies_cond); /* those waiting on the gate, too */
+	copies_changed(r); /* those waiting on the gate, too */
 	pthread_cond_broadcast(&r->done_cond);
 }
 
@@ -2722,7 +2737,7 @@ run_loop(Real *r)
 		if (r->w->policy.watchdog > 0 && t >= next_watchdog) {
 			watched_hopeless = stuck;
 			watchdog(r);
-			next_watchdog = t + r->w->policy.watchdog;
+			next_watchdog = gs_time_add(t, r->w->policy.watchdog);
 			continue; /* what it woke acts at this instant first */
 		}
 		if (sample_changed(r))

@@ -1429,10 +1429,6 @@ read_gpu(Loader *l, const Node *v, const char *path, gpointer base)
 
 	if (!read_fields(l, v, path, gpu_fields, base))
 		return FALSE;
-	if (w->gpu.capacity > G_MAXINT64 / w->gpu.devices)
-		return fail(l, find_value(v, "capacity"),
-			    "memory.gpu.capacity times devices (%u) must be at most %" G_GINT64_FORMAT
-			    " bytes in all", w->gpu.devices, G_MAXINT64);
 	if (w->gpu.downgrade_stop <= w->gpu.downgrade_trigger)
 		return TRUE;
 	at = find_value(v, "downgrade_stop");

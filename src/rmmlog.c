@@ -12,8 +12,8 @@
 #define RMM_HEADER "Thread,Time,Action,Pointer,Size,Stream"
 #define ALIGNMENT 256
 #define US_PER_DAY G_GINT64_CONSTANT(86400000000)
-/* Far more than any GPU; the capacity written, in MiB, stays in range. */
-#define MAX_LIVE_BYTES (G_GINT64_CONSTANT(1) << 62)
+/* What a scenario may hold (a multiple of a MiB): the capacity written loads. */
+#define MAX_LIVE_BYTES GS_MAX_BYTES
 
 typedef struct {
 	char *id;       /* as logged */

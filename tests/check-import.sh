@@ -93,13 +93,14 @@ printf '2,00:00:00.000001,allocate,0x20,8,0\n' >>"$tmp/early.csv"
 "$gpusim" validate "$tmp/early.yaml" >/dev/null 2>"$tmp/err" || fail "early start: $(cat "$tmp/err")"
 [ "$(grep -c 'start: ' "$tmp/early.yaml")" = 2 ] && grep -q 'start: 1us' "$tmp/early.yaml" &&
 	grep -q 'start: 0us' "$tmp/early.yaml" || fail "starts: $(grep start: "$tmp/early.yaml")"
-# The capacity written must stay in range: past 2^62 live bytes a row is left out.
-printf 'Thread,Time,Action,Pointer,Size,Stream\n1,00:00:00.000001,allocate,0x10,4611686018427387903,0\n' \
+# The capacity written must stay in what a scenario may hold: past 1024 TiB
+# (2^50 bytes) live a row is left out.
+printf 'Thread,Time,Action,Pointer,Size,Stream\n1,00:00:00.000001,allocate,0x10,844424930131968,0\n' \
 	>"$tmp/huge.csv"
-printf '1,00:00:00.000002,allocate,0x20,4611686018427387903,0\n' >>"$tmp/huge.csv"
+printf '1,00:00:00.000002,allocate,0x20,844424930131968,0\n' >>"$tmp/huge.csv"
 [ "$(status "$gpusim" import-rmm-log "$tmp/huge.csv" -o "$tmp/huge.yaml")" = 0 ] ||
 	fail "import huge: $(cat "$tmp/err")"
-grep -q 'huge.csv:3:33: allocating 4611686018427387903 bytes would make more than' "$tmp/err" ||
+grep -q 'huge.csv:3:33: allocating 844424930131968 bytes would make more than' "$tmp/err" ||
 	fail "huge message: $(cat "$tmp/err")"
 "$gpusim" validate "$tmp/huge.yaml" >/dev/null 2>"$tmp/err" || fail "huge: $(cat "$tmp/err")"
 # A NUL byte would hide the rows after it.

@@ -18,8 +18,8 @@
  * expectations now and then. Sizes are mostly well below the tier they go to
  * (so that runs do work rather than fail at once), some near or above it,
  * some below the 256 bytes a split repeats rather than halves, some 0, and
- * rarely near 2^62. Times stay within tens of milliseconds, so a seed's run
- * on real threads takes about that long.
+ * rarely near the most a scenario may hold. Times stay within tens of
+ * milliseconds, so a seed's run on real threads takes about that long.
  *
  * Validity is the generator's promise: every name an op uses is defined in
  * the same thread, pool ops only in pool threads, wait_on_pool only in a
@@ -39,6 +39,8 @@
 
 #include <glib.h>
 #include <glib/gstdio.h>
+
+#include <gpusim/workload.h>
 
 #define KIB ((gint64) 1024)
 #define MIB (KIB * 1024)
@@ -150,7 +152,8 @@ boolean(Gen *g)
 
 /*
  * A size for a tier of @capacity bytes: mostly up to a third of it, some up
- * to all of it, a few above it, below 256 bytes, 0, or near 2^62.
+ * to all of it, a few above it, below 256 bytes, 0, or near the most a
+ * scenario may hold (GS_MAX_BYTES).
  */
 static gint64
 draw_size(Gen *g, gint64 capacity)
@@ -167,7 +170,7 @@ draw_size(Gen *g, gint64 capacity)
 		return between(g, 1, 255);
 	if (p < 0.995)
 		return 0;
-	return (G_GINT64_CONSTANT(1) << 62) + between(g, 0, MIB);
+	return GS_MAX_BYTES - between(g, 0, MIB);
 }
 
 /* ---- memory, links, executor, policy ---- */
