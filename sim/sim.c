@@ -1918,6 +1918,32 @@ stalled(Sim *s, guint64 events)
 	return TRUE;
 }
 
+/*
+ * The last task has ended. A pool thread it woke into its removal (blocked
+ * for it, now REMOVE_THROW) throws ThreadRemoved at this instant and gives
+ * back what it holds, as it does on real threads; what is due later is cut.
+ */
+static void
+finish_instant(Sim *s)
+{
+	GsEvent ev;
+	guint64 pass_end, at_instant = 0;
+	gboolean fired = TRUE;
+
+	while (fired && !stalled(s, at_instant)) {
+		fired = FALSE;
+		pass_end = gs_heap_next_seq(s->heap);
+		while (gs_heap_pop_due_before(s->heap, s->now, pass_end, &ev)) {
+			if (ev.kind != EV_WATCHDOG)
+				s->pending_events--;
+			s->r->events_processed++;
+			at_instant++;
+			fire(s, &ev);
+			fired = TRUE;
+		}
+	}
+}
+
 static void
 run_loop(Sim *s)
 {
@@ -1968,6 +1994,7 @@ run_loop(Sim *s)
 		}
 		arm_watchdog(s);
 	}
+	finish_instant(s);
 }
 
 /* ---- set-up ---- */
