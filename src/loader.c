@@ -1507,21 +1507,23 @@ static const Field policy_fields[] = {
 };
 
 static const Field skew_fields[] = {
-	FIELD("tasks", F_COUNT, GsWorkload, generate.skew_tasks),
+	FIELD("tasks", F_COUNT, GsWorkload, generate.skew_tasks, .max = GS_MAX_THREADS),
 	FIELD("factor", F_NUMBER, GsWorkload, generate.skew_factor),
 	{.key = NULL},
 };
 
 static const Field generate_fields[] = {
-	FIELD("tasks", F_COUNT, GsWorkload, generate.tasks),
-	FIELD("threads_per_task", F_COUNT, GsWorkload, generate.threads_per_task, .min = 1),
+	FIELD("tasks", F_COUNT, GsWorkload, generate.tasks, .max = GS_MAX_THREADS),
+	FIELD("threads_per_task", F_COUNT, GsWorkload, generate.threads_per_task, .min = 1,
+	      .max = GS_MAX_THREADS),
 	FIELD("task_max", F_SIZE, GsWorkload, generate.task_max),
 	FIELD("max_allocs", F_COUNT, GsWorkload, generate.max_allocs),
 	FIELD("max_compute", F_DURATION, GsWorkload, generate.max_compute),
 	FIELD("retry_blocks", F_BOOL, GsWorkload, generate.retry_blocks),
 	SUBMAP("skew", skew_fields),
 	FIELD("jitter", F_FRACTION, GsWorkload, generate.jitter),
-	FIELD("shuffle_threads", F_COUNT, GsWorkload, generate.shuffle_threads),
+	FIELD("shuffle_threads", F_COUNT, GsWorkload, generate.shuffle_threads,
+	      .max = GS_MAX_THREADS),
 	{.key = NULL},
 };
 
@@ -2176,7 +2178,7 @@ static const Field task_fields[] = {
 	OTHER("id", .required = TRUE),
 	FIELD("start", F_DURATION, GsTaskSpec, start),
 	FIELD("priority", F_COUNT, GsTaskSpec, priority, .min = 1),
-	FIELD("repeat", F_COUNT, GsTaskSpec, repeat, .min = 1),
+	FIELD("repeat", F_COUNT, GsTaskSpec, repeat, .min = 1, .max = GS_MAX_THREADS),
 	FIELD("every", F_DURATION, GsTaskSpec, every),
 	OTHER("threads", .required = TRUE),
 	{.key = NULL},
@@ -2881,6 +2883,42 @@ static const Field root_fields[] = {
 	{.key = NULL},
 };
 
+static gboolean
+fail_run_size(Loader *l, const Node *v, const char *what, guint64 threads)
+{
+	return fail(l, v,
+		    "%s makes the run's threads %" G_GUINT64_FORMAT ", more than the %u a run "
+		    "can hold", what, threads, GS_MAX_THREADS);
+}
+
+/* Each field is within bounds; their product over tasks and copies must be too. */
+static gboolean
+check_run_size(Loader *l, const Node *root)
+{
+	const GsWorkload *w = l->w;
+	guint64 threads = w->pool_threads->len;
+	const Node *generate = find_value(root, "generate");
+
+	for (guint i = 0; i < w->tasks->len; i++) {
+		const GsTaskSpec *task = w->tasks->pdata[i];
+		const Node *id = l->task_nodes->pdata[i];
+		g_autofree char *what = g_strdup_printf("task %s (%u copies of %u threads)",
+							 task->id, MAX(task->repeat, 1),
+							 MAX(task->threads->len, 1));
+
+		threads += (guint64) MAX(task->repeat, 1) * MAX(task->threads->len, 1);
+		if (threads > GS_MAX_THREADS)
+			return fail_run_size(l, id, what, threads);
+	}
+	if (!w->generate.enabled)
+		return TRUE;
+	threads += (guint64) w->generate.tasks * MAX(w->generate.threads_per_task, 1) +
+		   w->generate.shuffle_threads;
+	if (threads > GS_MAX_THREADS)
+		return fail_run_size(l, generate, "generate", threads);
+	return TRUE;
+}
+
 /* The version first: a file of another version may well have other keys. */
 static gboolean
 convert_root(Loader *l, const Node *root)
@@ -2891,7 +2929,7 @@ convert_root(Loader *l, const Node *root)
 		return fail(l, root,
 			    "missing required key \"gpusim\" (the format version: gpusim: 1)");
 	return read_version(l, version, "gpusim", l->w) &&
-	       read_fields(l, root, "", root_fields, l->w);
+	       read_fields(l, root, "", root_fields, l->w) && check_run_size(l, root);
 }
 
 /* ==== the loader ==== */

@@ -189,6 +189,21 @@ static const BadRow bad_rows[] = {
 	 NULL,
 	 "s.yaml:4:31: memory.gpu.devices must be a whole number from 1 to 1024, not "
 	 "\"4294967295\""},
+	/* A run's threads are bounded: each keeps its state and rows for the whole run. */
+	{HEAD "tasks: [{id: A, repeat: 4000000000, threads: [{ops: []}]}]\n", NULL, NULL, NULL,
+	 "s.yaml:4:25: tasks[A].repeat must be a whole number from 1 to 10000000, not "
+	 "\"4000000000\""},
+	{HEAD "tasks: [{id: A, repeat: 5000001, threads: [{ops: []}, {ops: []}]}]\n", NULL, NULL,
+	 NULL,
+	 "s.yaml:4:14: task A (5000001 copies of 2 threads) makes the run's threads 10000002, "
+	 "more than the 10000000 a run can hold"},
+	{HEAD "generate: {tasks: 4000000000}\n", NULL, NULL, NULL,
+	 "s.yaml:4:19: generate.tasks must be a whole number from 0 to 10000000, not "
+	 "\"4000000000\""},
+	{HEAD "generate: {tasks: 4000000, threads_per_task: 2, shuffle_threads: 2000001}\n", NULL,
+	 NULL, NULL,
+	 "s.yaml:4:11: generate makes the run's threads 10000001, more than the 10000000 a run "
+	 "can hold"},
 	{"gpusim: 1\nname: t\nmemory:\n  gpu: {capacity: 1, downgrade_stop: 0.8}\n", NULL, NULL,
 	 NULL,
 	 "s.yaml:4:38: memory.gpu.downgrade_stop (0.8) must not be above downgrade_trigger (0.75)"},

@@ -30,6 +30,14 @@ G_BEGIN_DECLS
  */
 #define GS_MAX_BYTES (G_GINT64_CONSTANT(1) << 50)
 
+/*
+ * The most threads a run may hold: tasks' threads over all their copies,
+ * generated ones and pool threads. Each keeps its state and result rows for
+ * the whole run, so ten million is already gigabytes; the counts the drivers
+ * form from it stay far below 2^32.
+ */
+#define GS_MAX_THREADS 10000000u
+
 typedef enum {
 	GS_ALLOCATOR_EXACT = 0, /* succeeds iff used + aligned size <= capacity */
 	GS_ALLOCATOR_POOL = 1,  /* address space, best fit, coalescing: can fragment */
