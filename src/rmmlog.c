@@ -58,6 +58,22 @@ log_thread_free(LogThread *t)
 	g_free(t);
 }
 
+/*
+ * A problem with the row's @field. The fields it quotes are any bytes a log
+ * holds: C escapes (\r, \033) keep a terminal from acting on them.
+ */
+static void
+add_problem(Importer *im, const Row *row, guint field, const char *outcome, const char *format,
+	    va_list args)
+{
+	g_autofree char *what = g_strdup_vprintf(format, args);
+	g_autofree char *safe = g_strescape(what, "\"'");
+
+	g_ptr_array_add(im->out->problems, g_strdup_printf("%s:%u:%u: %s%s", im->path, row->line,
+							   row->columns[field], safe, outcome));
+}
+
+/* The row cannot be imported: it is left out. */
 static void
 problem(Importer *im, const Row *row, guint field, const char *format, ...) G_GNUC_PRINTF(4, 5);
 
@@ -65,14 +81,24 @@ static void
 problem(Importer *im, const Row *row, guint field, const char *format, ...)
 {
 	va_list args;
-	g_autofree char *what = NULL;
 
 	va_start(args, format);
-	what = g_strdup_vprintf(format, args);
+	add_problem(im, row, field, "; the row is left out", format, args);
 	va_end(args);
-	g_ptr_array_add(im->out->problems,
-			g_strdup_printf("%s:%u:%u: %s; the row is left out", im->path, row->line,
-					row->columns[field], what));
+}
+
+/* The row is imported, but the scenario will differ from the log there. */
+static void
+caveat(Importer *im, const Row *row, guint field, const char *format, ...) G_GNUC_PRINTF(4, 5);
+
+static void
+caveat(Importer *im, const Row *row, guint field, const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	add_problem(im, row, field, "", format, args);
+	va_end(args);
 }
 
 /* ---- fields ---- */
@@ -210,13 +236,10 @@ allocate(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us,
 			" bytes live at once", size, MAX_LIVE_BYTES);
 		return;
 	}
-	if (old != NULL) {
-		g_ptr_array_add(im->out->problems,
-				g_strdup_printf("%s:%u:%u: pointer %s is allocated again, still live "
-						"from line %u; that earlier buffer is never freed",
-						im->path, row->line, row->columns[F_POINTER],
-						pointer, old->line));
-	}
+	if (old != NULL)
+		caveat(im, row, F_POINTER,
+		       "pointer %s is allocated again, still live from line %u; that earlier "
+		       "buffer is never freed", pointer, old->line);
 	advance(t, now_us);
 	live = g_new0(Live, 1);
 	live->thread = index;

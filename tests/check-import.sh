@@ -85,6 +85,21 @@ name.csv" -o "$tmp/odd.yaml")" = 0 ] || fail "import odd ids: $(cat "$tmp/err")"
 grep -qxF '  # logged thread 7\rtasks: []' "$tmp/odd.yaml" || fail "escaped carriage return"
 grep -qxF '  # logged thread \001\377\342\200\250#' "$tmp/odd.yaml" || fail "escaped bytes"
 grep -qF 'RMM log odd\nname.csv' "$tmp/odd.yaml" || fail "escaped file name"
+# Nor do the fields a problem quotes reach the terminal raw: an escape sequence
+# in a field stays C-escaped text.
+{
+	echo 'Thread,Time,Action,Pointer,Size,Stream'
+	printf '1\033[31m,00:00:00.000001,allocate,0x10,8,0\n'
+	printf '2,00:00:00.000002,free,0x10,8,0\n'
+	printf '3,00:00:0\033]0;x\a.1,allocate,0x20,8,0\n'
+} >"$tmp/control.csv"
+[ "$(status "$gpusim" import-rmm-log "$tmp/control.csv" -o "$tmp/control.yaml")" = 0 ] ||
+	fail "import control: $(cat "$tmp/err")"
+grep -qF 'allocated by thread 1\033[31m on line 2' "$tmp/err" &&
+	grep -qF "time '00:00:0\033]0;x\007.1' is not" "$tmp/err" || fail "escaped fields: $(cat -A "$tmp/err")"
+if LC_ALL=C grep -q "$(printf '[\001-\010\016-\037\177]')" "$tmp/err"; then
+	fail "a control character reached the messages: $(cat -A "$tmp/err")"
+fi
 # Starts count from the earliest thread's, which need not log the first row.
 printf 'Thread,Time,Action,Pointer,Size,Stream\n1,00:00:00.000002,allocate,0x10,8,0\n' >"$tmp/early.csv"
 printf '2,00:00:00.000001,allocate,0x20,8,0\n' >>"$tmp/early.csv"
