@@ -503,30 +503,15 @@ check_text(const char *path, const char *contents, gsize length, GError **error)
 	return FALSE;
 }
 
-GsRmmImport *
-gs_rmm_import(const char *path, GError **error)
+/* Imports the log @contents, whose lines it cuts in place. */
+static GsRmmImport *
+import_contents(const char *path, char *contents, gsize length, GError **error)
 {
-	g_autofree char *contents = NULL;
-	g_autoptr(GError) local = NULL;
-	gsize length;
-
-	if (!gs_input_read(path, &contents, &length, &local)) {
-		g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID,
-			    "%s:1:1: cannot read: %s", path, local->message);
-		return NULL;
-	}
-	return gs_rmm_import_text(path, contents, length, error);
-}
-
-GsRmmImport *
-gs_rmm_import_text(const char *path, const char *text, gsize length, GError **error)
-{
-	g_autofree char *contents = g_strndup(text, length); /* its lines are cut in place */
 	Importer im = {.path = path};
 	GsRmmImport *out;
 	char *next;
 
-	if (!check_text(path, text, length, error))
+	if (!check_text(path, contents, length, error))
 		return NULL;
 	next = cut_line(contents, contents + length);
 	if (!check_header(path, contents, error))
@@ -551,6 +536,29 @@ gs_rmm_import_text(const char *path, const char *text, gsize length, GError **er
 	g_hash_table_unref(im.thread_of);
 	g_hash_table_unref(im.live);
 	return out;
+}
+
+GsRmmImport *
+gs_rmm_import(const char *path, GError **error)
+{
+	g_autofree char *contents = NULL;
+	g_autoptr(GError) local = NULL;
+	gsize length;
+
+	if (!gs_input_read(path, &contents, &length, &local)) {
+		g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID,
+			    "%s:1:1: cannot read: %s", path, local->message);
+		return NULL;
+	}
+	return import_contents(path, contents, length, error);
+}
+
+GsRmmImport *
+gs_rmm_import_text(const char *path, const char *text, gsize length, GError **error)
+{
+	g_autofree char *contents = g_strndup(text, length);
+
+	return import_contents(path, contents, length, error);
 }
 
 void
