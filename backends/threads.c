@@ -2513,21 +2513,33 @@ sample_values(Real *r, GsSample *x)
 	x->running = live - MIN(live, x->blocked + x->bufn);
 }
 
+static const GsSample *
+last_sample(const Real *r)
+{
+	GArray *timeline = r->res->timeline;
+
+	return timeline->len > 0 ? &g_array_index(timeline, GsSample, timeline->len - 1) : NULL;
+}
+
 /* The integral of use runs over the stretch since the last sample, at the last sample's values. */
+static void
+add_sample(Real *r, const GsSample *x)
+{
+	const GsSample *last = last_sample(r);
+
+	for (int tier = 0; last != NULL && tier < GS_N_TIERS; tier++)
+		r->used_integral[tier] += (double) last->used[tier] * (double) (x->time - r->last_sample);
+	r->last_sample = x->time;
+	g_array_append_val(r->res->timeline, *x);
+}
+
 static void
 sample(Real *r)
 {
 	GsSample x = {.time = now(r)};
-	const GsSample *last = r->res->timeline->len > 0
-				       ? &g_array_index(r->res->timeline, GsSample,
-							r->res->timeline->len - 1)
-				       : NULL;
 
-	for (int tier = 0; last != NULL && tier < GS_N_TIERS; tier++)
-		r->used_integral[tier] += (double) last->used[tier] * (double) (x.time - r->last_sample);
 	sample_values(r, &x);
-	r->last_sample = x.time;
-	g_array_append_val(r->res->timeline, x);
+	add_sample(r, &x);
 }
 
 static void
@@ -2668,23 +2680,22 @@ wait_quiet(Real *r)
 }
 
 /*
- * Virtual clock: a sample only when something changed since the last one,
- * as the simulator's, since an instant may pass the loop more than once and
- * a long idle stretch passes it at every watchdog tick.
+ * The loop's sample. On the virtual clock, only when something changed since
+ * the last one, as the simulator's, since an instant may pass the loop more
+ * than once and a long idle stretch passes it at every watchdog tick.
  */
-static gboolean
-sample_changed(Real *r)
+static void
+sample_if_changed(Real *r)
 {
-	const GsSample *last;
-	GsSample x = {0};
+	const GsSample *last = last_sample(r);
+	GsSample x = {.time = now(r)};
 
-	if (!r->virtual_clock || r->res->timeline->len == 0)
-		return TRUE;
-	last = &g_array_index(r->res->timeline, GsSample, r->res->timeline->len - 1);
 	sample_values(r, &x);
-	return memcmp(x.used, last->used, sizeof x.used) != 0 ||
-	       memcmp(x.charged, last->charged, sizeof x.charged) != 0 ||
-	       x.blocked != last->blocked || x.bufn != last->bufn || x.running != last->running;
+	if (r->virtual_clock && last != NULL && memcmp(x.used, last->used, sizeof x.used) == 0 &&
+	    memcmp(x.charged, last->charged, sizeof x.charged) == 0 && x.blocked == last->blocked &&
+	    x.bufn == last->bufn && x.running == last->running)
+		return;
+	add_sample(r, &x);
 }
 
 /*
@@ -2740,8 +2751,7 @@ run_loop(Real *r)
 			next_watchdog = gs_time_add(t, r->w->policy.watchdog);
 			continue; /* what it woke acts at this instant first */
 		}
-		if (sample_changed(r))
-			sample(r);
+		sample_if_changed(r);
 		if (r->open_tasks == 0)
 			break;
 		if (r->w->policy.watchdog > 0)
