@@ -14,13 +14,6 @@
 #include "harness.h"
 #include "loader.h"
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	fuzz_setup();
-	return 0;
-}
-
 /* Takes the "@" lines at the start of *@text off it, into @variant and @sets. */
 static void
 take_overrides(const char **text, size_t *len, char **variant, GPtrArray *sets)

@@ -13,13 +13,6 @@
 #include "rmmlog.h"
 
 int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	fuzz_setup();
-	return 0;
-}
-
-int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	g_autoptr(GError) error = NULL;

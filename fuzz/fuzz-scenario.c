@@ -9,13 +9,6 @@
 #include "loader.h"
 
 int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	fuzz_setup();
-	return 0;
-}
-
-int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	g_autoptr(GError) error = NULL;

@@ -22,10 +22,12 @@
 #define MAX_EVENTS 20000 /* simulator events */
 #define MAX_TIME (G_GINT64_CONSTANT(60) * 1000000000) /* simulated time: a minute */
 
-void
-fuzz_setup(void)
+/* GLib's warnings and criticals are fatal, so that a harness never passes one by. */
+int
+LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	g_log_set_always_fatal(G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
+	return 0;
 }
 
 G_GNUC_NORETURN void

@@ -19,11 +19,9 @@
 
 #include <gpusim/workload.h>
 
+/* Shared by every harness (harness.c): makes GLib's warnings and criticals fatal. */
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-/* Makes GLib's warnings and criticals fatal, so that a harness never passes one by. */
-void fuzz_setup(void);
 
 /* Aborts unless @message reads "FILE:LINE:COLUMN: what is wrong", LINE and COLUMN from 1. */
 void fuzz_check_message(const char *what, const char *message);
