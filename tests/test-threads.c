@@ -58,6 +58,15 @@ run_on(const GsWorkload *w, const GsBackendOps *ops, int locking, GsClock clock)
 	return run;
 }
 
+/* The simulator's result for @w: what real threads on the virtual clock must match. */
+static GsResult *
+simulate(const GsWorkload *w)
+{
+	GsSimOptions opts = {0};
+
+	return gs_sim_run(w, &opts);
+}
+
 /* On the real clock: for what no gap decides. */
 static Run
 run_text(const char *yaml, int locking)
@@ -174,8 +183,7 @@ static const char *const block_yaml =
 START_TEST(test_a_real_deadlock_ends_the_run)
 {
 	g_autoptr(GsWorkload) w = load_text(block_yaml);
-	GsSimOptions sim_opts = {0};
-	g_autoptr(GsResult) sim = gs_sim_run(w, &sim_opts);
+	g_autoptr(GsResult) sim = simulate(w);
 	Run run = run_on(w, &gs_backend_host, _i, GS_CLOCK_VIRTUAL);
 
 	ck_assert_int_eq(run.result->outcome, GS_OUTCOME_DEADLOCK);
@@ -320,8 +328,7 @@ static const char *const gaps_yaml =
 START_TEST(test_the_virtual_clock_ignores_the_machines_speed)
 {
 	g_autoptr(GsWorkload) w = load_text(gaps_yaml);
-	GsSimOptions sim_opts = {0};
-	g_autoptr(GsResult) sim = gs_sim_run(w, &sim_opts);
+	g_autoptr(GsResult) sim = simulate(w);
 	Run run = run_on(w, slow_backend(), _i, GS_CLOCK_VIRTUAL);
 
 	ck_assert_int_eq(run.result->outcome, GS_OUTCOME_COMPLETED);
