@@ -75,6 +75,7 @@ struct Record {
 	guint retry_alloc_before_bufn : 1;
 	guint in_retry_block : 1;
 	guint in_spill_range : 1;
+	guint finished : 1; /* its work is over: no call of its will come */
 	Injections *injections;    /* NULL until armed */
 	Record *task_next;         /* the task's next dedicated record */
 	Accounts *acc;             /* NULL until needed: accounts() */
@@ -1303,7 +1304,14 @@ remove_record(GsEngine *e, Record *rec, GsTime now)
 
 	switch (t.action) {
 	case GS_ACTION_NOTIFY:
-		set_state(e, rec, t.to, GS_EVENT_REMOVE, now);
+		/*
+		 * A finished thread would never wake to consume REMOVE_THROW (it
+		 * threw while blocked, say): its record goes now.
+		 */
+		if (rec->finished)
+			erase(e, rec, GS_EVENT_REMOVE, now);
+		else
+			set_state(e, rec, t.to, GS_EVENT_REMOVE, now);
 		return FALSE;
 	case GS_ACTION_ERASE_AND_WAKE:
 		erase(e, rec, GS_EVENT_REMOVE, now);
@@ -1488,7 +1496,10 @@ gs_engine_thread_finished(GsEngine *e, GsThreadId thread, GsTime now)
 	Record *rec = lookup(e, thread);
 	g_autoptr(GArray) tasks = NULL;
 
-	if (rec == NULL || !rec->view.is_pool)
+	if (rec == NULL)
+		return;
+	rec->finished = TRUE;
+	if (!rec->view.is_pool)
 		return;
 	/* pool_done() edits the record's set as it goes: it reads a copy. */
 	tasks = g_array_copy(rec->view.pool_tasks);

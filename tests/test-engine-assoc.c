@@ -24,6 +24,8 @@ typedef enum {
 	FIRST_POOL,
 	FIRST_SHUFFLE,
 	FIRST_REMOVE_THROW, /* dedicated to task 1, removed while BLOCKED */
+	FIRST_BLOCKED,      /* dedicated to task 1, BLOCKED */
+	FIRST_WITH_SIBLING, /* dedicated to task 1, as thread 2 is */
 } First;
 
 typedef enum {
@@ -37,6 +39,8 @@ typedef enum {
 	THEN_POOL_BLOCKED,
 	THEN_POOL_DONE,
 	THEN_FINISHED,      /* the thread's work ends */
+	THEN_TASK_DONE,     /* task 1 is done */
+	THEN_FINISHED_TASK_DONE, /* the thread's work ends, then task 1 is done */
 } Then;
 
 static const struct {
@@ -74,6 +78,10 @@ static const struct {
 	{FIRST_SHUFFLE, THEN_FINISHED, GS_ENGINE_ERROR_NONE, GS_THREAD_UNKNOWN, 0},
 	{FIRST_DEDICATED_1, THEN_FINISHED, GS_ENGINE_ERROR_NONE, GS_THREAD_RUNNING, 1},
 	{FIRST_REMOVE_THROW, THEN_FINISHED, GS_ENGINE_ERROR_NONE, GS_THREAD_REMOVE_THROW, 1},
+	{FIRST_WITH_SIBLING, THEN_FINISHED, GS_ENGINE_ERROR_NONE, GS_THREAD_RUNNING, 1},
+	/* A blocked thread removed waits to throw; one whose work is over (it threw) is erased. */
+	{FIRST_BLOCKED, THEN_TASK_DONE, GS_ENGINE_ERROR_NONE, GS_THREAD_REMOVE_THROW, 1},
+	{FIRST_BLOCKED, THEN_FINISHED_TASK_DONE, GS_ENGINE_ERROR_NONE, GS_THREAD_UNKNOWN, 0},
 };
 
 static GsEngineError
@@ -104,6 +112,13 @@ then_call(TlEngine *t, Then then)
 	case THEN_FINISHED:
 		gs_engine_thread_finished(t->engine, 1, 0);
 		return GS_ENGINE_ERROR_NONE;
+	case THEN_TASK_DONE:
+		gs_engine_task_done(t->engine, 1, 0);
+		return GS_ENGINE_ERROR_NONE;
+	case THEN_FINISHED_TASK_DONE:
+		gs_engine_thread_finished(t->engine, 1, 0);
+		gs_engine_task_done(t->engine, 1, 0);
+		return GS_ENGINE_ERROR_NONE;
 	}
 	return GS_N_ENGINE_ERRORS;
 }
@@ -125,6 +140,13 @@ first_call(TlEngine *t, First first)
 		break;
 	case FIRST_REMOVE_THROW:
 		te_drive_to(t, GS_THREAD_REMOVE_THROW);
+		break;
+	case FIRST_BLOCKED:
+		te_drive_to(t, GS_THREAD_BLOCKED);
+		break;
+	case FIRST_WITH_SIBLING:
+		tl_dedicated(t, 1, 1);
+		tl_dedicated(t, 2, 1);
 		break;
 	}
 }

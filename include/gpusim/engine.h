@@ -193,7 +193,10 @@ GS_API GsEngineError gs_engine_pool_done(GsEngine *engine, GsThreadId thread,
  * @thread has no more work, done or ended by an exception. A pool thread
  * leaves every task it still works for, as a helper unregisters when its work
  * ends (poolThreadFinishedForTasks): it no longer counts as a running thread
- * of those tasks. A dedicated thread stays until its task is done.
+ * of those tasks. A dedicated thread stays until its task is done. A finished
+ * thread that its removal would notify (REMOVE_THROW: it threw while blocked,
+ * say) is erased instead, since it never calls again: a stale record would
+ * keep its task in every deadlock check, never blocked.
  */
 GS_API void gs_engine_thread_finished(GsEngine *engine, GsThreadId thread, GsTime now);
 /** Removes @thread's association with @task, or every association with GS_NO_TASK. */
