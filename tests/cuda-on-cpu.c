@@ -17,7 +17,9 @@
  *  - every device access must lie inside a live allocation, on the stream's
  *    own device for kernels, and must not follow that allocation's
  *    cudaFreeAsync; host memory in a copy must not be device memory;
- *  - a pool destroyed with allocations outstanding is a leak.
+ *  - a pool destroyed with allocations outstanding is a leak;
+ *  - a process forked after the runtime started gets an initialisation
+ *    error from every call, as a CUDA context does not survive fork().
  * A breach prints what happened and aborts, as an illegal address ends a
  * CUDA context. Pools are charged their allocations' sizes rounded to 256
  * bytes; a real pool reserves in larger granules and may refuse sooner.
@@ -29,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 #include <glib.h>
@@ -92,6 +95,7 @@ static struct {
 	struct CUstream_st null_stream[N_DEVICES];
 	struct CUmemPoolHandle_st default_pool[N_DEVICES];
 	gsize device_used[N_DEVICES];
+	pid_t started_in; /* the process that started the runtime; 0 before */
 } cpu = {.lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER};
 
 static __thread int current_device;
@@ -119,6 +123,7 @@ compare_addresses(gconstpointer a, gconstpointer b)
 static void
 start(void)
 {
+	cpu.started_in = getpid();
 	cpu.ranges = g_tree_new(compare_addresses);
 	cpu.streams = g_ptr_array_new();
 	cpu.graveyard = g_ptr_array_new();
@@ -128,14 +133,27 @@ start(void)
 	}
 }
 
-/* Takes the stand-in's one lock, setting the stand-in up on first use. */
-static void
-lock_cpu(void)
+/*
+ * Starts the runtime on first use. FALSE in a child forked after it started:
+ * the caller fails with cudaErrorInitializationError.
+ */
+static gboolean
+started_here(void)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 	pthread_once(&once, start);
+	return cpu.started_in == getpid();
+}
+
+/* Takes the stand-in's one lock; FALSE (not taken) in a child forked after the start. */
+static gboolean
+lock_cpu(void)
+{
+	if (!started_here())
+		return FALSE;
 	pthread_mutex_lock(&cpu.lock);
+	return TRUE;
 }
 
 static cudaError_t
@@ -472,6 +490,8 @@ enqueue(struct CUstream_st *s, const Op *op)
 cudaError_t
 cudaGetDeviceCount(int *count)
 {
+	if (!started_here())
+		return fail(cudaErrorInitializationError);
 	*count = N_DEVICES;
 	return cudaSuccess;
 }
@@ -479,6 +499,8 @@ cudaGetDeviceCount(int *count)
 cudaError_t
 cudaSetDevice(int device)
 {
+	if (!started_here())
+		return fail(cudaErrorInitializationError);
 	if (device < 0 || device >= N_DEVICES)
 		return fail(cudaErrorInvalidDevice);
 	current_device = device;
@@ -488,6 +510,8 @@ cudaSetDevice(int device)
 cudaError_t
 cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 {
+	if (!started_here())
+		return fail(cudaErrorInitializationError);
 	if (device < 0 || device >= N_DEVICES)
 		return fail(cudaErrorInvalidDevice);
 	memset(prop, 0, sizeof *prop);
@@ -499,7 +523,8 @@ cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 cudaError_t
 cudaMemGetInfo(size_t *free_bytes, size_t *total)
 {
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	*free_bytes = DEVICE_BYTES - cpu.device_used[current_device];
 	*total = DEVICE_BYTES;
 	pthread_mutex_unlock(&cpu.lock);
@@ -527,6 +552,7 @@ cudaGetErrorString(cudaError_t err)
 		{cudaErrorMemoryAllocation, "out of memory"},
 		{cudaErrorInvalidDevice, "invalid device ordinal"},
 		{cudaErrorInvalidResourceHandle, "invalid resource handle"},
+		{cudaErrorInitializationError, "initialization error"},
 	};
 
 	for (gsize i = 0; i < G_N_ELEMENTS(texts); i++) {
@@ -539,7 +565,8 @@ cudaGetErrorString(cudaError_t err)
 cudaError_t
 cudaDeviceSynchronize(void)
 {
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	run_streams(current_device);
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
@@ -550,11 +577,13 @@ cudaDeviceSynchronize(void)
 cudaError_t
 cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
 {
-	struct CUstream_st *s = g_new0(struct CUstream_st, 1);
+	struct CUstream_st *s;
 
 	(void) flags;
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
+	s = g_new0(struct CUstream_st, 1);
 	s->device = current_device;
-	lock_cpu();
 	g_ptr_array_add(cpu.streams, s);
 	pthread_mutex_unlock(&cpu.lock);
 	*stream = s;
@@ -570,7 +599,8 @@ cudaStreamCreate(cudaStream_t *stream)
 cudaError_t
 cudaStreamSynchronize(cudaStream_t stream)
 {
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	run_stream(stream_or_null(stream));
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
@@ -582,7 +612,8 @@ cudaStreamDestroy(cudaStream_t stream)
 {
 	if (stream == NULL)
 		return fail(cudaErrorInvalidResourceHandle);
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	run_stream(stream_or_null(stream));
 	stream->dead = TRUE;
 	g_ptr_array_remove_fast(cpu.streams, stream);
@@ -596,6 +627,8 @@ cudaStreamDestroy(cudaStream_t stream)
 cudaError_t
 cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props)
 {
+	if (!started_here())
+		return fail(cudaErrorInitializationError);
 	if (props->allocType != cudaMemAllocationTypePinned ||
 	    props->location.type != cudaMemLocationTypeDevice || props->location.id < 0 ||
 	    props->location.id >= N_DEVICES)
@@ -609,6 +642,8 @@ cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props)
 cudaError_t
 cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value)
 {
+	if (!started_here())
+		return fail(cudaErrorInitializationError);
 	(void) pool, (void) attr, (void) value;
 	return cudaSuccess;
 }
@@ -616,7 +651,8 @@ cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *val
 cudaError_t
 cudaMemPoolDestroy(cudaMemPool_t pool)
 {
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	run_streams(-1);
 	if (pool->used > 0)
 		breach("a pool is destroyed with %zu bytes still allocated from it", pool->used);
@@ -643,7 +679,8 @@ cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t pool, cudaStream_
 {
 	gsize charge = (MAX(size, 1) + GRANULE - 1) / GRANULE * GRANULE;
 
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	(void) stream_or_null(stream);
 	if (!fits(pool, charge))
 		run_queued_frees();
@@ -668,7 +705,8 @@ cudaFreeAsync(void *ptr, cudaStream_t stream)
 	Op op = {.kind = OP_FREE, .dst = ptr};
 	Range *r;
 
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	r = range_starting_at(ptr, RANGE_DEVICE, "cudaFreeAsync");
 	if (r->freeing)
 		breach("cudaFreeAsync: %p is freed twice", ptr);
@@ -681,7 +719,8 @@ cudaFreeAsync(void *ptr, cudaStream_t stream)
 cudaError_t
 cudaMalloc(void **ptr, size_t size)
 {
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	if (cpu.device_used[current_device] + size > DEVICE_BYTES) {
 		pthread_mutex_unlock(&cpu.lock);
 		return fail(cudaErrorMemoryAllocation);
@@ -699,7 +738,8 @@ cudaFree(void *ptr)
 
 	if (ptr == NULL)
 		return cudaSuccess;
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	run_streams(-1);
 	r = range_starting_at(ptr, RANGE_DEVICE, "cudaFree");
 	if (r->freeing)
@@ -713,7 +753,8 @@ cudaError_t
 cudaHostAlloc(void **ptr, size_t size, unsigned int flags)
 {
 	(void) flags;
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	*ptr = range_add(RANGE_PINNED, size, 0, NULL)->base;
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
@@ -722,7 +763,8 @@ cudaHostAlloc(void **ptr, size_t size, unsigned int flags)
 cudaError_t
 cudaFreeHost(void *ptr)
 {
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	range_remove(range_starting_at(ptr, RANGE_PINNED, "cudaFreeHost"));
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
@@ -744,7 +786,8 @@ cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind ki
 
 	if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyHostToDevice)
 		return fail(cudaErrorInvalidValue);
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	s = stream_or_null(stream);
 	host = kind == cudaMemcpyDeviceToHost ? dst : src;
 	op.device_side = kind == cudaMemcpyDeviceToHost ? src : dst;
@@ -762,7 +805,8 @@ cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t stream)
 {
 	Op op = {.kind = OP_SET, .dst = ptr, .value = value, .bytes = count};
 
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	require_device(ptr, count, -1, "cudaMemsetAsync");
 	enqueue(stream_or_null(stream), &op);
 	pthread_mutex_unlock(&cpu.lock);
@@ -775,7 +819,8 @@ gs_cuda_busy(long long ns, GsCudaUses uses, cudaStream_t stream)
 	Op op = {.kind = OP_BUSY, .uses = uses};
 	struct CUstream_st *s;
 
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	s = stream_or_null(stream);
 	for (unsigned u = 0; u < uses.n; u++)
 		require_device(uses.ptr[u], uses.words[u] * 8, s->device, "busy kernel");
@@ -794,7 +839,8 @@ gs_cuda_fill(unsigned long long *words, unsigned long long n, unsigned long long
 	Op op = {.kind = OP_FILL, .dst = words, .bytes = n * 8, .seed = seed};
 	struct CUstream_st *s;
 
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	s = stream_or_null(stream);
 	require_device(words, n * 8, s->device, "fill kernel");
 	enqueue(s, &op);
@@ -810,7 +856,8 @@ gs_cuda_check(const unsigned long long *words, unsigned long long n, unsigned lo
 		 .counter = mismatches};
 	struct CUstream_st *s;
 
-	lock_cpu();
+	if (!lock_cpu())
+		return fail(cudaErrorInitializationError);
 	s = stream_or_null(stream);
 	require_device(words, n * 8, s->device, "check kernel");
 	require_device(mismatches, sizeof *mismatches, s->device, "check kernel");

@@ -7,6 +7,8 @@
 
 #include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <check.h>
 #include <cuda_runtime_api.h>
@@ -110,6 +112,26 @@ START_TEST(test_a_capped_pool_refuses_and_waits_for_frees)
 }
 END_TEST
 
+/* A child forked after the runtime started gets an initialisation error, as from CUDA. */
+START_TEST(test_a_child_forked_after_the_start_cannot_use_it)
+{
+	cudaStream_t stream;
+	int count, status;
+	pid_t child;
+
+	ck_assert_int_eq(cudaGetDeviceCount(&count), cudaSuccess);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0)
+		_exit(cudaStreamCreate(&stream) == cudaErrorInitializationError &&
+		      cudaGetDeviceCount(&count) == cudaErrorInitializationError ? 0 : 1);
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_int_eq(cudaStreamCreate(&stream), cudaSuccess);
+	ck_assert_int_eq(cudaStreamDestroy(stream), cudaSuccess);
+}
+END_TEST
+
 TCase *
 gs_test_cuda_stand_in(void)
 {
@@ -120,5 +142,6 @@ gs_test_cuda_stand_in(void)
 	tcase_add_test_raise_signal(tc, test_an_access_past_the_end_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_a_pool_destroyed_with_allocations_aborts, SIGABRT);
 	tcase_add_test(tc, test_a_capped_pool_refuses_and_waits_for_frees);
+	tcase_add_test(tc, test_a_child_forked_after_the_start_cannot_use_it);
 	return tc;
 }

@@ -220,8 +220,21 @@ main(void)
 	TCase *tc;
 	int n;
 
+#ifdef GS_CUDA_ON_CPU
+	/*
+	 * The stand-in's own tests fork a child each (some must abort), before
+	 * this process starts the runtime: a child forked after it could not
+	 * use it.
+	 */
+	s = suite_create("cuda-on-cpu");
+	suite_add_tcase(s, gs_test_cuda_stand_in());
+	if (tl_run_suite(s) != EXIT_SUCCESS)
+		return EXIT_FAILURE;
+#endif
 	if (!gs_cuda_device_count(&n, NULL))
 		return 77; /* no GPU here: SKIP */
+	/* Counting the devices started CUDA: a forked child could not use it. */
+	g_setenv("CK_FORK", "no", TRUE);
 	s = suite_create("cuda");
 	tc = tcase_create("device");
 	tcase_set_timeout(tc, 120);
@@ -235,8 +248,5 @@ main(void)
 	tcase_add_test(tc, test_a_scenario_on_the_device);
 	tcase_add_test(tc, test_calibrate_writes_includable_yaml);
 	suite_add_tcase(s, tc);
-#ifdef GS_CUDA_ON_CPU
-	suite_add_tcase(s, gs_test_cuda_stand_in());
-#endif
 	return tl_run_suite(s);
 }

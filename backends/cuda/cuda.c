@@ -123,7 +123,7 @@ static gboolean
 pinned_grow(Pinned *p, gboolean staging, GError **error)
 {
 	gint64 bytes = p->block_size * p->pool_blocks;
-	char *pool;
+	char *pool = NULL;
 
 	if (!staging && p->pinned + bytes > MAX(p->capacity, bytes))
 		return FALSE;
