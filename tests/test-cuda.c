@@ -155,6 +155,46 @@ START_TEST(test_a_large_alignment_fits_the_capacity)
 }
 END_TEST
 
+/*
+ * Sizes, alignments and host blocks that are not multiples of the kernels'
+ * 8-byte words: a compute reads the buffer and every path keeps every byte.
+ */
+static const struct {
+	gint64 block_size, alignment, bytes;
+} odd_rows[] = {
+	{4100, 256, 3 * MIB + 5},
+	{MIB + 3, 256, 2 * MIB + 7},
+	{MIB, 12, 1001},
+	{MIB, 100, 77777},
+	{4100, 12, 9 * 4100 + 1},
+};
+
+START_TEST(test_odd_sizes_alignments_and_blocks_keep_every_byte)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
+	gpointer state, threads[2];
+	guint64 handle;
+
+	w->host.block_size = odd_rows[_i].block_size;
+	w->gpu.alignment = odd_rows[_i].alignment;
+	state = open_cuda(w, parent, 64 * MIB);
+	for (int i = 0; i < 2; i++)
+		threads[i] = gs_backend_thread_begin(&gs_backend_cuda, state);
+	ck_assert(gs_backend_alloc(&gs_backend_cuda, state, threads[0], GS_TIER_GPU, 0,
+				   odd_rows[_i].bytes, &handle));
+	gs_backend_compute_begin(&gs_backend_cuda, state, threads[0], 1000, &handle, 1);
+	gs_backend_compute_end(&gs_backend_cuda, state, threads[0]);
+	gs_backend_free(&gs_backend_cuda, state, threads[0], GS_TIER_GPU, handle);
+	for (guint p = 0; p < G_N_ELEMENTS(tl_move_paths); p++)
+		tl_moves_keep_every_byte(&gs_backend_cuda, state, threads, &tl_move_paths[p],
+					 odd_rows[_i].bytes);
+	for (int i = 0; i < 2; i++)
+		gs_backend_thread_end(&gs_backend_cuda, state, threads[i]);
+	tl_backend_close(&gs_backend_cuda, state, parent);
+}
+END_TEST
+
 /* What the machine lacks: the scenario is valid, the backend is unavailable here (exit 3). */
 typedef struct {
 	gint64 capacity;
@@ -244,6 +284,8 @@ main(void)
 	tcase_add_test(tc, test_a_changed_file_is_caught);
 	tcase_add_test(tc, test_a_full_host_tier_still_stages_to_disk);
 	tcase_add_test(tc, test_a_large_alignment_fits_the_capacity);
+	tcase_add_loop_test(tc, test_odd_sizes_alignments_and_blocks_keep_every_byte, 0,
+			    G_N_ELEMENTS(odd_rows));
 	tcase_add_loop_test(tc, test_what_the_machine_lacks_is_refused, 0, G_N_ELEMENTS(lack_rows));
 	tcase_add_test(tc, test_a_scenario_on_the_device);
 	tcase_add_test(tc, test_calibrate_writes_includable_yaml);

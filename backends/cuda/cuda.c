@@ -1,12 +1,16 @@
 /*
  * gpusim: the CUDA backend: real device memory, real copies, real files.
  *
- * GPU memory comes from one CUDA memory pool per device, capped at
- * memory.gpu.capacity (a capacity above what the device has free is refused
- * at open), allocated and freed stream-ordered on the calling thread's own
- * stream; sizes are rounded up to memory.gpu.alignment, and an alignment above
- * the pool's own 256 bytes is honoured by over-allocating and offsetting
- * (the pool's cap leaves room for that: pool_cap()). A
+ * GPU memory comes from one CUDA memory pool per device (a capacity above
+ * what the device has free is refused at open), allocated and freed
+ * stream-ordered on the calling thread's own stream. The pool is not capped
+ * at memory.gpu.capacity: the driver's counters already hold the scenario to
+ * it, and a pool reserves in chunks of 2 MiB or more, so a cap at the
+ * capacity would refuse buffers the count admits. Sizes are rounded up to
+ * memory.gpu.alignment and to the kernels' 8-byte words; a placement the
+ * pool's own 256-byte alignment does not give (a larger alignment, or one
+ * such as 12 that does not divide 256, made a multiple of 8) is met by
+ * over-allocating and offsetting. A
  * compute launches a kernel that spins for the time on the device's global
  * timer while reading the buffers it uses, and the thread synchronises its
  * stream at the end. The host tier is a pool of pinned blocks (block_size,
@@ -65,6 +69,7 @@ typedef struct {
 typedef struct {
 	int n_devices;
 	Device *devices;
+	gint64 placement; /* a buffer's start: a multiple of the alignment and of 8 */
 	Pinned host;
 	char *disk_dir;
 	gint64 alignment;
@@ -91,6 +96,24 @@ typedef struct {
 	cudaStream_t *streams; /* per device, made on first use */
 	int n;
 } Thread;
+
+static gint64
+round_up(gint64 n, gint64 to)
+{
+	return (n + to - 1) / to * to;
+}
+
+static gint64
+gcd(gint64 a, gint64 b)
+{
+	while (b != 0) {
+		gint64 r = a % b;
+
+		a = b;
+		b = r;
+	}
+	return a;
+}
 
 static gboolean
 failed(cudaError_t err, const char *what, GError **error)
@@ -168,25 +191,12 @@ pinned_give(Pinned *p, GPtrArray *blocks)
 
 /* ---- open, close ---- */
 
-/*
- * An alignment above the pool's own is met by over-allocating one alignment
- * per buffer: the pool's cap leaves room for that, at most once more the
- * capacity (each buffer is charged at least one alignment, so no more than
- * capacity / alignment of them live at once). The bytes the scenario can
- * use stay capped at the capacity by the engine.
- */
-static gint64
-pool_cap(gint64 capacity, gint64 alignment)
-{
-	return alignment > POOL_ALIGNMENT ? 2 * capacity : capacity;
-}
-
 static gboolean
-device_open(Device *d, int index, gint64 capacity, gint64 alignment, GError **error)
+device_open(Device *d, int index, gint64 capacity, GError **error)
 {
 	struct cudaMemPoolProps props = {0};
 	size_t free_bytes = 0, total = 0;
-	guint64 threshold = (guint64) capacity;
+	guint64 threshold = G_MAXUINT64;
 
 	if (failed(cudaSetDevice(index), "selecting the device", error) ||
 	    failed(cudaMemGetInfo(&free_bytes, &total), "reading free memory", error))
@@ -201,12 +211,13 @@ device_open(Device *d, int index, gint64 capacity, gint64 alignment, GError **er
 	props.allocType = cudaMemAllocationTypePinned;
 	props.location.type = cudaMemLocationTypeDevice;
 	props.location.id = index;
-	props.maxSize = (size_t) pool_cap(capacity, alignment);
 	if (failed(cudaMemPoolCreate(&d->pool, &props), "creating the memory pool", error))
 		return FALSE;
-	/* Keep what the pool has reserved: a free is not a trip to the driver. */
-	cudaMemPoolSetAttribute(d->pool, cudaMemPoolAttrReleaseThreshold, &threshold);
 	pthread_mutex_init(&d->check_lock, NULL);
+	/* Keep what the pool has reserved: a free is not a trip to the driver. */
+	if (failed(cudaMemPoolSetAttribute(d->pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+		   "keeping the pool's memory", error))
+		return FALSE;
 	return !failed(cudaMalloc((void **) &d->mismatches, sizeof(unsigned long long)),
 		       "allocating the check counter", error);
 }
@@ -222,10 +233,12 @@ cuda_open(const GsWorkload *w, GError **error)
 	pthread_mutex_init(&c->host.lock, NULL);
 	c->host.pools = g_ptr_array_new();
 	c->host.free = g_ptr_array_new();
-	c->host.block_size = MAX(w->host.block_size, 4096);
+	/* Whole 8-byte words per block, as the pattern and the copies count them. */
+	c->host.block_size = round_up(MAX(w->host.block_size, 4096), 8);
 	c->host.pool_blocks = MAX(w->host.pool_blocks, 1);
 	c->host.capacity = w->host.capacity;
 	c->alignment = MAX(w->gpu.alignment, 1);
+	c->placement = c->alignment / gcd(c->alignment, 8) * 8;
 	if (!gs_cuda_device_count(&count, error)) {
 		cuda_close(c);
 		return NULL;
@@ -240,7 +253,7 @@ cuda_open(const GsWorkload *w, GError **error)
 	c->n_devices = (int) MAX(w->gpu.devices, 1);
 	c->devices = g_new0(Device, c->n_devices);
 	for (int i = 0; i < c->n_devices; i++) {
-		if (!device_open(&c->devices[i], i, w->gpu.capacity, c->alignment, error)) {
+		if (!device_open(&c->devices[i], i, w->gpu.capacity, error)) {
 			cuda_close(c);
 			return NULL;
 		}
@@ -342,20 +355,19 @@ static gboolean
 gpu_take(Cuda *c, Thread *t, Buf *b)
 {
 	cudaStream_t stream = stream_of(t, b->device);
-	gint64 aligned = (b->bytes + c->alignment - 1) / c->alignment * c->alignment;
-	gint64 extra = c->alignment > POOL_ALIGNMENT ? c->alignment : 0;
-	guintptr p;
+	/* The kernels touch whole words: a 5-byte buffer is read and written as 8. */
+	gint64 size = round_up(round_up(b->bytes, c->alignment), 8);
+	gint64 extra = POOL_ALIGNMENT % c->placement == 0 ? 0 : c->placement;
 
 	if (stream == NULL)
 		return FALSE;
-	if (cudaMallocFromPoolAsync(&b->base, (size_t) (aligned + extra),
-				    c->devices[b->device].pool, stream) != cudaSuccess) {
+	if (cudaMallocFromPoolAsync(&b->base, (size_t) (size + extra), c->devices[b->device].pool,
+				    stream) != cudaSuccess) {
 		cudaGetLastError();
 		return FALSE;
 	}
-	p = (guintptr) b->base;
-	p = (p + (guintptr) c->alignment - 1) / (guintptr) c->alignment * (guintptr) c->alignment;
-	b->words = (unsigned long long *) p;
+	b->words = (unsigned long long *) (guintptr) round_up((gint64) (guintptr) b->base,
+							       c->placement);
 	return TRUE;
 }
 
