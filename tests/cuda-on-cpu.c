@@ -17,6 +17,9 @@
  *  - every device access must lie inside a live allocation, on the stream's
  *    own device for kernels, and must not follow that allocation's
  *    cudaFreeAsync; host memory in a copy must not be device memory;
+ *  - a stream-ordered allocation exists for other streams only once its own
+ *    stream has run past it (it was synchronised): using it on another
+ *    stream before then is a breach, as the runtime orders it on one stream;
  *  - a pool destroyed with allocations outstanding is a leak;
  *  - a process forked after the runtime started gets an initialisation
  *    error from every call, as a CUDA context does not survive fork().
@@ -59,10 +62,11 @@ typedef struct {
 	int device;
 	cudaMemPool_t pool; /* NULL: cudaMalloc or pinned */
 	gboolean freeing;   /* a cudaFreeAsync is queued */
+	struct CUstream_st *allocating; /* the stream of a stream-ordered allocation not yet run */
 	guint users;        /* ops reading or writing it right now, without the lock */
 } Range;
 
-typedef enum { OP_COPY, OP_SET, OP_FREE, OP_FILL, OP_CHECK, OP_BUSY } OpKind;
+typedef enum { OP_ALLOC, OP_COPY, OP_SET, OP_FREE, OP_FILL, OP_CHECK, OP_BUSY } OpKind;
 
 typedef struct {
 	OpKind kind;
@@ -181,9 +185,14 @@ range_at(const void *p, gsize n)
 	return r;
 }
 
-/* Device memory that an op may touch: live, not being freed, on @device if >= 0. */
+/*
+ * Device memory that an op on stream @s may touch: live, not being freed,
+ * allocated for @s (its allocation's own stream, or one that has run), on
+ * @s's device if @same_device.
+ */
 static void
-require_device(const void *p, gsize n, int device, const char *what)
+require_device(const void *p, gsize n, const struct CUstream_st *s, gboolean same_device,
+	       const char *what)
 {
 	Range *r = range_at(p, MAX(n, 1));
 
@@ -191,8 +200,12 @@ require_device(const void *p, gsize n, int device, const char *what)
 		breach("%s: %p (+%zu bytes) is not inside a live device allocation", what, p, n);
 	if (r->freeing)
 		breach("%s: %p is used after its cudaFreeAsync", what, p);
-	if (device >= 0 && r->device != device)
-		breach("%s: %p is on device %d, the stream on device %d", what, p, r->device, device);
+	if (r->allocating != NULL && r->allocating != s)
+		breach("%s: %p is used on another stream before its stream-ordered allocation "
+		       "was waited for", what, p);
+	if (same_device && r->device != s->device)
+		breach("%s: %p is on device %d, the stream on device %d", what, p, r->device,
+		       s->device);
 }
 
 static void
@@ -293,6 +306,7 @@ move_bytes(const Op *op)
 				(*op->counter)++;
 		}
 		break;
+	case OP_ALLOC:
 	case OP_FREE:
 	case OP_BUSY:
 		break;
@@ -338,13 +352,16 @@ run_op(struct CUstream_st *s, Op *op)
 	case OP_CHECK:
 		move_bytes_unlocked(op);
 		break;
+	case OP_ALLOC:
+		range_starting_at(op->dst, RANGE_DEVICE, "cudaMallocFromPoolAsync")->allocating = NULL;
+		break;
 	case OP_FREE:
 		range_remove(range_starting_at(op->dst, RANGE_DEVICE, "cudaFreeAsync"));
 		break;
 	case OP_BUSY:
 		/* The kernel reads its buffers while it runs: they must still be there. */
 		for (unsigned u = 0; u < op->uses.n; u++)
-			require_device(op->uses.ptr[u], op->uses.words[u] * 8, s->device, "busy kernel");
+			require_device(op->uses.ptr[u], op->uses.words[u] * 8, s, TRUE, "busy kernel");
 		left_ns = op->until_ns - now_ns();
 		if (left_ns > 0) {
 			pthread_mutex_unlock(&cpu.lock);
@@ -361,18 +378,19 @@ check_op(struct CUstream_st *s, const Op *op)
 {
 	switch (op->kind) {
 	case OP_COPY:
-		require_device(op->device_side, op->bytes, -1, "cudaMemcpyAsync");
+		require_device(op->device_side, op->bytes, s, FALSE, "cudaMemcpyAsync");
 		break;
 	case OP_SET:
-		require_device(op->dst, op->bytes, -1, "cudaMemsetAsync");
+		require_device(op->dst, op->bytes, s, FALSE, "cudaMemsetAsync");
 		break;
 	case OP_FILL:
-		require_device(op->dst, op->bytes, s->device, "fill kernel");
+		require_device(op->dst, op->bytes, s, TRUE, "fill kernel");
 		break;
 	case OP_CHECK:
-		require_device(op->src, op->bytes, s->device, "check kernel");
-		require_device(op->counter, sizeof *op->counter, s->device, "check kernel");
+		require_device(op->src, op->bytes, s, TRUE, "check kernel");
+		require_device(op->counter, sizeof *op->counter, s, TRUE, "check kernel");
 		break;
+	case OP_ALLOC:
 	case OP_FREE:
 	case OP_BUSY: /* run_op checks the busy kernel's buffers as it reads them */
 		break;
@@ -678,17 +696,25 @@ cudaError_t
 cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t pool, cudaStream_t stream)
 {
 	gsize charge = (MAX(size, 1) + GRANULE - 1) / GRANULE * GRANULE;
+	Op op = {.kind = OP_ALLOC};
+	struct CUstream_st *s;
+	Range *r;
 
 	if (!lock_cpu())
 		return fail(cudaErrorInitializationError);
-	(void) stream_or_null(stream);
+	s = stream_or_null(stream);
 	if (!fits(pool, charge))
 		run_queued_frees();
 	if (!fits(pool, charge)) {
 		pthread_mutex_unlock(&cpu.lock);
 		return fail(cudaErrorMemoryAllocation);
 	}
-	*ptr = range_add(RANGE_DEVICE, size, pool->device, pool)->base;
+	r = range_add(RANGE_DEVICE, size, pool->device, pool);
+	/* Ordered on @stream: other streams may use it once that has run past it. */
+	r->allocating = s;
+	op.dst = r->base;
+	enqueue(s, &op);
+	*ptr = r->base;
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
 }
@@ -703,15 +729,20 @@ cudaError_t
 cudaFreeAsync(void *ptr, cudaStream_t stream)
 {
 	Op op = {.kind = OP_FREE, .dst = ptr};
+	struct CUstream_st *s;
 	Range *r;
 
 	if (!lock_cpu())
 		return fail(cudaErrorInitializationError);
 	r = range_starting_at(ptr, RANGE_DEVICE, "cudaFreeAsync");
+	s = stream_or_null(stream);
 	if (r->freeing)
 		breach("cudaFreeAsync: %p is freed twice", ptr);
+	if (r->allocating != NULL && r->allocating != s)
+		breach("cudaFreeAsync: %p is freed on another stream before its stream-ordered "
+		       "allocation was waited for", ptr);
 	r->freeing = TRUE;
-	enqueue(stream_or_null(stream), &op);
+	enqueue(s, &op);
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
 }
@@ -791,7 +822,7 @@ cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind ki
 	s = stream_or_null(stream);
 	host = kind == cudaMemcpyDeviceToHost ? dst : src;
 	op.device_side = kind == cudaMemcpyDeviceToHost ? src : dst;
-	require_device(op.device_side, count, -1, "cudaMemcpyAsync");
+	require_device(op.device_side, count, s, FALSE, "cudaMemcpyAsync");
 	require_host(host, count, "cudaMemcpyAsync");
 	enqueue(s, &op);
 	if (!is_pinned(host, count))
@@ -804,11 +835,13 @@ cudaError_t
 cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t stream)
 {
 	Op op = {.kind = OP_SET, .dst = ptr, .value = value, .bytes = count};
+	struct CUstream_st *s;
 
 	if (!lock_cpu())
 		return fail(cudaErrorInitializationError);
-	require_device(ptr, count, -1, "cudaMemsetAsync");
-	enqueue(stream_or_null(stream), &op);
+	s = stream_or_null(stream);
+	require_device(ptr, count, s, FALSE, "cudaMemsetAsync");
+	enqueue(s, &op);
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
 }
@@ -823,7 +856,7 @@ gs_cuda_busy(long long ns, GsCudaUses uses, cudaStream_t stream)
 		return fail(cudaErrorInitializationError);
 	s = stream_or_null(stream);
 	for (unsigned u = 0; u < uses.n; u++)
-		require_device(uses.ptr[u], uses.words[u] * 8, s->device, "busy kernel");
+		require_device(uses.ptr[u], uses.words[u] * 8, s, TRUE, "busy kernel");
 	/* The kernel starts when the stream's earlier kernels are done. */
 	s->busy_until_ns = MAX(s->busy_until_ns, now_ns()) + MAX(ns, 0);
 	op.until_ns = s->busy_until_ns;
@@ -842,7 +875,7 @@ gs_cuda_fill(unsigned long long *words, unsigned long long n, unsigned long long
 	if (!lock_cpu())
 		return fail(cudaErrorInitializationError);
 	s = stream_or_null(stream);
-	require_device(words, n * 8, s->device, "fill kernel");
+	require_device(words, n * 8, s, TRUE, "fill kernel");
 	enqueue(s, &op);
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
@@ -859,8 +892,8 @@ gs_cuda_check(const unsigned long long *words, unsigned long long n, unsigned lo
 	if (!lock_cpu())
 		return fail(cudaErrorInitializationError);
 	s = stream_or_null(stream);
-	require_device(words, n * 8, s->device, "check kernel");
-	require_device(mismatches, sizeof *mismatches, s->device, "check kernel");
+	require_device(words, n * 8, s, TRUE, "check kernel");
+	require_device(mismatches, sizeof *mismatches, s, TRUE, "check kernel");
 	enqueue(s, &op);
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;

@@ -27,7 +27,7 @@ START_TEST(test_unsynchronised_work_has_not_happened)
 
 	ck_assert_int_eq(cudaStreamCreate(&filler), cudaSuccess);
 	ck_assert_int_eq(cudaStreamCreate(&reader), cudaSuccess);
-	ck_assert_int_eq(cudaMallocAsync((void **) &dev, sizeof host, filler), cudaSuccess);
+	ck_assert_int_eq(cudaMalloc((void **) &dev, sizeof host), cudaSuccess);
 	ck_assert_int_eq(gs_cuda_fill(dev, WORDS, 7, filler), cudaSuccess);
 	ck_assert_int_eq(cudaMemcpyAsync(host, dev, sizeof host, cudaMemcpyDeviceToHost, reader),
 			 cudaSuccess);
@@ -37,7 +37,7 @@ START_TEST(test_unsynchronised_work_has_not_happened)
 	ck_assert_int_eq(cudaMemcpyAsync(host, dev, sizeof host, cudaMemcpyDeviceToHost, reader),
 			 cudaSuccess);
 	ck_assert(gs_pattern_check((const guint64 *) host, WORDS, 7));
-	ck_assert_int_eq(cudaFreeAsync(dev, reader), cudaSuccess);
+	ck_assert_int_eq(cudaFree(dev), cudaSuccess);
 	ck_assert_int_eq(cudaStreamDestroy(filler), cudaSuccess);
 	ck_assert_int_eq(cudaStreamDestroy(reader), cudaSuccess);
 }
@@ -53,6 +53,19 @@ START_TEST(test_a_use_after_a_queued_free_aborts)
 	cudaStreamCreate(&b);
 	cudaMallocAsync(&dev, 4096, a);
 	cudaFreeAsync(dev, a);
+	cudaMemsetAsync(dev, 0, 4096, b);
+}
+END_TEST
+
+/* And a stream-ordered allocation used on another stream before its own has run past it. */
+START_TEST(test_an_allocation_used_before_its_stream_got_there_aborts)
+{
+	void *dev;
+	cudaStream_t a, b;
+
+	cudaStreamCreate(&a);
+	cudaStreamCreate(&b);
+	cudaMallocAsync(&dev, 4096, a);
 	cudaMemsetAsync(dev, 0, 4096, b);
 }
 END_TEST
@@ -139,6 +152,8 @@ gs_test_cuda_stand_in(void)
 
 	tcase_add_test(tc, test_unsynchronised_work_has_not_happened);
 	tcase_add_test_raise_signal(tc, test_a_use_after_a_queued_free_aborts, SIGABRT);
+	tcase_add_test_raise_signal(tc, test_an_allocation_used_before_its_stream_got_there_aborts,
+				    SIGABRT);
 	tcase_add_test_raise_signal(tc, test_an_access_past_the_end_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_a_pool_destroyed_with_allocations_aborts, SIGABRT);
 	tcase_add_test(tc, test_a_capped_pool_refuses_and_waits_for_frees);

@@ -350,7 +350,13 @@ words_of(gint64 bytes)
 	return ((gsize) bytes + 7) / 8;
 }
 
-/* Device memory for @b from its device's pool, on the thread's stream; unfilled. */
+/*
+ * Device memory for @b from its device's pool, on the thread's stream;
+ * unfilled. The thread waits for its stream to reach the allocation: another
+ * thread may copy the buffer on its own stream (a spill), which nothing else
+ * would order after it. So the time an allocation takes is the time until it
+ * can be used, as calibrate measures it.
+ */
 static gboolean
 gpu_take(Cuda *c, Thread *t, Buf *b)
 {
@@ -364,6 +370,11 @@ gpu_take(Cuda *c, Thread *t, Buf *b)
 	if (cudaMallocFromPoolAsync(&b->base, (size_t) (size + extra), c->devices[b->device].pool,
 				    stream) != cudaSuccess) {
 		cudaGetLastError();
+		return FALSE;
+	}
+	if (cudaStreamSynchronize(stream) != cudaSuccess) {
+		cudaGetLastError();
+		cudaFree(b->base);
 		return FALSE;
 	}
 	b->words = (unsigned long long *) (guintptr) round_up((gint64) (guintptr) b->base,
