@@ -14,9 +14,15 @@
 #              after alignment; whole host blocks), which no rollback could
 #              ever make fit, or for a blocking reservation, which waits for
 #              memory to be released and which the OOM state machine does not
-#              roll back. Without the watchdog (watchdog: 0) only a failed
-#              allocation checks for a deadlock, as in the reference: one that
-#              forms as a task ends, with no allocation failing after it, stays.
+#              roll back, or (with no failed allocation: for a GPU permit, say)
+#              behind a thread that waits so. Without the watchdog (watchdog: 0)
+#              only a failed allocation checks for a deadlock, as in the
+#              reference: one that forms as a task ends, with no allocation
+#              failing after it, stays, and a thread that waits outside the
+#              allocator (for a GPU permit, say) keeps its task from counting as
+#              blocked; the rule holds when nothing but state changes followed
+#              the last failed allocation, whose check saw the end, and every
+#              waiting thread waits for an allocation.
 # Every $GS_RANDOM_HOST_EVERY-th seed also runs on real threads
 # (--backend=host), where status, messages, hang and copies must hold.
 #
@@ -68,11 +74,11 @@ bytes_of() {
 # Prints each thread that waits at the end of a retry run although a rollback
 # could have let it on; nothing when the deadlock is the only possible end.
 deadlock_waiters() {
-	scenario=$1 json=$2 events=$3
+	scenario=$1 json=$2 events=$3 unwatched=${4:-0}
 	devices=$(memory_key "$scenario" gpu devices)
 	alignment=$(bytes_of "$(memory_key "$scenario" gpu alignment)")
 	block=$(bytes_of "$(memory_key "$scenario" host block_size)")
-	awk -v devices="${devices:-1}" -v alignment="${alignment:-256}" -v block="${block:-1048576}" '
+	awk -v unwatched="$unwatched" -v devices="${devices:-1}" -v alignment="${alignment:-256}" -v block="${block:-1048576}" '
 	function field(line, key,    m) {
 		if (!match(line, "\"" key "\": *\"*[^\",]*"))
 			return ""
@@ -98,18 +104,38 @@ deadlock_waiters() {
 		else if ($0 ~ /"ev":"reserve"/)
 			need[thread] = $0 ~ /"outcome":"wait"/ ? "reservation " field($0, "bytes") : ""
 	}
+	# What no rollback can give: a blocking reservation, or more than the tier holds.
+	function hopeless(need,    n) {
+		split(need, n, " ")
+		return n[1] == "reservation" ||
+		       (n[1] == "gpu" && round_up(n[2], alignment) > capacity["gpu"] / devices) ||
+		       (n[1] == "host" && round_up(n[2], block) > capacity["host"])
+	}
 	END {
 		for (thread in waiting) {
-			split(need[thread], n, " ")
-			if (n[1] == "reservation")
+			stuck += hopeless(need[thread])
+			outside += need[thread] == ""
+		}
+		# Unwatched, a thread waiting outside the allocator hides its task from the check.
+		if (unwatched && outside > 0)
+			exit
+		for (thread in waiting) {
+			if (hopeless(need[thread]))
 				continue
-			if (n[1] == "gpu" && round_up(n[2], alignment) > capacity["gpu"] / devices)
-				continue
-			if (n[1] == "host" && round_up(n[2], block) > capacity["host"])
+			# Waiting without a failed allocation (for a GPU permit, say) behind such a thread.
+			if (need[thread] == "" && stuck > 0)
 				continue
 			print thread " waits for " (need[thread] == "" ? "no failed allocation" : need[thread])
 		}
 	}' "$json" "$events" | sort
+}
+
+# Whether the run ended as the check after its last failed allocation saw it:
+# nothing but state changes came after that allocation.
+checked_at_end() {
+	awk '/"ev":"alloc".*"ok":false/ { after = 0; failed = 1; next }
+		!/"ev":"state"/ { after = 1 }
+		END { exit !(failed && !after) }' "$1"
 }
 
 # $1 seed, $2 run name, $3.. options; exits with gpusim's status (124: the hang bound).
@@ -153,9 +179,12 @@ check_sim() {
 		violated "$seed" identical "a second run wrote other bytes (status $code)" \
 			"run --max-time=10s --json=a.json --events=a.events (twice)"
 	fi
-	if grep -q '"oom": "retry"' "$tmp/a.json" && ! grep -q '"watchdog_ns": 0,' "$tmp/a.json" &&
-		grep -q '^  "outcome": "deadlock"' "$tmp/a.json"; then
-		waiters=$(deadlock_waiters "$tmp/random-$seed.yaml" "$tmp/a.json" "$tmp/a.events")
+	unwatched=0
+	grep -q '"watchdog_ns": 0,' "$tmp/a.json" && unwatched=1
+	if grep -q '"oom": "retry"' "$tmp/a.json" && grep -q '^  "outcome": "deadlock"' "$tmp/a.json" &&
+		{ [ $unwatched = 0 ] || checked_at_end "$tmp/a.events"; }; then
+		waiters=$(deadlock_waiters "$tmp/random-$seed.yaml" "$tmp/a.json" "$tmp/a.events" \
+			$unwatched)
 		[ -z "$waiters" ] ||
 			violated "$seed" deadlock "$(echo "$waiters" | tr '\n' ';')" \
 				"run --max-time=10s --json=a.json --events=a.events"
