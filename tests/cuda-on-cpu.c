@@ -22,7 +22,12 @@
  *    stream before then is a breach, as the runtime orders it on one stream;
  *  - a pool destroyed with allocations outstanding is a leak;
  *  - a process forked after the runtime started gets an initialisation
- *    error from every call, as a CUDA context does not survive fork().
+ *    error from every call, as a CUDA context does not survive fork();
+ *  - a pool hands back the memory it was just given back, last freed first
+ *    (of the same charge), with the bytes still in it, as a real pool
+ *    reuses its addresses: a copy that never happened can leave the right
+ *    bytes in place unless the destination was cleared first. Tests can
+ *    drop copies on purpose (gs_cuda_on_cpu_drop_copies()) to see that.
  * A breach prints what happened and aborts, as an illegal address ends a
  * CUDA context. Pools are charged their allocations' sizes rounded to 256
  * bytes; a real pool reserves in larger granules and may refuse sooner.
@@ -41,6 +46,7 @@
 
 #include "cuda/kernel.h"
 #include "pattern.h"
+#include "cuda-on-cpu.h"
 
 #define N_DEVICES 2
 #define DEVICE_BYTES ((gsize) 80 << 30) /* what each pretend device has */
@@ -52,6 +58,7 @@ struct CUmemPoolHandle_st {
 	int device;
 	gsize max;  /* 0: the device's memory */
 	gsize used; /* charged, pending frees included */
+	GPtrArray *reuse; /* Range* freed back to the pool, still mapped; last freed last */
 };
 
 /* A live allocation: device memory (from a pool or cudaMalloc) or pinned host memory. */
@@ -75,6 +82,7 @@ typedef struct {
 	const void *device_side; /* OP_COPY: the end in device memory */
 	gsize bytes;
 	int value;
+	gboolean dropped; /* OP_COPY: a copy a test made "happen" without its bytes */
 	guint64 seed;
 	unsigned long long *counter;
 	GsCudaUses uses;
@@ -100,6 +108,7 @@ static struct {
 	struct CUmemPoolHandle_st default_pool[N_DEVICES];
 	gsize device_used[N_DEVICES];
 	pid_t started_in; /* the process that started the runtime; 0 before */
+	guint copies_to_drop; /* the next copies that "happen" without moving a byte */
 } cpu = {.lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER};
 
 static __thread int current_device;
@@ -225,6 +234,24 @@ is_pinned(const void *p, gsize n)
 	return r != NULL && r->kind == RANGE_PINNED;
 }
 
+/* The pool's most recently freed memory of @charge bytes, taken off its list; NULL if none. */
+static char *
+reuse_memory(cudaMemPool_t pool, gsize charge)
+{
+	for (guint i = pool != NULL && pool->reuse != NULL ? pool->reuse->len : 0; i > 0; i--) {
+		Range *old = pool->reuse->pdata[i - 1];
+
+		if (old->charge == charge) {
+			char *base = old->base;
+
+			g_ptr_array_remove_index(pool->reuse, i - 1);
+			g_free(old);
+			return base;
+		}
+	}
+	return NULL;
+}
+
 static Range *
 range_add(RangeKind kind, gsize bytes, int device, cudaMemPool_t pool)
 {
@@ -235,6 +262,7 @@ range_add(RangeKind kind, gsize bytes, int device, cudaMemPool_t pool)
 	r->charge = (MAX(bytes, 1) + GRANULE - 1) / GRANULE * GRANULE;
 	r->device = device;
 	r->pool = pool;
+	r->base = reuse_memory(pool, r->charge);
 	/*
 	 * Fresh pages of their own: zeros, which no pattern word is, never what
 	 * a freed buffer left there (so a copy that never happened fails its
@@ -242,7 +270,9 @@ range_add(RangeKind kind, gsize bytes, int device, cudaMemPool_t pool)
 	 * microseconds, as from a real pool, and the runs' timing does not hang
 	 * on the stand-in.
 	 */
-	r->base = mmap(NULL, r->charge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r->base == NULL)
+		r->base = mmap(NULL, r->charge, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (r->base == MAP_FAILED)
 		breach("the CPU has no %zu bytes to pretend with", r->charge);
 	if (kind == RANGE_DEVICE)
@@ -263,6 +293,13 @@ range_remove(Range *r)
 	if (r->pool != NULL)
 		r->pool->used -= r->charge;
 	g_tree_remove(cpu.ranges, r->base);
+	if (r->pool != NULL) {
+		/* Back to the pool, bytes and all, for the next allocation of its size. */
+		if (r->pool->reuse == NULL)
+			r->pool->reuse = g_ptr_array_new();
+		g_ptr_array_add(r->pool->reuse, r);
+		return;
+	}
 	munmap(r->base, r->charge);
 	g_free(r);
 }
@@ -292,7 +329,8 @@ move_bytes(const Op *op)
 {
 	switch (op->kind) {
 	case OP_COPY:
-		memcpy(op->dst, op->src, op->bytes);
+		if (!op->dropped)
+			memcpy(op->dst, op->src, op->bytes);
 		break;
 	case OP_SET:
 		memset(op->dst, op->value, op->bytes);
@@ -674,7 +712,15 @@ cudaMemPoolDestroy(cudaMemPool_t pool)
 	run_streams(-1);
 	if (pool->used > 0)
 		breach("a pool is destroyed with %zu bytes still allocated from it", pool->used);
+	for (guint i = 0; pool->reuse != NULL && i < pool->reuse->len; i++) {
+		Range *old = pool->reuse->pdata[i];
+
+		munmap(old->base, old->charge);
+		g_free(old);
+	}
 	pthread_mutex_unlock(&cpu.lock);
+	if (pool->reuse != NULL)
+		g_ptr_array_unref(pool->reuse);
 	g_free(pool);
 	return cudaSuccess;
 }
@@ -824,6 +870,10 @@ cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind ki
 	op.device_side = kind == cudaMemcpyDeviceToHost ? src : dst;
 	require_device(op.device_side, count, s, FALSE, "cudaMemcpyAsync");
 	require_host(host, count, "cudaMemcpyAsync");
+	if (cpu.copies_to_drop > 0 && is_pinned(host, count)) {
+		cpu.copies_to_drop--;
+		op.dropped = TRUE;
+	}
 	enqueue(s, &op);
 	if (!is_pinned(host, count))
 		run_stream(s);
@@ -897,4 +947,14 @@ gs_cuda_check(const unsigned long long *words, unsigned long long n, unsigned lo
 	enqueue(s, &op);
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
+}
+
+/* For tests: the next @n copies to or from pinned memory are "done" without moving a byte. */
+void
+gs_cuda_on_cpu_drop_copies(unsigned n)
+{
+	if (!lock_cpu())
+		return;
+	cpu.copies_to_drop = n;
+	pthread_mutex_unlock(&cpu.lock);
 }

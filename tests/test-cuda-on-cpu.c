@@ -145,6 +145,27 @@ START_TEST(test_a_child_forked_after_the_start_cannot_use_it)
 }
 END_TEST
 
+/* A pool hands back what was just freed to it, bytes and all, as a real pool reuses addresses. */
+START_TEST(test_a_pool_reuses_freed_memory_with_its_bytes)
+{
+	unsigned long long *first, *second;
+	cudaStream_t stream;
+
+	ck_assert_int_eq(cudaStreamCreate(&stream), cudaSuccess);
+	ck_assert_int_eq(cudaMallocAsync((void **) &first, WORDS * 8, stream), cudaSuccess);
+	ck_assert_int_eq(gs_cuda_fill(first, WORDS, 7, stream), cudaSuccess);
+	ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+	ck_assert_int_eq(cudaFreeAsync(first, stream), cudaSuccess);
+	ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+	ck_assert_int_eq(cudaMallocAsync((void **) &second, WORDS * 8, stream), cudaSuccess);
+	ck_assert_ptr_eq(second, first);
+	ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+	ck_assert(gs_pattern_check((const guint64 *) second, WORDS, 7));
+	ck_assert_int_eq(cudaFreeAsync(second, stream), cudaSuccess);
+	ck_assert_int_eq(cudaStreamDestroy(stream), cudaSuccess);
+}
+END_TEST
+
 TCase *
 gs_test_cuda_stand_in(void)
 {
@@ -158,5 +179,6 @@ gs_test_cuda_stand_in(void)
 	tcase_add_test_raise_signal(tc, test_a_pool_destroyed_with_allocations_aborts, SIGABRT);
 	tcase_add_test(tc, test_a_capped_pool_refuses_and_waits_for_frees);
 	tcase_add_test(tc, test_a_child_forked_after_the_start_cannot_use_it);
+	tcase_add_test(tc, test_a_pool_reuses_freed_memory_with_its_bytes);
 	return tc;
 }

@@ -7,6 +7,8 @@
 
 #include <check.h>
 
+#include "cuda-on-cpu.h"
+
 TCase *gs_test_cuda_stand_in(void);
 
 #endif /* GPUSIM_TEST_CUDA_ON_CPU_H */

@@ -195,6 +195,61 @@ START_TEST(test_odd_sizes_alignments_and_blocks_keep_every_byte)
 }
 END_TEST
 
+#ifdef GS_CUDA_ON_CPU
+/* Moves @handle from @from to @to with every copy dropped; returns whether it was found intact. */
+static gboolean
+move_dropping_copies(gpointer state, gpointer thread, guint64 handle, GsTier from, GsTier to,
+		     guint64 *moved)
+{
+	g_autoptr(GError) error = NULL;
+	gboolean intact;
+
+	gs_cuda_on_cpu_drop_copies(1000);
+	ck_assert_msg(gs_backend_move(&gs_backend_cuda, state, thread, handle, from, to, 0, moved,
+				      &intact, &error), "%s", error ? error->message : "?");
+	gs_cuda_on_cpu_drop_copies(0);
+	return intact;
+}
+
+/*
+ * A copy that never happened is caught although its destination is memory
+ * that held those very bytes (a pool's just-freed buffer, a pinned block
+ * back on the free list): destinations are cleared before a copy.
+ */
+START_TEST(test_a_dropped_copy_is_caught)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
+	gpointer state = open_cuda(w, parent, 64 * MIB);
+	gpointer thread = gs_backend_thread_begin(&gs_backend_cuda, state);
+	guint64 gpu, host, again;
+	gboolean intact;
+	GsBackendStats stats;
+
+	/* GPU -> host, then host -> GPU into the memory the first GPU copy left. */
+	ck_assert(gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, 0, MIB, &gpu));
+	ck_assert(gs_backend_move(&gs_backend_cuda, state, thread, gpu, GS_TIER_GPU, GS_TIER_HOST, 0,
+				  &host, &intact, NULL) && intact);
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, gpu);
+	ck_assert(!move_dropping_copies(state, thread, host, GS_TIER_HOST, GS_TIER_GPU, &again));
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, again);
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_HOST, host);
+	/* GPU -> host twice: the second lands in the first's blocks, given back. */
+	ck_assert(gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, 0, MIB, &gpu));
+	ck_assert(gs_backend_move(&gs_backend_cuda, state, thread, gpu, GS_TIER_GPU, GS_TIER_HOST, 0,
+				  &host, &intact, NULL) && intact);
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_HOST, host);
+	ck_assert(!move_dropping_copies(state, thread, gpu, GS_TIER_GPU, GS_TIER_HOST, &host));
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_HOST, host);
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, gpu);
+	gs_backend_stats(&gs_backend_cuda, state, &stats);
+	ck_assert_uint_eq(stats.corrupt_buffers, 2);
+	gs_backend_thread_end(&gs_backend_cuda, state, thread);
+	tl_backend_close(&gs_backend_cuda, state, parent);
+}
+END_TEST
+#endif
+
 /* What the machine lacks: the scenario is valid, the backend is unavailable here (exit 3). */
 typedef struct {
 	gint64 capacity;
@@ -289,6 +344,9 @@ main(void)
 	tcase_add_loop_test(tc, test_what_the_machine_lacks_is_refused, 0, G_N_ELEMENTS(lack_rows));
 	tcase_add_test(tc, test_a_scenario_on_the_device);
 	tcase_add_test(tc, test_calibrate_writes_includable_yaml);
+#ifdef GS_CUDA_ON_CPU
+	tcase_add_test(tc, test_a_dropped_copy_is_caught);
+#endif
 	suite_add_tcase(s, tc);
 	return tl_run_suite(s);
 }

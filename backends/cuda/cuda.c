@@ -420,6 +420,21 @@ blocks_fill(const Cuda *c, const Buf *b, GPtrArray *blocks)
 	}
 }
 
+/*
+ * Clears the words of @b that @blocks will hold. Pinned blocks come back from
+ * the free list last-in first-out, often holding these very bytes from an
+ * earlier copy: a copy that never happened would leave them in place.
+ */
+static void
+blocks_clear(const Cuda *c, const Buf *b, GPtrArray *blocks)
+{
+	for (guint i = 0; i < blocks->len; i++) {
+		gsize first, n = block_words(c, b, i, &first);
+
+		memset(blocks->pdata[i], 0, n * 8);
+	}
+}
+
 static gboolean
 blocks_intact(const Cuda *c, const Buf *b, GPtrArray *blocks)
 {
@@ -652,6 +667,7 @@ cuda_round_trip(gpointer state, gpointer thread, guint64 handle, GsTier to, GErr
 			pinned_give(&c->host, blocks);
 		return FALSE;
 	}
+	blocks_clear(c, b, blocks);
 	if (failed(fill_before_copy(b, stream), "filling", error) ||
 	    failed(copy_blocks(b, blocks, c->host.block_size, TRUE, stream), "spilling", error) ||
 	    failed(cudaStreamSynchronize(stream), "spilling", error))
@@ -696,6 +712,7 @@ stage(Cuda *c, Thread *t, Buf *b, gboolean *borrowed, GError **error)
 			    b->bytes);
 		return NULL;
 	}
+	blocks_clear(c, b, blocks);
 	if (b->tier == GS_TIER_GPU) {
 		cudaStream_t stream = stream_of(t, b->device);
 
@@ -746,7 +763,10 @@ land(Cuda *c, Thread *t, Buf *copy, GPtrArray *staged, gboolean borrowed, gboole
 				    copy->bytes);
 			return FALSE;
 		}
-		return !failed(copy_blocks(copy, staged, c->host.block_size, FALSE, stream),
+		/* A pool hands back the memory it was just given, these very bytes often. */
+		return !failed(cudaMemsetAsync(copy->words, 0, words_of(copy->bytes) * 8, stream),
+			       "clearing", error) &&
+		       !failed(copy_blocks(copy, staged, c->host.block_size, FALSE, stream),
 			       "unspilling", error) &&
 		       device_check(c, copy, stream, intact, error);
 	}

@@ -1,0 +1,14 @@
+/*
+ * gpusim tests: what the CPU stand-in for the CUDA runtime (cuda-on-cpu.c)
+ * offers tests beyond the runtime's own calls.
+ */
+#ifndef GPUSIM_CUDA_ON_CPU_H
+#define GPUSIM_CUDA_ON_CPU_H
+
+/*
+ * The next @n copies between the device and pinned memory (a buffer's bytes,
+ * not a counter read back) are "done" without moving a byte.
+ */
+void gs_cuda_on_cpu_drop_copies(unsigned n);
+
+#endif /* GPUSIM_CUDA_ON_CPU_H */
