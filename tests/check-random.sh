@@ -19,8 +19,8 @@
 #              only a failed allocation checks for a deadlock, as in the
 #              reference: one that forms as a task ends, with no allocation
 #              failing after it, stays, and a thread that waits outside the
-#              allocator (for a GPU permit, say) keeps its task from counting as
-#              blocked; the rule holds when nothing but state changes followed
+#              allocator (for a GPU permit or a reservation) keeps its task from
+#              counting as blocked; the rule holds when nothing but state changes followed
 #              the last failed allocation, whose check saw the end, and every
 #              waiting thread waits for an allocation.
 # Every $GS_RANDOM_HOST_EVERY-th seed also runs on real threads
@@ -114,7 +114,7 @@ deadlock_waiters() {
 	END {
 		for (thread in waiting) {
 			stuck += hopeless(need[thread])
-			outside += need[thread] == ""
+			outside += need[thread] == "" || need[thread] ~ /^reservation/
 		}
 		# Unwatched, a thread waiting outside the allocator hides its task from the check.
 		if (unwatched && outside > 0)
