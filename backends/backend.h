@@ -9,7 +9,10 @@
  * admit an allocation are the driver's (backends/threads.h), so a backend
  * never has to refuse a request for lack of capacity, only for a device that
  * says no (fragmentation, a real out-of-memory), which the driver treats as an
- * ordinary OOM.
+ * ordinary OOM. A device that fails (an illegal address, a kernel that could
+ * not launch, an error that sticks to every later call) is not an OOM: the
+ * backend says so through `healthy`, and the driver ends the run with that
+ * error (GS_BACKEND_ERROR_FAILED, exit status 4).
  *
  * Every member is called from the simulated threads' own OS threads, at the
  * same time, without the driver's locks held: a backend makes its own calls
@@ -100,6 +103,13 @@ typedef struct {
 			 guint device, guint64 *moved, gboolean *intact, GError **error);
 	void (*stats)(gpointer state, GsBackendStats *out);
 	/*
+	 * Optional: FALSE once the device has failed, with @error saying how
+	 * (GS_BACKEND_ERROR_FAILED). The driver asks after every call that did
+	 * not succeed (a refused allocation, a failed move) and after every
+	 * compute. NULL: the device never fails.
+	 */
+	gboolean (*healthy)(gpointer state, GError **error);
+	/*
 	 * Optional: measures the device (allocation and free latency, copy
 	 * bandwidth both ways, disk bandwidth in @disk_path) and appends the
 	 * `memory:` / `links:` keys a scenario can include to @yaml.
@@ -134,6 +144,8 @@ gboolean gs_backend_move(const GsBackendOps *ops, gpointer state, gpointer threa
 			 GsTier from, GsTier to, guint device, guint64 *moved, gboolean *intact,
 			 GError **error);
 void gs_backend_stats(const GsBackendOps *ops, gpointer state, GsBackendStats *out);
+/** TRUE while the device works (always, for a backend without `healthy`). */
+gboolean gs_backend_healthy(const GsBackendOps *ops, gpointer state, GError **error);
 /** Unsupported is GS_BACKEND_ERROR_INVALID: only some backends can measure a device. */
 gboolean gs_backend_calibrate(const GsBackendOps *ops, const char *disk_path, GString *yaml,
 			      GError **error);

@@ -111,6 +111,12 @@ gs_backend_compute_end(const GsBackendOps *ops, gpointer state, gpointer thread)
 }
 
 gboolean
+gs_backend_healthy(const GsBackendOps *ops, gpointer state, GError **error)
+{
+	return ops->healthy == NULL || ops->healthy(state, error);
+}
+
+gboolean
 gs_backend_round_trip(const GsBackendOps *ops, gpointer state, gpointer thread, guint64 handle,
 		      GsTier to, GError **error)
 {

@@ -190,6 +190,7 @@ struct Real {
 	GArray *downgrading;     /* gboolean per GPU device: a downgrade is on (NULL: none) */
 	pthread_cond_t downgrade_cond; /* with lock: a GPU's charge grew, or the run ended */
 	struct Downgrader *downgraders; /* one per GPU device */
+	GError *device_error;    /* under lock: the device failed, and the run ended with this */
 };
 
 /* The thread that makes one GPU's proactive copies, one at a time, as the simulator does. */
@@ -605,6 +606,30 @@ count_footprint(RealThread *t, gint64 bytes)
 		atomic_store_explicit(&t->max_footprint, t->footprint, memory_order_relaxed);
 }
 
+static void cut(Real *r, GsOutcome outcome);
+
+/*
+ * Without the lock, after a backend call that did not succeed and after a
+ * compute: a device that failed is no OOM, and the run ends with its error
+ * (gs_real_run returns it). FALSE then.
+ */
+static gboolean
+device_works(Real *r)
+{
+	GError *error = NULL;
+
+	if (gs_backend_healthy(r->ops, r->bk, &error))
+		return TRUE;
+	pthread_mutex_lock(&r->lock);
+	if (r->device_error == NULL && !r->ended) {
+		r->device_error = g_steal_pointer(&error);
+		cut(r, GS_OUTCOME_FAILED);
+	}
+	pthread_mutex_unlock(&r->lock);
+	g_clear_error(&error);
+	return FALSE;
+}
+
 /* Admits and allocates; the handle is a Held. FALSE: it does not fit, or the device said no. */
 static gboolean
 take_memory(RealThread *t, const GsEffect *e, guint64 *handle)
@@ -619,6 +644,7 @@ take_memory(RealThread *t, const GsEffect *e, guint64 *handle)
 		return FALSE;
 	if (!gs_backend_alloc(r->ops, r->bk, t->bk, s->tier, s->device, e->size, &bk)) {
 		space_give(s, charged);
+		device_works(r);
 		return FALSE;
 	}
 	held = g_new0(Held, 1);
@@ -1040,7 +1066,7 @@ move_make(Real *r, gpointer bk, Move *mv, const char *who)
 	/* Only the Move's own fields: the owner may free the buffer meanwhile. */
 	mv->made = gs_backend_move(r->ops, r->bk, bk, mv->source, mv->from, mv->to, mv->device,
 				   &mv->moved, &mv->intact, &error);
-	if (!mv->made)
+	if (!mv->made && device_works(r))
 		g_warning("%s: a copy to tier %d failed: %s", who, mv->to,
 			  error != NULL ? error->message : "the backend gave no reason");
 }
@@ -1371,6 +1397,8 @@ tiered_take(RealThread *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, g
 	set_buffer_spillable(r, b, FALSE);
 	engine_unlock(r);
 	ok = gs_backend_alloc(r->ops, r->bk, t->bk, b->tier, b->device, e->size, &bk);
+	if (!ok)
+		device_works(r);
 	pthread_mutex_lock(&r->lock);
 	held->copying = FALSE;
 	set_buffer_spillable(r, b, spillable);
@@ -1930,6 +1958,7 @@ do_compute(RealThread *t, const GsEffect *e)
 				 (const guint64 *) uses->data, uses->len);
 	ok = wait_until(t, until);
 	gs_backend_compute_end(r->ops, r->bk, t->bk);
+	ok = device_works(r) && ok;
 	if (r->mem != NULL)
 		tiered_compute_end(t);
 	return ok;
@@ -2921,6 +2950,7 @@ real_clear(Real *r)
 	gs_engine_free(r->engine);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->done_cond);
+	g_clear_error(&r->device_error);
 }
 
 gboolean
@@ -2988,6 +3018,11 @@ gs_real_run(const GsWorkload *w, const GsBackendOps *backend, const GsRealOption
 	}
 	gs_backend_close(backend, r.bk);
 	res = r.res;
+	if (r.device_error != NULL) {
+		/* What ran on a failed device says nothing: the failure is the answer. */
+		g_propagate_error(error, g_steal_pointer(&r.device_error));
+		g_clear_pointer(&res, gs_result_free);
+	}
 	real_clear(&r);
 	return res;
 }

@@ -106,7 +106,8 @@ gboolean gs_clock_from_name(const char *name, GsClock *out);
 
 /**
  * Replays @w on @backend with real threads. NULL with @error set when the
- * backend cannot open (GS_BACKEND_ERROR_*). @stats may be NULL.
+ * backend cannot open (GS_BACKEND_ERROR_*), or when the device failed while
+ * running (GS_BACKEND_ERROR_FAILED: the run ended there). @stats may be NULL.
  */
 GsResult *gs_real_run(const GsWorkload *w, const GsBackendOps *backend,
 		      const GsRealOptions *options, GsRealStats *stats, GError **error);

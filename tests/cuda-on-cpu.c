@@ -27,7 +27,12 @@
  *    (of the same charge), with the bytes still in it, as a real pool
  *    reuses its addresses: a copy that never happened can leave the right
  *    bytes in place unless the destination was cleared first. Tests can
- *    drop copies on purpose (gs_cuda_on_cpu_drop_copies()) to see that.
+ *    drop copies on purpose (gs_cuda_on_cpu_drop_copies()) to see that;
+ *  - a device fault sticks: once a kernel hits one (gs_cuda_on_cpu_fault(),
+ *    or the launch after GS_CUDA_ON_CPU_FAULT_AFTER others), every call that
+ *    touches the device fails with cudaErrorIllegalAddress, and
+ *    cudaGetLastError() keeps returning it, as an illegal address ends a
+ *    CUDA context.
  * A breach prints what happened and aborts, as an illegal address ends a
  * CUDA context. Pools are charged their allocations' sizes rounded to 256
  * bytes; a real pool reserves in larger granules and may refuse sooner.
@@ -109,6 +114,8 @@ static struct {
 	gsize device_used[N_DEVICES];
 	pid_t started_in; /* the process that started the runtime; 0 before */
 	guint copies_to_drop; /* the next copies that "happen" without moving a byte */
+	gint64 launches_left; /* kernels that run before one faults; < 0: none faults */
+	gint fault;           /* atomic: a kernel hit an illegal address; it sticks */
 } cpu = {.lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER};
 
 static __thread int current_device;
@@ -136,7 +143,10 @@ compare_addresses(gconstpointer a, gconstpointer b)
 static void
 start(void)
 {
+	const char *after = g_getenv("GS_CUDA_ON_CPU_FAULT_AFTER");
+
 	cpu.started_in = getpid();
+	cpu.launches_left = after != NULL ? g_ascii_strtoll(after, NULL, 10) : -1;
 	cpu.ranges = g_tree_new(compare_addresses);
 	cpu.streams = g_ptr_array_new();
 	cpu.graveyard = g_ptr_array_new();
@@ -159,13 +169,39 @@ started_here(void)
 	return cpu.started_in == getpid();
 }
 
-/* Takes the stand-in's one lock; FALSE (not taken) in a child forked after the start. */
+/*
+ * Takes the stand-in's one lock; FALSE (not taken) in a child forked after
+ * the start, or once the device has faulted: the call fails with why_not().
+ */
 static gboolean
 lock_cpu(void)
 {
 	if (!started_here())
 		return FALSE;
 	pthread_mutex_lock(&cpu.lock);
+	if (g_atomic_int_get(&cpu.fault)) {
+		pthread_mutex_unlock(&cpu.lock);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* Why lock_cpu() said no. */
+static cudaError_t
+why_not(void)
+{
+	return started_here() ? cudaErrorIllegalAddress : cudaErrorInitializationError;
+}
+
+/* Under lock, as a kernel is launched: whether it is the one that faults. */
+static gboolean
+kernel_faults(void)
+{
+	if (cpu.launches_left < 0)
+		return FALSE;
+	if (cpu.launches_left-- > 0)
+		return FALSE;
+	g_atomic_int_set(&cpu.fault, TRUE);
 	return TRUE;
 }
 
@@ -580,7 +616,7 @@ cudaError_t
 cudaMemGetInfo(size_t *free_bytes, size_t *total)
 {
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	*free_bytes = DEVICE_BYTES - cpu.device_used[current_device];
 	*total = DEVICE_BYTES;
 	pthread_mutex_unlock(&cpu.lock);
@@ -592,6 +628,8 @@ cudaGetLastError(void)
 {
 	cudaError_t err = last_error;
 
+	if (g_atomic_int_get(&cpu.fault))
+		return cudaErrorIllegalAddress; /* it sticks */
 	last_error = cudaSuccess;
 	return err;
 }
@@ -609,6 +647,7 @@ cudaGetErrorString(cudaError_t err)
 		{cudaErrorInvalidDevice, "invalid device ordinal"},
 		{cudaErrorInvalidResourceHandle, "invalid resource handle"},
 		{cudaErrorInitializationError, "initialization error"},
+		{cudaErrorIllegalAddress, "an illegal memory access was encountered"},
 	};
 
 	for (gsize i = 0; i < G_N_ELEMENTS(texts); i++) {
@@ -622,7 +661,7 @@ cudaError_t
 cudaDeviceSynchronize(void)
 {
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	run_streams(current_device);
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
@@ -637,7 +676,7 @@ cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
 
 	(void) flags;
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	s = g_new0(struct CUstream_st, 1);
 	s->device = current_device;
 	g_ptr_array_add(cpu.streams, s);
@@ -656,7 +695,7 @@ cudaError_t
 cudaStreamSynchronize(cudaStream_t stream)
 {
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	run_stream(stream_or_null(stream));
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
@@ -669,7 +708,7 @@ cudaStreamDestroy(cudaStream_t stream)
 	if (stream == NULL)
 		return fail(cudaErrorInvalidResourceHandle);
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	run_stream(stream_or_null(stream));
 	stream->dead = TRUE;
 	g_ptr_array_remove_fast(cpu.streams, stream);
@@ -708,7 +747,7 @@ cudaError_t
 cudaMemPoolDestroy(cudaMemPool_t pool)
 {
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	run_streams(-1);
 	if (pool->used > 0)
 		breach("a pool is destroyed with %zu bytes still allocated from it", pool->used);
@@ -747,7 +786,7 @@ cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t pool, cudaStream_
 	Range *r;
 
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	s = stream_or_null(stream);
 	if (!fits(pool, charge))
 		run_queued_frees();
@@ -779,7 +818,7 @@ cudaFreeAsync(void *ptr, cudaStream_t stream)
 	Range *r;
 
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	r = range_starting_at(ptr, RANGE_DEVICE, "cudaFreeAsync");
 	s = stream_or_null(stream);
 	if (r->freeing)
@@ -797,7 +836,7 @@ cudaError_t
 cudaMalloc(void **ptr, size_t size)
 {
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	if (cpu.device_used[current_device] + size > DEVICE_BYTES) {
 		pthread_mutex_unlock(&cpu.lock);
 		return fail(cudaErrorMemoryAllocation);
@@ -816,7 +855,7 @@ cudaFree(void *ptr)
 	if (ptr == NULL)
 		return cudaSuccess;
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	run_streams(-1);
 	r = range_starting_at(ptr, RANGE_DEVICE, "cudaFree");
 	if (r->freeing)
@@ -831,7 +870,7 @@ cudaHostAlloc(void **ptr, size_t size, unsigned int flags)
 {
 	(void) flags;
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	*ptr = range_add(RANGE_PINNED, size, 0, NULL)->base;
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
@@ -841,7 +880,7 @@ cudaError_t
 cudaFreeHost(void *ptr)
 {
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	range_remove(range_starting_at(ptr, RANGE_PINNED, "cudaFreeHost"));
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
@@ -864,7 +903,7 @@ cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind ki
 	if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyHostToDevice)
 		return fail(cudaErrorInvalidValue);
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	s = stream_or_null(stream);
 	host = kind == cudaMemcpyDeviceToHost ? dst : src;
 	op.device_side = kind == cudaMemcpyDeviceToHost ? src : dst;
@@ -888,7 +927,7 @@ cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t stream)
 	struct CUstream_st *s;
 
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	s = stream_or_null(stream);
 	require_device(ptr, count, s, FALSE, "cudaMemsetAsync");
 	enqueue(s, &op);
@@ -903,7 +942,7 @@ gs_cuda_busy(long long ns, GsCudaUses uses, cudaStream_t stream)
 	struct CUstream_st *s;
 
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	s = stream_or_null(stream);
 	for (unsigned u = 0; u < uses.n; u++)
 		require_device(uses.ptr[u], uses.words[u] * 8, s, TRUE, "busy kernel");
@@ -911,6 +950,7 @@ gs_cuda_busy(long long ns, GsCudaUses uses, cudaStream_t stream)
 	s->busy_until_ns = MAX(s->busy_until_ns, now_ns()) + MAX(ns, 0);
 	op.until_ns = s->busy_until_ns;
 	enqueue(s, &op);
+	kernel_faults(); /* the launch succeeds; the fault shows at the next call */
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
 }
@@ -923,10 +963,11 @@ gs_cuda_fill(unsigned long long *words, unsigned long long n, unsigned long long
 	struct CUstream_st *s;
 
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	s = stream_or_null(stream);
 	require_device(words, n * 8, s, TRUE, "fill kernel");
 	enqueue(s, &op);
+	kernel_faults(); /* the launch succeeds; the fault shows at the next call */
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
 }
@@ -940,11 +981,12 @@ gs_cuda_check(const unsigned long long *words, unsigned long long n, unsigned lo
 	struct CUstream_st *s;
 
 	if (!lock_cpu())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	s = stream_or_null(stream);
 	require_device(words, n * 8, s, TRUE, "check kernel");
 	require_device(mismatches, sizeof *mismatches, s, TRUE, "check kernel");
 	enqueue(s, &op);
+	kernel_faults(); /* the launch succeeds; the fault shows at the next call */
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
 }
@@ -957,4 +999,11 @@ gs_cuda_on_cpu_drop_copies(unsigned n)
 		return;
 	cpu.copies_to_drop = n;
 	pthread_mutex_unlock(&cpu.lock);
+}
+
+/* For tests: the device faults now, as if a kernel had hit an illegal address. */
+void
+gs_cuda_on_cpu_fault(void)
+{
+	g_atomic_int_set(&cpu.fault, TRUE);
 }

@@ -11,4 +11,7 @@
  */
 void gs_cuda_on_cpu_drop_copies(unsigned n);
 
+/* The device faults now, for good: every later call fails with cudaErrorIllegalAddress. */
+void gs_cuda_on_cpu_fault(void);
+
 #endif /* GPUSIM_CUDA_ON_CPU_H */

@@ -76,6 +76,8 @@ typedef struct {
 	atomic_uint_fast64_t serial;
 	atomic_uint_fast64_t files; /* disk copies made, for unique file names */
 	atomic_uint_fast64_t round_trips, moves, bytes_checked, corrupt, refusals;
+	pthread_mutex_t fault_lock;
+	GError *fault; /* under fault_lock: the first error that was no refusal; NULL while healthy */
 } Cuda;
 
 /* A buffer on the GPU, in pinned host blocks (host tier), or in files (disk tier). */
@@ -115,14 +117,46 @@ gcd(gint64 a, gint64 b)
 	return a;
 }
 
+/*
+ * TRUE, with @error set, if @err is an error. The thread's last error is
+ * cleared, so that no later launch is blamed for it (an error that sticks to
+ * the context stays all the same).
+ */
 static gboolean
 failed(cudaError_t err, const char *what, GError **error)
 {
 	if (err == cudaSuccess)
 		return FALSE;
+	cudaGetLastError();
 	g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED, "CUDA: %s: %s", what,
 		    cudaGetErrorString(err));
 	return TRUE;
+}
+
+/*
+ * Notes @err, made while running, if it is a device fault: anything but
+ * success and out-of-memory, which is a refusal. The first one is kept;
+ * cuda_healthy() reports it and the run ends with it.
+ */
+static void
+note_fault(Cuda *c, cudaError_t err, const char *what)
+{
+	if (err == cudaSuccess || err == cudaErrorMemoryAllocation)
+		return;
+	cudaGetLastError();
+	pthread_mutex_lock(&c->fault_lock);
+	if (c->fault == NULL)
+		c->fault = g_error_new(GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED, "CUDA: %s: %s", what,
+				       cudaGetErrorString(err));
+	pthread_mutex_unlock(&c->fault_lock);
+}
+
+/* failed(), for what runs once the device is open: a fault is noted too. */
+static gboolean
+faulted(Cuda *c, cudaError_t err, const char *what, GError **error)
+{
+	note_fault(c, err, what);
+	return failed(err, what, error);
 }
 
 gboolean
@@ -231,6 +265,7 @@ cuda_open(const GsWorkload *w, GError **error)
 	int count;
 
 	pthread_mutex_init(&c->host.lock, NULL);
+	pthread_mutex_init(&c->fault_lock, NULL);
 	c->host.pools = g_ptr_array_new();
 	c->host.free = g_ptr_array_new();
 	/* Whole 8-byte words per block, as the pattern and the copies count them. */
@@ -294,6 +329,8 @@ cuda_close(gpointer state)
 	g_ptr_array_unref(c->host.pools);
 	g_ptr_array_unref(c->host.free);
 	pthread_mutex_destroy(&c->host.lock);
+	pthread_mutex_destroy(&c->fault_lock);
+	g_clear_error(&c->fault);
 	gs_private_dir_remove(c->disk_dir);
 	g_free(c->disk_dir);
 	g_free(c->devices);
@@ -329,14 +366,16 @@ cuda_thread_end(gpointer state, gpointer thread)
 	g_free(t);
 }
 
-/* The thread's stream on @device (made current); NULL if none can be made. */
+/* The thread's stream on @device (made current); NULL if none can be made (a fault). */
 static cudaStream_t
-stream_of(Thread *t, int device)
+stream_of(Cuda *c, Thread *t, int device)
 {
-	cudaSetDevice(device);
-	if (t->streams[device] == NULL &&
-	    cudaStreamCreateWithFlags(&t->streams[device], cudaStreamNonBlocking) != cudaSuccess) {
-		cudaGetLastError();
+	cudaError_t err = cudaSetDevice(device);
+
+	if (err == cudaSuccess && t->streams[device] == NULL)
+		err = cudaStreamCreateWithFlags(&t->streams[device], cudaStreamNonBlocking);
+	if (err != cudaSuccess) {
+		note_fault(c, err, "making a stream");
 		return NULL;
 	}
 	return t->streams[device];
@@ -360,20 +399,23 @@ words_of(gint64 bytes)
 static gboolean
 gpu_take(Cuda *c, Thread *t, Buf *b)
 {
-	cudaStream_t stream = stream_of(t, b->device);
+	cudaStream_t stream = stream_of(c, t, b->device);
 	/* The kernels touch whole words: a 5-byte buffer is read and written as 8. */
 	gint64 size = round_up(round_up(b->bytes, c->alignment), 8);
 	gint64 extra = POOL_ALIGNMENT % c->placement == 0 ? 0 : c->placement;
+	cudaError_t err;
 
 	if (stream == NULL)
 		return FALSE;
-	if (cudaMallocFromPoolAsync(&b->base, (size_t) (size + extra), c->devices[b->device].pool,
-				    stream) != cudaSuccess) {
-		cudaGetLastError();
+	err = cudaMallocFromPoolAsync(&b->base, (size_t) (size + extra), c->devices[b->device].pool,
+				      stream);
+	if (err != cudaSuccess) {
+		note_fault(c, err, "allocating");
 		return FALSE;
 	}
-	if (cudaStreamSynchronize(stream) != cudaSuccess) {
-		cudaGetLastError();
+	err = cudaStreamSynchronize(stream);
+	if (err != cudaSuccess) {
+		note_fault(c, err, "allocating");
 		cudaFree(b->base);
 		return FALSE;
 	}
@@ -519,10 +561,11 @@ cuda_free(gpointer state, gpointer thread, GsTier tier, guint64 handle)
 	Buf *b = GSIZE_TO_POINTER(handle);
 
 	if (b->tier == GS_TIER_GPU) {
-		cudaStream_t stream = stream_of(thread, b->device);
+		cudaStream_t stream = stream_of(c, thread, b->device);
 
+		/* Without a stream (stream_of() noted the fault), or refused: free it at once. */
 		if (stream == NULL || cudaFreeAsync(b->base, stream) != cudaSuccess) {
-			cudaGetLastError();
+			note_fault(c, cudaGetLastError(), "freeing");
 			cudaFree(b->base);
 		}
 	} else if (b->tier == GS_TIER_HOST) {
@@ -542,6 +585,7 @@ cuda_compute_begin(gpointer state, gpointer thread, GsTime ns, const guint64 *us
 	Cuda *c = state;
 	GsCudaUses u = {0};
 	int device = 0;
+	cudaStream_t stream;
 
 	for (guint i = 0; i < n_uses && u.n < GS_CUDA_MAX_USES; i++) {
 		const Buf *b = GSIZE_TO_POINTER(uses[i]);
@@ -552,20 +596,23 @@ cuda_compute_begin(gpointer state, gpointer thread, GsTime ns, const guint64 *us
 		u.ptr[u.n] = b->words;
 		u.words[u.n++] = words_of(b->bytes);
 	}
-	(void) c;
-	if (gs_cuda_busy(ns, u, stream_of(thread, device)) != cudaSuccess)
-		cudaGetLastError(); /* the driver still waits the time on the CPU */
+	stream = stream_of(c, thread, device);
+	/* A launch that fails is a fault; the driver still waits the time. */
+	if (stream != NULL)
+		note_fault(c, gs_cuda_busy(ns, u, stream), "launching a compute");
 }
 
+/* What a kernel did wrong (an illegal address) surfaces here, at the synchronise. */
 static void
 cuda_compute_end(gpointer state, gpointer thread)
 {
+	Cuda *c = state;
 	Thread *t = thread;
 
 	for (int i = 0; i < t->n; i++) {
 		if (t->streams[i] != NULL) {
-			cudaSetDevice(i);
-			cudaStreamSynchronize(t->streams[i]);
+			note_fault(c, cudaSetDevice(i), "running a compute");
+			note_fault(c, cudaStreamSynchronize(t->streams[i]), "running a compute");
 		}
 	}
 }
@@ -631,12 +678,12 @@ device_check(Cuda *c, const Buf *b, cudaStream_t stream, gboolean *intact, GErro
 	gboolean ok;
 
 	pthread_mutex_lock(&d->check_lock);
-	ok = !failed(cudaMemsetAsync(d->mismatches, 0, sizeof mismatches, stream), "checking", error) &&
-	     !failed(gs_cuda_check(b->words, words_of(b->bytes), b->seed, d->mismatches, stream),
+	ok = !faulted(c, cudaMemsetAsync(d->mismatches, 0, sizeof mismatches, stream), "checking", error) &&
+	     !faulted(c, gs_cuda_check(b->words, words_of(b->bytes), b->seed, d->mismatches, stream),
 		     "checking", error) &&
-	     !failed(cudaMemcpyAsync(&mismatches, d->mismatches, sizeof mismatches,
+	     !faulted(c, cudaMemcpyAsync(&mismatches, d->mismatches, sizeof mismatches,
 				     cudaMemcpyDeviceToHost, stream), "checking", error) &&
-	     !failed(cudaStreamSynchronize(stream), "checking", error);
+	     !faulted(c, cudaStreamSynchronize(stream), "checking", error);
 	pthread_mutex_unlock(&d->check_lock);
 	if (!ok)
 		return FALSE;
@@ -658,7 +705,7 @@ cuda_round_trip(gpointer state, gpointer thread, guint64 handle, GsTier to, GErr
 			    "only GPU buffers make round trips");
 		return FALSE;
 	}
-	stream = stream_of(thread, b->device);
+	stream = stream_of(c, thread, b->device);
 	blocks = pinned_take(&c->host, (gint64) words_of(b->bytes) * 8, TRUE);
 	if (stream == NULL || blocks == NULL) {
 		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
@@ -668,15 +715,15 @@ cuda_round_trip(gpointer state, gpointer thread, guint64 handle, GsTier to, GErr
 		return FALSE;
 	}
 	blocks_clear(c, b, blocks);
-	if (failed(fill_before_copy(b, stream), "filling", error) ||
-	    failed(copy_blocks(b, blocks, c->host.block_size, TRUE, stream), "spilling", error) ||
-	    failed(cudaStreamSynchronize(stream), "spilling", error))
+	if (faulted(c, fill_before_copy(b, stream), "filling", error) ||
+	    faulted(c, copy_blocks(b, blocks, c->host.block_size, TRUE, stream), "spilling", error) ||
+	    faulted(c, cudaStreamSynchronize(stream), "spilling", error))
 		goto out;
 	if (to == GS_TIER_DISK && !disk_leg(c, b, blocks, error))
 		goto out;
 	/* The device copy is cleared: what comes back must come from the blocks. */
-	if (failed(cudaMemsetAsync(b->words, 0, words_of(b->bytes) * 8, stream), "clearing", error) ||
-	    failed(copy_blocks(b, blocks, c->host.block_size, FALSE, stream), "unspilling", error))
+	if (faulted(c, cudaMemsetAsync(b->words, 0, words_of(b->bytes) * 8, stream), "clearing", error) ||
+	    faulted(c, copy_blocks(b, blocks, c->host.block_size, FALSE, stream), "unspilling", error))
 		goto out;
 	ok = device_check(c, b, stream, &intact, error);
 	if (ok) {
@@ -714,15 +761,15 @@ stage(Cuda *c, Thread *t, Buf *b, gboolean *borrowed, GError **error)
 	}
 	blocks_clear(c, b, blocks);
 	if (b->tier == GS_TIER_GPU) {
-		cudaStream_t stream = stream_of(t, b->device);
+		cudaStream_t stream = stream_of(c, t, b->device);
 
 		if (stream == NULL)
 			g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
 				    "no stream to stage a %" G_GINT64_FORMAT "-byte copy", b->bytes);
-		ok = stream != NULL && !failed(fill_before_copy(b, stream), "filling", error) &&
-		     !failed(copy_blocks(b, blocks, c->host.block_size, TRUE, stream), "spilling",
+		ok = stream != NULL && !faulted(c, fill_before_copy(b, stream), "filling", error) &&
+		     !faulted(c, copy_blocks(b, blocks, c->host.block_size, TRUE, stream), "spilling",
 			     error) &&
-		     !failed(cudaStreamSynchronize(stream), "spilling", error);
+		     !faulted(c, cudaStreamSynchronize(stream), "spilling", error);
 	} else {
 		ok = read_files(c, b, blocks, error);
 	}
@@ -756,7 +803,7 @@ land(Cuda *c, Thread *t, Buf *copy, GPtrArray *staged, gboolean borrowed, gboole
 		*intact = TRUE; /* checked when it is read back */
 		return write_files(c, copy, staged, error);
 	case GS_TIER_GPU:
-		stream = stream_of(t, copy->device);
+		stream = stream_of(c, t, copy->device);
 		if (stream == NULL || !gpu_take(c, t, copy)) {
 			g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
 				    "no device memory to bring a %" G_GINT64_FORMAT "-byte buffer back",
@@ -764,9 +811,9 @@ land(Cuda *c, Thread *t, Buf *copy, GPtrArray *staged, gboolean borrowed, gboole
 			return FALSE;
 		}
 		/* A pool hands back the memory it was just given, these very bytes often. */
-		return !failed(cudaMemsetAsync(copy->words, 0, words_of(copy->bytes) * 8, stream),
+		return !faulted(c, cudaMemsetAsync(copy->words, 0, words_of(copy->bytes) * 8, stream),
 			       "clearing", error) &&
-		       !failed(copy_blocks(copy, staged, c->host.block_size, FALSE, stream),
+		       !faulted(c, copy_blocks(copy, staged, c->host.block_size, FALSE, stream),
 			       "unspilling", error) &&
 		       device_check(c, copy, stream, intact, error);
 	}
@@ -805,6 +852,20 @@ cuda_move(gpointer state, gpointer thread, guint64 handle, GsTier from, GsTier t
 	return TRUE;
 }
 
+static gboolean
+cuda_healthy(gpointer state, GError **error)
+{
+	Cuda *c = state;
+	gboolean healthy;
+
+	pthread_mutex_lock(&c->fault_lock);
+	healthy = c->fault == NULL;
+	if (!healthy)
+		g_propagate_error(error, g_error_copy(c->fault));
+	pthread_mutex_unlock(&c->fault_lock);
+	return healthy;
+}
+
 static void
 cuda_stats(gpointer state, GsBackendStats *out)
 {
@@ -831,5 +892,6 @@ const GsBackendOps gs_backend_cuda = {
 	.round_trip = cuda_round_trip,
 	.move = cuda_move,
 	.stats = cuda_stats,
+	.healthy = cuda_healthy,
 	.calibrate = gs_cuda_calibrate,
 };
