@@ -114,9 +114,11 @@ static struct {
 	gsize device_used[N_DEVICES];
 	pid_t started_in; /* the process that started the runtime; 0 before */
 	guint copies_to_drop; /* the next copies that "happen" without moving a byte */
+	gint copies_to_failure; /* copies still to queue before one is refused; < 0: none is */
 	gint64 launches_left; /* kernels that run before one faults; < 0: none faults */
 	gint fault;           /* atomic: a kernel hit an illegal address; it sticks */
-} cpu = {.lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER};
+} cpu = {.lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER,
+	 .copies_to_failure = -1};
 
 static __thread int current_device;
 static __thread cudaError_t last_error;
@@ -846,7 +848,39 @@ cudaMalloc(void **ptr, size_t size)
 	return cudaSuccess;
 }
 
-/* Synchronises every device first, as the runtime does. */
+/* Whether @p lies in @r. */
+static gboolean
+inside(const void *p, const Range *r)
+{
+	return p != NULL && (const char *) p >= r->base && (const char *) p < r->base + r->bytes;
+}
+
+/* Whether an op queued on some stream, not yet run, touches @r. */
+static gboolean
+queued_use(const Range *r)
+{
+	struct CUstream_st *s;
+
+	for (guint i = 0; (s = nth_stream(i)) != NULL; i++) {
+		for (GList *l = s->ops.head; l != NULL; l = l->next) {
+			const Op *op = l->data;
+
+			if (inside(op->dst, r) || inside(op->src, r) || inside(op->counter, r))
+				return TRUE;
+			for (unsigned u = 0; u < op->uses.n; u++) {
+				if (inside(op->uses.ptr[u], r))
+					return TRUE;
+			}
+		}
+	}
+	return FALSE;
+}
+
+/*
+ * cudaMalloc's memory: every device is synchronised first, as the runtime
+ * does. A pool's memory: not, as the runtime's cudaFree on it does not wait
+ * for the streams, so work still queued on it is a breach.
+ */
 cudaError_t
 cudaFree(void *ptr)
 {
@@ -856,8 +890,12 @@ cudaFree(void *ptr)
 		return cudaSuccess;
 	if (!lock_cpu())
 		return fail(why_not());
-	run_streams(-1);
 	r = range_starting_at(ptr, RANGE_DEVICE, "cudaFree");
+	if (r->pool == NULL)
+		run_streams(-1);
+	else if (queued_use(r) || r->users > 0)
+		breach("cudaFree: %p, a pool's memory, is freed with work on a stream still to use "
+		       "it (cudaFree does not wait for streams)", ptr);
 	if (r->freeing)
 		breach("cudaFree: %p was already given to cudaFreeAsync", ptr);
 	range_remove(r);
@@ -909,6 +947,10 @@ cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind ki
 	op.device_side = kind == cudaMemcpyDeviceToHost ? src : dst;
 	require_device(op.device_side, count, s, FALSE, "cudaMemcpyAsync");
 	require_host(host, count, "cudaMemcpyAsync");
+	if (cpu.copies_to_failure >= 0 && cpu.copies_to_failure-- == 0) {
+		pthread_mutex_unlock(&cpu.lock);
+		return fail(cudaErrorInvalidValue);
+	}
 	if (cpu.copies_to_drop > 0 && is_pinned(host, count)) {
 		cpu.copies_to_drop--;
 		op.dropped = TRUE;
@@ -1006,4 +1048,14 @@ void
 gs_cuda_on_cpu_fault(void)
 {
 	g_atomic_int_set(&cpu.fault, TRUE);
+}
+
+/* For tests: after @after more copies are queued, the next one is refused (cudaErrorInvalidValue). */
+void
+gs_cuda_on_cpu_refuse_copy(unsigned after)
+{
+	if (!lock_cpu())
+		return;
+	cpu.copies_to_failure = (gint) after;
+	pthread_mutex_unlock(&cpu.lock);
 }

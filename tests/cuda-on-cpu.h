@@ -11,6 +11,9 @@
  */
 void gs_cuda_on_cpu_drop_copies(unsigned n);
 
+/* After @after more copies are queued, the next one is refused with cudaErrorInvalidValue. */
+void gs_cuda_on_cpu_refuse_copy(unsigned after);
+
 /* The device faults now, for good: every later call fails with cudaErrorIllegalAddress. */
 void gs_cuda_on_cpu_fault(void);
 

@@ -70,6 +70,20 @@ START_TEST(test_an_allocation_used_before_its_stream_got_there_aborts)
 }
 END_TEST
 
+/* And a pool's memory given to cudaFree with work still queued on it: cudaFree does not wait. */
+START_TEST(test_a_pool_free_with_queued_work_aborts)
+{
+	void *dev;
+	cudaStream_t a;
+
+	cudaStreamCreate(&a);
+	cudaMallocAsync(&dev, 4096, a);
+	cudaStreamSynchronize(a);
+	cudaMemsetAsync(dev, 0, 4096, a);
+	cudaFree(dev);
+}
+END_TEST
+
 /* So does a copy that reaches past the end of its allocation. */
 START_TEST(test_an_access_past_the_end_aborts)
 {
@@ -175,6 +189,7 @@ gs_test_cuda_stand_in(void)
 	tcase_add_test_raise_signal(tc, test_a_use_after_a_queued_free_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_an_allocation_used_before_its_stream_got_there_aborts,
 				    SIGABRT);
+	tcase_add_test_raise_signal(tc, test_a_pool_free_with_queued_work_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_an_access_past_the_end_aborts, SIGABRT);
 	tcase_add_test_raise_signal(tc, test_a_pool_destroyed_with_allocations_aborts, SIGABRT);
 	tcase_add_test(tc, test_a_capped_pool_refuses_and_waits_for_frees);

@@ -216,6 +216,41 @@ move_dropping_copies(gpointer state, gpointer thread, guint64 handle, GsTier fro
  * that held those very bytes (a pool's just-freed buffer, a pinned block
  * back on the free list): destinations are cleared before a copy.
  */
+/*
+ * A copy the runtime refuses halfway through a move (the second of three
+ * blocks) fails the move, after the work already queued is done: no memory
+ * it writes is freed or handed out again first. The error is no refusal:
+ * the device counts as failed.
+ */
+START_TEST(test_a_move_that_fails_midway_frees_nothing_in_use)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
+	g_autoptr(GError) error = NULL;
+	gpointer state, thread;
+	guint64 gpu, host, back;
+	gboolean intact;
+
+	w->host.block_size = MIB;
+	state = open_cuda(w, parent, 64 * MIB);
+	thread = gs_backend_thread_begin(&gs_backend_cuda, state);
+	ck_assert(gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, 0, 3 * MIB, &gpu));
+	ck_assert(gs_backend_move(&gs_backend_cuda, state, thread, gpu, GS_TIER_GPU, GS_TIER_HOST, 0,
+				  &host, &intact, NULL) && intact);
+	gs_cuda_on_cpu_refuse_copy(1);
+	ck_assert(!gs_backend_move(&gs_backend_cuda, state, thread, host, GS_TIER_HOST, GS_TIER_GPU,
+				   0, &back, &intact, &error));
+	ck_assert_ptr_nonnull(strstr(error->message, "invalid argument"));
+	g_clear_error(&error);
+	ck_assert(!gs_backend_healthy(&gs_backend_cuda, state, &error));
+	ck_assert_int_eq(error->code, GS_BACKEND_ERROR_FAILED);
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_HOST, host);
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, gpu);
+	gs_backend_thread_end(&gs_backend_cuda, state, thread);
+	tl_backend_close(&gs_backend_cuda, state, parent);
+}
+END_TEST
+
 START_TEST(test_a_dropped_copy_is_caught)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
@@ -346,6 +381,7 @@ main(void)
 	tcase_add_test(tc, test_calibrate_writes_includable_yaml);
 #ifdef GS_CUDA_ON_CPU
 	tcase_add_test(tc, test_a_dropped_copy_is_caught);
+	tcase_add_test(tc, test_a_move_that_fails_midway_frees_nothing_in_use);
 #endif
 	suite_add_tcase(s, tc);
 	return tl_run_suite(s);

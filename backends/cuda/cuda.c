@@ -602,19 +602,23 @@ cuda_compute_begin(gpointer state, gpointer thread, GsTime ns, const guint64 *us
 		note_fault(c, gs_cuda_busy(ns, u, stream), "launching a compute");
 }
 
+/* Waits for everything queued on the thread's streams; a fault found is noted. */
+static void
+settle(Cuda *c, Thread *t, const char *what)
+{
+	for (int i = 0; i < t->n; i++) {
+		if (t->streams[i] != NULL) {
+			note_fault(c, cudaSetDevice(i), what);
+			note_fault(c, cudaStreamSynchronize(t->streams[i]), what);
+		}
+	}
+}
+
 /* What a kernel did wrong (an illegal address) surfaces here, at the synchronise. */
 static void
 cuda_compute_end(gpointer state, gpointer thread)
 {
-	Cuda *c = state;
-	Thread *t = thread;
-
-	for (int i = 0; i < t->n; i++) {
-		if (t->streams[i] != NULL) {
-			note_fault(c, cudaSetDevice(i), "running a compute");
-			note_fault(c, cudaStreamSynchronize(t->streams[i]), "running a compute");
-		}
-	}
+	settle(state, thread, "running a compute");
 }
 
 /* ---- round trips ---- */
@@ -731,6 +735,8 @@ cuda_round_trip(gpointer state, gpointer thread, guint64 handle, GsTier to, GErr
 		ok = intact;
 	}
 out:
+	if (!ok)
+		settle(c, thread, "spilling"); /* nothing queued may still use the blocks */
 	pinned_give(&c->host, blocks);
 	return ok;
 }
@@ -774,6 +780,7 @@ stage(Cuda *c, Thread *t, Buf *b, gboolean *borrowed, GError **error)
 		ok = read_files(c, b, blocks, error);
 	}
 	if (!ok) {
+		settle(c, t, "staging a copy"); /* nothing queued may still use the blocks */
 		pinned_give(&c->host, blocks);
 		return NULL;
 	}
@@ -836,6 +843,8 @@ cuda_move(gpointer state, gpointer thread, guint64 handle, GsTier from, GsTier t
 	copy->filled = TRUE; /* once landed */
 	staged = stage(c, thread, b, &borrowed, error);
 	ok = staged != NULL && land(c, thread, copy, staged, borrowed, intact, error);
+	if (!ok)
+		settle(c, thread, "moving a buffer"); /* before any memory it writes goes back */
 	if (staged != NULL && !borrowed && copy->blocks != staged)
 		pinned_give(&c->host, staged);
 	if (!ok) {
