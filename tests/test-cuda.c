@@ -285,6 +285,34 @@ START_TEST(test_a_dropped_copy_is_caught)
 END_TEST
 #endif
 
+/*
+ * A compute that uses buffers on two GPUs runs on the first one's and reads
+ * only the buffers there: reading the other GPU's memory would need peer
+ * access, which nothing granted.
+ */
+START_TEST(test_a_compute_reads_only_its_own_gpus_buffers)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
+	gpointer state, thread;
+	guint64 handles[2];
+
+	w->gpu.devices = 2;
+	state = open_cuda(w, parent, 64 * MIB);
+	thread = gs_backend_thread_begin(&gs_backend_cuda, state);
+	for (guint i = 0; i < 2; i++)
+		ck_assert(gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, i, MIB,
+					   &handles[i]));
+	gs_backend_compute_begin(&gs_backend_cuda, state, thread, 1000, handles, 2);
+	gs_backend_compute_end(&gs_backend_cuda, state, thread);
+	ck_assert(gs_backend_healthy(&gs_backend_cuda, state, NULL));
+	for (guint i = 0; i < 2; i++)
+		gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, handles[i]);
+	gs_backend_thread_end(&gs_backend_cuda, state, thread);
+	tl_backend_close(&gs_backend_cuda, state, parent);
+}
+END_TEST
+
 /* What the machine lacks: the scenario is valid, the backend is unavailable here (exit 3). */
 typedef struct {
 	gint64 capacity;
@@ -374,6 +402,7 @@ main(void)
 	tcase_add_test(tc, test_a_changed_file_is_caught);
 	tcase_add_test(tc, test_a_full_host_tier_still_stages_to_disk);
 	tcase_add_test(tc, test_a_large_alignment_fits_the_capacity);
+	tcase_add_test(tc, test_a_compute_reads_only_its_own_gpus_buffers);
 	tcase_add_loop_test(tc, test_odd_sizes_alignments_and_blocks_keep_every_byte, 0,
 			    G_N_ELEMENTS(odd_rows));
 	tcase_add_loop_test(tc, test_what_the_machine_lacks_is_refused, 0, G_N_ELEMENTS(lack_rows));

@@ -46,8 +46,6 @@
 
 typedef struct {
 	cudaMemPool_t pool;
-	unsigned long long *mismatches; /* device counter for checks */
-	pthread_mutex_t check_lock;     /* one check at a time per device */
 } Device;
 
 /*
@@ -94,8 +92,13 @@ typedef struct {
 	guint n_files;
 } Buf;
 
+/*
+ * A thread's own streams and check counters, per device: checks on
+ * different threads never wait for one another.
+ */
 typedef struct {
-	cudaStream_t *streams; /* per device, made on first use */
+	cudaStream_t *streams;           /* made on first use */
+	unsigned long long **mismatches; /* device counters for checks, made on first use */
 	int n;
 } Thread;
 
@@ -247,13 +250,9 @@ device_open(Device *d, int index, gint64 capacity, GError **error)
 	props.location.id = index;
 	if (failed(cudaMemPoolCreate(&d->pool, &props), "creating the memory pool", error))
 		return FALSE;
-	pthread_mutex_init(&d->check_lock, NULL);
 	/* Keep what the pool has reserved: a free is not a trip to the driver. */
-	if (failed(cudaMemPoolSetAttribute(d->pool, cudaMemPoolAttrReleaseThreshold, &threshold),
-		   "keeping the pool's memory", error))
-		return FALSE;
-	return !failed(cudaMalloc((void **) &d->mismatches, sizeof(unsigned long long)),
-		       "allocating the check counter", error);
+	return !failed(cudaMemPoolSetAttribute(d->pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+		       "keeping the pool's memory", error);
 }
 
 static void cuda_close(gpointer state);
@@ -318,11 +317,8 @@ cuda_close(gpointer state)
 	for (int i = 0; c->devices != NULL && i < c->n_devices; i++) {
 		cudaSetDevice(i);
 		cudaDeviceSynchronize();
-		if (c->devices[i].mismatches != NULL)
-			cudaFree(c->devices[i].mismatches);
 		if (c->devices[i].pool != NULL)
 			cudaMemPoolDestroy(c->devices[i].pool);
-		pthread_mutex_destroy(&c->devices[i].check_lock);
 	}
 	for (guint i = 0; i < c->host.pools->len; i++)
 		cudaFreeHost(c->host.pools->pdata[i]);
@@ -347,6 +343,7 @@ cuda_thread_begin(gpointer state)
 
 	t->n = c->n_devices;
 	t->streams = g_new0(cudaStream_t, t->n);
+	t->mismatches = g_new0(unsigned long long *, t->n);
 	return t;
 }
 
@@ -361,8 +358,11 @@ cuda_thread_end(gpointer state, gpointer thread)
 			cudaStreamSynchronize(t->streams[i]);
 			cudaStreamDestroy(t->streams[i]);
 		}
+		if (t->mismatches[i] != NULL)
+			cudaFree(t->mismatches[i]);
 	}
 	g_free(t->streams);
+	g_free(t->mismatches);
 	g_free(t);
 }
 
@@ -584,18 +584,23 @@ cuda_compute_begin(gpointer state, gpointer thread, GsTime ns, const guint64 *us
 {
 	Cuda *c = state;
 	GsCudaUses u = {0};
-	int device = 0;
+	int device = -1;
 	cudaStream_t stream;
 
+	/*
+	 * It runs on the GPU of its first GPU buffer and reads the buffers
+	 * there; another GPU's memory would need peer access, never granted.
+	 */
 	for (guint i = 0; i < n_uses && u.n < GS_CUDA_MAX_USES; i++) {
 		const Buf *b = GSIZE_TO_POINTER(uses[i]);
 
-		if (b->tier != GS_TIER_GPU)
+		if (b->tier != GS_TIER_GPU || (device >= 0 && b->device != device))
 			continue;
 		device = b->device;
 		u.ptr[u.n] = b->words;
 		u.words[u.n++] = words_of(b->bytes);
 	}
+	device = MAX(device, 0);
 	stream = stream_of(c, thread, device);
 	/* A launch that fails is a fault; the driver still waits the time. */
 	if (stream != NULL)
@@ -673,22 +678,26 @@ count_check(Cuda *c, const Buf *b, gboolean intact)
 	return intact;
 }
 
-/* Counts on the device the words of @b that differ from its pattern; *@intact: none. */
+/*
+ * Counts on the device the words of @b that differ from its pattern, on the
+ * thread's stream and into its own counter there; *@intact: none.
+ */
 static gboolean
-device_check(Cuda *c, const Buf *b, cudaStream_t stream, gboolean *intact, GError **error)
+device_check(Cuda *c, Thread *t, const Buf *b, cudaStream_t stream, gboolean *intact,
+	     GError **error)
 {
-	Device *d = &c->devices[b->device];
-	unsigned long long mismatches = 0;
+	unsigned long long **counter = &t->mismatches[b->device], mismatches = 0;
 	gboolean ok;
 
-	pthread_mutex_lock(&d->check_lock);
-	ok = !faulted(c, cudaMemsetAsync(d->mismatches, 0, sizeof mismatches, stream), "checking", error) &&
-	     !faulted(c, gs_cuda_check(b->words, words_of(b->bytes), b->seed, d->mismatches, stream),
-		     "checking", error) &&
-	     !faulted(c, cudaMemcpyAsync(&mismatches, d->mismatches, sizeof mismatches,
-				     cudaMemcpyDeviceToHost, stream), "checking", error) &&
+	if (*counter == NULL &&
+	    faulted(c, cudaMalloc((void **) counter, sizeof **counter), "checking", error))
+		return FALSE;
+	ok = !faulted(c, cudaMemsetAsync(*counter, 0, sizeof **counter, stream), "checking", error) &&
+	     !faulted(c, gs_cuda_check(b->words, words_of(b->bytes), b->seed, *counter, stream),
+		      "checking", error) &&
+	     !faulted(c, cudaMemcpyAsync(&mismatches, *counter, sizeof mismatches,
+					 cudaMemcpyDeviceToHost, stream), "checking", error) &&
 	     !faulted(c, cudaStreamSynchronize(stream), "checking", error);
-	pthread_mutex_unlock(&d->check_lock);
 	if (!ok)
 		return FALSE;
 	*intact = count_check(c, b, mismatches == 0);
@@ -729,7 +738,7 @@ cuda_round_trip(gpointer state, gpointer thread, guint64 handle, GsTier to, GErr
 	if (faulted(c, cudaMemsetAsync(b->words, 0, words_of(b->bytes) * 8, stream), "clearing", error) ||
 	    faulted(c, copy_blocks(b, blocks, c->host.block_size, FALSE, stream), "unspilling", error))
 		goto out;
-	ok = device_check(c, b, stream, &intact, error);
+	ok = device_check(c, thread, b, stream, &intact, error);
 	if (ok) {
 		atomic_fetch_add(&c->round_trips, 1);
 		ok = intact;
@@ -822,7 +831,7 @@ land(Cuda *c, Thread *t, Buf *copy, GPtrArray *staged, gboolean borrowed, gboole
 			       "clearing", error) &&
 		       !faulted(c, copy_blocks(copy, staged, c->host.block_size, FALSE, stream),
 			       "unspilling", error) &&
-		       device_check(c, copy, stream, intact, error);
+		       device_check(c, t, copy, stream, intact, error);
 	}
 	g_return_val_if_reached(FALSE);
 }
