@@ -994,7 +994,8 @@ gs_cuda_busy(long long ns, GsCudaUses uses, cudaStream_t stream)
 	enqueue(s, &op);
 	kernel_faults(); /* the launch succeeds; the fault shows at the next call */
 	pthread_mutex_unlock(&cpu.lock);
-	return cudaSuccess;
+	/* As kernel.cu's wrappers: the thread's last error, an earlier call's too. */
+	return cudaGetLastError();
 }
 
 cudaError_t
@@ -1011,7 +1012,8 @@ gs_cuda_fill(unsigned long long *words, unsigned long long n, unsigned long long
 	enqueue(s, &op);
 	kernel_faults(); /* the launch succeeds; the fault shows at the next call */
 	pthread_mutex_unlock(&cpu.lock);
-	return cudaSuccess;
+	/* As kernel.cu's wrappers: the thread's last error, an earlier call's too. */
+	return cudaGetLastError();
 }
 
 cudaError_t
@@ -1030,7 +1032,8 @@ gs_cuda_check(const unsigned long long *words, unsigned long long n, unsigned lo
 	enqueue(s, &op);
 	kernel_faults(); /* the launch succeeds; the fault shows at the next call */
 	pthread_mutex_unlock(&cpu.lock);
-	return cudaSuccess;
+	/* As kernel.cu's wrappers: the thread's last error, an earlier call's too. */
+	return cudaGetLastError();
 }
 
 /* For tests: the next @n copies to or from pinned memory are "done" without moving a byte. */

@@ -251,6 +251,34 @@ START_TEST(test_a_move_that_fails_midway_frees_nothing_in_use)
 }
 END_TEST
 
+/*
+ * A refused allocation leaves the thread's last error set; the kernel
+ * wrappers return the last error: the next compute must not be blamed for
+ * it, nor the device taken for failed.
+ */
+START_TEST(test_a_refusal_is_not_blamed_on_the_next_launch)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
+	gpointer state = open_cuda(w, parent, 64 * MIB);
+	gpointer thread = gs_backend_thread_begin(&gs_backend_cuda, state);
+	guint64 huge, small;
+	GsBackendStats stats;
+
+	ck_assert(!gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, 0,
+				    (gint64) 1 << 40, &huge));
+	ck_assert(gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, 0, MIB, &small));
+	gs_backend_compute_begin(&gs_backend_cuda, state, thread, 1000, &small, 1);
+	gs_backend_compute_end(&gs_backend_cuda, state, thread);
+	ck_assert(gs_backend_healthy(&gs_backend_cuda, state, NULL));
+	gs_backend_stats(&gs_backend_cuda, state, &stats);
+	ck_assert_uint_eq(stats.device_refusals, 1);
+	gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, small);
+	gs_backend_thread_end(&gs_backend_cuda, state, thread);
+	tl_backend_close(&gs_backend_cuda, state, parent);
+}
+END_TEST
+
 START_TEST(test_a_dropped_copy_is_caught)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
@@ -413,6 +441,7 @@ main(void)
 	tcase_add_test(tc, test_a_scenario_on_the_device);
 	tcase_add_test(tc, test_calibrate_writes_includable_yaml);
 #ifdef GS_CUDA_ON_CPU
+	tcase_add_test(tc, test_a_refusal_is_not_blamed_on_the_next_launch);
 	tcase_add_test(tc, test_a_dropped_copy_is_caught);
 	tcase_add_test(tc, test_a_move_that_fails_midway_frees_nothing_in_use);
 #endif

@@ -144,9 +144,11 @@ failed(cudaError_t err, const char *what, GError **error)
 static void
 note_fault(Cuda *c, cudaError_t err, const char *what)
 {
-	if (err == cudaSuccess || err == cudaErrorMemoryAllocation)
+	if (err == cudaSuccess)
 		return;
-	cudaGetLastError();
+	cudaGetLastError(); /* no later launch is to be blamed for it */
+	if (err == cudaErrorMemoryAllocation)
+		return;
 	pthread_mutex_lock(&c->fault_lock);
 	if (c->fault == NULL)
 		c->fault = g_error_new(GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED, "CUDA: %s: %s", what,
