@@ -22,10 +22,23 @@
 #define MAX_EVENTS 20000 /* simulator events */
 #define MAX_TIME (G_GINT64_CONSTANT(60) * 1000000000) /* simulated time: a minute */
 
+/*
+ * A warning or critical aborts. GLib ends a fatal message with a breakpoint
+ * trap, which libFuzzer does not catch: abort() has it save the input.
+ */
+static void
+abort_on_message(const char *domain, GLogLevelFlags level, const char *message, gpointer data)
+{
+	g_log_default_handler(domain, level, message, data);
+	if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING))
+		abort();
+}
+
 /* GLib's warnings and criticals are fatal, so that a harness never passes one by. */
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	g_log_set_default_handler(abort_on_message, NULL);
 	g_log_set_always_fatal(G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
 	return 0;
 }

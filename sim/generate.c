@@ -8,7 +8,6 @@
  */
 #include "config.h"
 
-#include <math.h>
 
 #include "generate.h"
 
@@ -129,19 +128,13 @@ plan_clear(Plan *plan)
 
 /* ---- building ops ---- */
 
+/* At least a byte, and no more than a workload may name: a larger one simply never fits. */
 static gint64
 scale(gint64 size, double factor)
 {
-	double v;
-
 	if (factor == 1.0)
 		return size;
-	v = floor((double) size * factor);
-	if (!(v >= 1.0))
-		return 1;
-	if (v >= 9.2e18)
-		return G_MAXINT64;
-	return (gint64) v;
+	return MAX(gs_bytes_scaled(size, factor), 1);
 }
 
 static GArray *

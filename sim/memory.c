@@ -278,8 +278,8 @@ over_reservation(GsMemory *m, GsSpaceAccount *acct, GsMemReservation *res, gint6
 	case GS_OVER_INCREASE:
 		/* Grown first, so the allocation then fits and nothing is charged twice. */
 		return gs_space_account_grow(acct, &res->acct,
-					     (gint64) ((double) extra *
-						       m->w->policy.reservations.increase_factor)) ||
+					     gs_bytes_scaled(extra,
+							     m->w->policy.reservations.increase_factor)) ||
 		       gs_space_account_grow(acct, &res->acct, extra);
 	}
 	return TRUE;

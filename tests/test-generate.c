@@ -57,6 +57,8 @@ static const Row rows[] = {
 	{17, 2, 1, 512 * MIB, 50, 20 * MS, TRUE, 5, 4.0, 0.0, 1},
 	/* threads_per_task 0 means one */
 	{23, 2, 0, 1 * MIB, 8, 2 * MS, FALSE, 0, 1.0, 0.0, 0},
+	/* a skew past any size: sizes stop at what a workload may name */
+	{29, 2, 1, 1 * GIB, 10, 1 * MS, FALSE, 2, 1e30, 0.0, 0},
 };
 
 static GsWorkload *
@@ -398,6 +400,7 @@ START_TEST(test_properties)
 			ck_assert_int_eq(spec->on_oom, GS_ON_OOM_FAIL);
 			walk_init(&k, spec);
 			ck_thread_sound(&k);
+			ck_assert_int_le(k.max_size, GS_MAX_BYTES);
 			ck_assert_uint_le(k.allocs, r->max_allocs);
 			ck_assert_uint_eq(k.pools, 0);
 			/* one op-set per allocation, or none at all */

@@ -30,6 +30,17 @@ G_BEGIN_DECLS
  */
 #define GS_MAX_BYTES (G_GINT64_CONSTANT(1) << 50)
 
+/** @bytes times @factor (>= 0, or NaN), rounded down, and at most GS_MAX_BYTES. */
+static inline gint64
+gs_bytes_scaled(gint64 bytes, double factor)
+{
+	double v = (double) bytes * factor;
+
+	if (!(v < (double) GS_MAX_BYTES))
+		return v != v ? 0 : GS_MAX_BYTES;
+	return v > 0 ? (gint64) v : 0;
+}
+
 /*
  * The most threads a run may hold: tasks' threads over all their copies,
  * generated ones and pool threads. Each keeps its state and result rows for
