@@ -2,11 +2,16 @@
  * bench-cuda: what the CUDA backend costs on a GPU, against the CUDA runtime
  * alone. Without a GPU it says so and exits 0: nothing is measured.
  *
+ * First, the driver's and the runtime's versions, and what each of the
+ * backend's kernels takes at its first launch (with its synchronise) against
+ * its second: a kernel without machine code for this GPU is compiled just in
+ * time at the first.
+ *
  * Allocation: stream-ordered allocate+free pairs of 4 KiB and of 1 MiB,
- * raw (cudaMallocFromPoolAsync and cudaFreeAsync on a capped pool and a
- * stream of one's own, as the backend makes them) against the backend's
- * alloc() and free(). Each run makes PAIRS pairs and synchronises once at
- * the end; reported is ns per pair, the median of RUNS runs. (A whole
+ * raw (cudaMallocFromPoolAsync, a synchronise, and cudaFreeAsync, on a pool
+ * that keeps its memory and a stream of one's own, as the backend makes
+ * them) against the backend's alloc() and free(). Each run makes PAIRS
+ * pairs; reported is ns per pair, the median of RUNS runs. (A whole
  * gpusim run adds the interpreter and the engine: bench-threads
  * --backend=cuda gives that, from 1 to 16 threads.)
  *
@@ -27,6 +32,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda/cuda.h"
+#include "cuda/kernel.h"
 #include "threads.h"
 
 #define PAIRS 20000
@@ -69,14 +75,13 @@ static double
 raw_pairs(gint64 bytes)
 {
 	struct cudaMemPoolProps props = {0};
-	guint64 threshold = GIB;
+	guint64 threshold = G_MAXUINT64;
 	cudaMemPool_t pool;
 	cudaStream_t stream;
 	double ns[RUNS];
 
 	props.allocType = cudaMemAllocationTypePinned;
 	props.location.type = cudaMemLocationTypeDevice;
-	props.maxSize = GIB;
 	check(cudaMemPoolCreate(&pool, &props), "creating a pool");
 	check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
 	      "keeping the pool's memory");
@@ -88,6 +93,7 @@ raw_pairs(gint64 bytes)
 			void *p;
 
 			check(cudaMallocFromPoolAsync(&p, (size_t) bytes, pool, stream), "allocating");
+			check(cudaStreamSynchronize(stream), "allocating");
 			check(cudaFreeAsync(p, stream), "freeing");
 		}
 		check(cudaStreamSynchronize(stream), "synchronising");
@@ -221,6 +227,55 @@ backend_moves(gint64 bytes, double *d2h, double *h2d)
 	gs_backend_close(&gs_backend_cuda, state);
 }
 
+/* Microseconds that launching kernel @which (0 busy, 1 fill, 2 check) and synchronising take. */
+static double
+launch_us(int which, unsigned long long *words, unsigned long long *counter, cudaStream_t stream)
+{
+	GsCudaUses uses = {.ptr = {words}, .words = {1024}, .n = 1};
+	gint64 start = g_get_monotonic_time();
+
+	switch (which) {
+	case 0:
+		check(gs_cuda_busy(0, uses, stream), "launching busy");
+		break;
+	case 1:
+		check(gs_cuda_fill(words, 1024, 1, stream), "launching fill");
+		break;
+	default:
+		check(gs_cuda_check(words, 1024, 1, counter, stream), "launching check");
+		break;
+	}
+	check(cudaStreamSynchronize(stream), "synchronising");
+	return seconds_since(start) * 1e6;
+}
+
+static void
+first_launches(void)
+{
+	static const char *const names[] = {"busy", "fill", "check"};
+	unsigned long long *words, *counter;
+	cudaStream_t stream;
+	int driver = 0, runtime = 0;
+
+	check(cudaDriverGetVersion(&driver), "reading the driver's version");
+	check(cudaRuntimeGetVersion(&runtime), "reading the runtime's version");
+	printf("driver CUDA %d.%d, runtime %d.%d\n", driver / 1000, driver % 1000 / 10,
+	       runtime / 1000, runtime % 1000 / 10);
+	check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
+	check(cudaMalloc((void **) &words, 1024 * 8), "allocating");
+	check(cudaMalloc((void **) &counter, 8), "allocating");
+	printf("kernel   first launch (us)   second (us)\n");
+	for (int k = 0; k < 3; k++) {
+		double first = launch_us(k, words, counter, stream);
+
+		printf("%-6s   %17.1f   %11.1f\n", names[k], first,
+		       launch_us(k, words, counter, stream));
+	}
+	check(cudaFree(words), "freeing");
+	check(cudaFree(counter), "freeing");
+	check(cudaStreamDestroy(stream), "destroying the stream");
+}
+
 int
 main(void)
 {
@@ -235,6 +290,7 @@ main(void)
 	}
 	check(cudaGetDeviceProperties(&prop, 0), "reading the device");
 	printf("gpusim %s CUDA benchmark on %s\n", gs_version(), prop.name);
+	first_launches();
 	printf("allocate+free pair   raw (ns)   backend (ns)   backend - raw (ns)\n");
 	for (guint i = 0; i < G_N_ELEMENTS(pair_sizes); i++) {
 		double raw = raw_pairs(pair_sizes[i]), backend = backend_pairs(pair_sizes[i]);

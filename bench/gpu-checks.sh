@@ -10,8 +10,9 @@
 #
 # In order: the CUDA tests (they must pass, not skip); every scenario in
 # scenarios/ under the simulator and with --backend=cuda (outcome, retries,
-# splits, makespan, expectations); bench-cuda (allocation overhead, spill
-# throughput); bench-threads --backend=cuda (1 to 16 threads, fast path
+# splits, makespan, expectations); bench-cuda (the driver's and runtime's
+# versions, each kernel's first launch against its second, allocation
+# overhead, spill throughput); bench-threads --backend=cuda (1 to 16 threads, fast path
 # against the global mutex); calibrate, then the simulator with the
 # calibrated links against the real run, on three scenarios. Exit status: 0
 # when everything ran, whatever it measured; 1 when a step could not run or
@@ -104,7 +105,7 @@ for scenario in "$src"/scenarios/*.yaml; do
 done
 
 say ""
-say "## Allocation overhead and spill throughput (bench-cuda)"
+say "## Driver, first launches, allocation overhead and spill throughput (bench-cuda)"
 "$bin/bench/bench-cuda" >"$work/bench-cuda.log" 2>&1 || status=1
 fence "$work/bench-cuda.log"
 
