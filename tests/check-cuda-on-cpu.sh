@@ -4,7 +4,8 @@
 # staging, files and checks carry out every run, and any device access
 # outside a live allocation, or before the work it depends on, aborts it.
 # First, a device that faults mid-run (an illegal address, which sticks to
-# every later call) ends the run with exit status 4, its error, and no result.
+# every later call) ends the run with exit status 4, its error, and no result;
+# odd alignments and host block sizes run clean.
 GS_REAL_BACKEND=cuda
 GS_REAL_GPUSIM="$top_builddir/tests/gpusim-cuda-on-cpu"
 export GS_REAL_BACKEND GS_REAL_GPUSIM
@@ -21,6 +22,19 @@ if [ $status -ne 4 ] || ! grep -q 'gpusim: CUDA: .*an illegal memory access' "$t
 	cat "$tmp/err"
 	exit 1
 fi
+# Odd alignments and host blocks (not multiples of the kernels' 8-byte words)
+# run clean: no stand-in breach, no copy lost (expectations pin other sizes).
+for scenario in quickstart wide-gaps-spill spill-lru spill-largest; do
+	"$GS_REAL_GPUSIM" run --quiet --backend=cuda --clock=virtual --set memory.gpu.alignment=12 \
+		--set memory.host.block_size=4100 --json="$tmp/odd.json" \
+		"$top_srcdir/scenarios/$scenario.yaml" >"$tmp/out" 2>"$tmp/err"
+	status=$?
+	if [ $status -gt 1 ] || ! grep -q '"copies_lost": 0,' "$tmp/odd.json"; then
+		echo "FAIL: $scenario with alignment 12 and 4,100-byte host blocks: exit status $status"
+		cat "$tmp/err"
+		exit 1
+	fi
+done
 rm -rf "$tmp"
 trap - EXIT
 exec "$top_srcdir/tests/check-host-backend.sh"
