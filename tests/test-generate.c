@@ -832,7 +832,7 @@ START_TEST(test_replay_with_room)
 	const Row *r = &rows[_i];
 	g_autoptr(GsWorkload) w = workload_for(r);
 	gboolean any_split = FALSE;
-	gint64 room = (gint64) ((double) MAX(r->task_max, 1) * MAX(1.0, factor_bound(r, 0))) + 64;
+	gint64 room = gs_bytes_scaled(MAX(r->task_max, 1), MAX(1.0, factor_bound(r, 0))) + 64;
 
 	gs_generate_tasks(w);
 	replay(w, room, &any_split);
