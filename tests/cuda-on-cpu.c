@@ -33,9 +33,17 @@
  *    touches the device fails with cudaErrorIllegalAddress, and
  *    cudaGetLastError() keeps returning it, as an illegal address ends a
  *    CUDA context.
+ *  - a pool reserves device memory in granules (2 MiB, as the runtime's
+ *    pools do, or GS_CUDA_ON_CPU_POOL_GRANULE bytes, or what
+ *    gs_cuda_on_cpu_set_pool_granule() says for pools made after it): an
+ *    allocation of a granule or more takes whole granules of its own, smaller
+ *    ones share granules. Its maxSize caps what it reserves, not what is
+ *    allocated from it, so a pool capped at a scenario's capacity refuses
+ *    buffers that the capacity admits. What it reserves and no longer needs
+ *    is given back at a synchronisation down to its release threshold (0
+ *    unless set), and cudaMemGetInfo counts what the pools hold.
  * A breach prints what happened and aborts, as an illegal address ends a
- * CUDA context. Pools are charged their allocations' sizes rounded to 256
- * bytes; a real pool reserves in larger granules and may refuse sooner.
+ * CUDA context. Allocations are placed at 256-byte boundaries.
  */
 #include "config.h"
 
@@ -55,14 +63,20 @@
 
 #define N_DEVICES 2
 #define DEVICE_BYTES ((gsize) 80 << 30) /* what each pretend device has */
-#define GRANULE 256
+#define GRANULE 256 /* an allocation's placement */
+#define POOL_GRANULE ((gsize) 2 << 20) /* what a pool reserves at a time, by default */
 
 typedef enum { RANGE_DEVICE, RANGE_PINNED } RangeKind;
 
 struct CUmemPoolHandle_st {
 	int device;
-	gsize max;  /* 0: the device's memory */
+	gsize max;  /* 0: the device's memory; else a cap on what it reserves */
 	gsize used; /* charged, pending frees included */
+	gsize granule;   /* what it reserves at a time */
+	gsize large;     /* whole granules taken by allocations of a granule or more */
+	gsize small;     /* charged to smaller allocations, which share granules */
+	gsize reserved;  /* held from the device: at least large + small in granules */
+	guint64 release_threshold; /* reserved memory kept at a synchronisation */
 	GPtrArray *reuse; /* Range* freed back to the pool, still mapped; last freed last */
 };
 
@@ -109,9 +123,11 @@ static struct {
 	GTree *ranges; /* base → Range */
 	GPtrArray *streams; /* live */
 	GPtrArray *graveyard;
+	GPtrArray *pools; /* made by cudaMemPoolCreate, live */
+	gsize pool_granule; /* for pools made from now on */
 	struct CUstream_st null_stream[N_DEVICES];
 	struct CUmemPoolHandle_st default_pool[N_DEVICES];
-	gsize device_used[N_DEVICES];
+	gsize device_used[N_DEVICES]; /* cudaMalloc's allocations and what pools reserve */
 	pid_t started_in; /* the process that started the runtime; 0 before */
 	guint copies_to_drop; /* the next copies that "happen" without moving a byte */
 	gint copies_to_failure; /* copies still to queue before one is refused; < 0: none is */
@@ -146,15 +162,22 @@ static void
 start(void)
 {
 	const char *after = g_getenv("GS_CUDA_ON_CPU_FAULT_AFTER");
+	const char *granule = g_getenv("GS_CUDA_ON_CPU_POOL_GRANULE");
 
 	cpu.started_in = getpid();
 	cpu.launches_left = after != NULL ? g_ascii_strtoll(after, NULL, 10) : -1;
+	if (cpu.pool_granule == 0)
+		cpu.pool_granule = granule != NULL ? g_ascii_strtoull(granule, NULL, 10) : 0;
+	if (cpu.pool_granule == 0)
+		cpu.pool_granule = POOL_GRANULE;
 	cpu.ranges = g_tree_new(compare_addresses);
 	cpu.streams = g_ptr_array_new();
 	cpu.graveyard = g_ptr_array_new();
+	cpu.pools = g_ptr_array_new();
 	for (int i = 0; i < N_DEVICES; i++) {
 		cpu.null_stream[i].device = i;
 		cpu.default_pool[i].device = i;
+		cpu.default_pool[i].granule = cpu.pool_granule;
 	}
 }
 
@@ -272,6 +295,69 @@ is_pinned(const void *p, gsize n)
 	return r != NULL && r->kind == RANGE_PINNED;
 }
 
+/* ---- what pools reserve ---- */
+
+static gsize
+round_to(gsize n, gsize granule)
+{
+	return (n + granule - 1) / granule * granule;
+}
+
+/* What @pool must reserve to hold its allocations and @charge bytes more. */
+static gsize
+pool_needs(cudaMemPool_t pool, gsize charge)
+{
+	gsize g = pool->granule;
+
+	if (charge >= g)
+		return pool->large + round_to(charge, g) + round_to(pool->small, g);
+	return pool->large + round_to(pool->small + charge, g);
+}
+
+/* Sets what @pool reserves, and the device's count with it. */
+static void
+pool_reserve(cudaMemPool_t pool, gsize reserved)
+{
+	cpu.device_used[pool->device] += reserved - pool->reserved;
+	pool->reserved = reserved;
+}
+
+/* Charges (@sign +1) or gives back (-1) an allocation of @charge bytes; reserves more as needed. */
+static void
+pool_charge(cudaMemPool_t pool, gsize charge, int sign)
+{
+	gsize *part = charge >= pool->granule ? &pool->large : &pool->small;
+	gsize amount = charge >= pool->granule ? round_to(charge, pool->granule) : charge;
+
+	if (sign > 0) {
+		pool_reserve(pool, MAX(pool->reserved, pool_needs(pool, charge)));
+		*part += amount;
+		pool->used += charge;
+	} else {
+		*part -= amount;
+		pool->used -= charge;
+	}
+}
+
+/* At a synchronisation: what a pool no longer needs goes back, down to its release threshold. */
+static void
+pool_release(cudaMemPool_t pool)
+{
+	gsize keep = MAX(pool_needs(pool, 0), MIN(pool->reserved, pool->release_threshold));
+
+	if (keep < pool->reserved)
+		pool_reserve(pool, round_to(keep, pool->granule));
+}
+
+static void
+release_pools(void)
+{
+	for (int i = 0; i < N_DEVICES; i++)
+		pool_release(&cpu.default_pool[i]);
+	for (guint i = 0; i < cpu.pools->len; i++)
+		pool_release(cpu.pools->pdata[i]);
+}
+
 /* The pool's most recently freed memory of @charge bytes, taken off its list; NULL if none. */
 static char *
 reuse_memory(cudaMemPool_t pool, gsize charge)
@@ -313,10 +399,10 @@ range_add(RangeKind kind, gsize bytes, int device, cudaMemPool_t pool)
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (r->base == MAP_FAILED)
 		breach("the CPU has no %zu bytes to pretend with", r->charge);
-	if (kind == RANGE_DEVICE)
-		cpu.device_used[device] += r->charge;
 	if (pool != NULL)
-		pool->used += r->charge;
+		pool_charge(pool, r->charge, +1);
+	else if (kind == RANGE_DEVICE)
+		cpu.device_used[device] += r->charge;
 	g_tree_insert(cpu.ranges, r->base, r);
 	return r;
 }
@@ -326,10 +412,10 @@ range_remove(Range *r)
 {
 	if (r->users > 0)
 		breach("%p is freed while work on another stream still uses it", r->base);
-	if (r->kind == RANGE_DEVICE)
-		cpu.device_used[r->device] -= r->charge;
 	if (r->pool != NULL)
-		r->pool->used -= r->charge;
+		pool_charge(r->pool, r->charge, -1);
+	else if (r->kind == RANGE_DEVICE)
+		cpu.device_used[r->device] -= r->charge;
 	g_tree_remove(cpu.ranges, r->base);
 	if (r->pool != NULL) {
 		/* Back to the pool, bytes and all, for the next allocation of its size. */
@@ -665,6 +751,7 @@ cudaDeviceSynchronize(void)
 	if (!lock_cpu())
 		return fail(why_not());
 	run_streams(current_device);
+	release_pools();
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
 }
@@ -699,6 +786,7 @@ cudaStreamSynchronize(cudaStream_t stream)
 	if (!lock_cpu())
 		return fail(why_not());
 	run_stream(stream_or_null(stream));
+	release_pools();
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
 }
@@ -725,23 +813,30 @@ cudaError_t
 cudaMemPoolCreate(cudaMemPool_t *pool, const struct cudaMemPoolProps *props)
 {
 	if (!started_here())
-		return fail(cudaErrorInitializationError);
+		return fail(why_not());
 	if (props->allocType != cudaMemAllocationTypePinned ||
 	    props->location.type != cudaMemLocationTypeDevice || props->location.id < 0 ||
 	    props->location.id >= N_DEVICES)
 		return fail(cudaErrorInvalidValue);
+	if (!lock_cpu())
+		return fail(why_not());
 	*pool = g_new0(struct CUmemPoolHandle_st, 1);
 	(*pool)->device = props->location.id;
 	(*pool)->max = props->maxSize;
+	(*pool)->granule = cpu.pool_granule;
+	g_ptr_array_add(cpu.pools, *pool);
+	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
 }
 
 cudaError_t
 cudaMemPoolSetAttribute(cudaMemPool_t pool, enum cudaMemPoolAttr attr, void *value)
 {
-	if (!started_here())
-		return fail(cudaErrorInitializationError);
-	(void) pool, (void) attr, (void) value;
+	if (!lock_cpu())
+		return fail(why_not());
+	if (attr == cudaMemPoolAttrReleaseThreshold)
+		pool->release_threshold = *(const guint64 *) value;
+	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
 }
 
@@ -753,6 +848,8 @@ cudaMemPoolDestroy(cudaMemPool_t pool)
 	run_streams(-1);
 	if (pool->used > 0)
 		breach("a pool is destroyed with %zu bytes still allocated from it", pool->used);
+	pool_reserve(pool, 0);
+	g_ptr_array_remove_fast(cpu.pools, pool);
 	for (guint i = 0; pool->reuse != NULL && i < pool->reuse->len; i++) {
 		Range *old = pool->reuse->pdata[i];
 
@@ -770,8 +867,10 @@ static gboolean
 fits(cudaMemPool_t pool, gsize charge)
 {
 	gsize cap = pool->max > 0 ? pool->max : DEVICE_BYTES;
+	gsize needs = pool_needs(pool, charge);
+	gsize more = needs > pool->reserved ? needs - pool->reserved : 0;
 
-	return pool->used + charge <= cap && cpu.device_used[pool->device] + charge <= DEVICE_BYTES;
+	return needs <= cap && cpu.device_used[pool->device] + more <= DEVICE_BYTES;
 }
 
 /*
@@ -1060,5 +1159,15 @@ gs_cuda_on_cpu_refuse_copy(unsigned after)
 	if (!lock_cpu())
 		return;
 	cpu.copies_to_failure = (gint) after;
+	pthread_mutex_unlock(&cpu.lock);
+}
+
+/* For tests: pools made from now on reserve @bytes at a time (0: 2 MiB, as the runtime's). */
+void
+gs_cuda_on_cpu_set_pool_granule(size_t bytes)
+{
+	if (!lock_cpu())
+		return;
+	cpu.pool_granule = bytes > 0 ? bytes : POOL_GRANULE;
 	pthread_mutex_unlock(&cpu.lock);
 }

@@ -5,6 +5,8 @@
 #ifndef GPUSIM_CUDA_ON_CPU_H
 #define GPUSIM_CUDA_ON_CPU_H
 
+#include <stddef.h>
+
 /*
  * The next @n copies between the device and pinned memory (a buffer's bytes,
  * not a counter read back) are "done" without moving a byte.
@@ -16,5 +18,11 @@ void gs_cuda_on_cpu_refuse_copy(unsigned after);
 
 /* The device faults now, for good: every later call fails with cudaErrorIllegalAddress. */
 void gs_cuda_on_cpu_fault(void);
+
+/*
+ * Pools made from now on reserve device memory @bytes at a time (0: 2 MiB,
+ * as the runtime's pools; GS_CUDA_ON_CPU_POOL_GRANULE sets the first value).
+ */
+void gs_cuda_on_cpu_set_pool_granule(size_t bytes);
 
 #endif /* GPUSIM_CUDA_ON_CPU_H */

@@ -14,10 +14,26 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda/kernel.h"
+#include "cuda-on-cpu.h"
 #include "pattern.h"
 #include "test-cuda-on-cpu.h"
 
 #define WORDS 1024
+#define MIB ((size_t) 1 << 20)
+
+static cudaMemPool_t
+make_pool(size_t granule, size_t max_size)
+{
+	struct cudaMemPoolProps props = {0};
+	cudaMemPool_t pool;
+
+	props.allocType = cudaMemAllocationTypePinned;
+	props.location.type = cudaMemLocationTypeDevice;
+	props.maxSize = max_size;
+	gs_cuda_on_cpu_set_pool_granule(granule);
+	ck_assert_int_eq(cudaMemPoolCreate(&pool, &props), cudaSuccess);
+	return pool;
+}
 
 /* A fill queued on one stream has not happened for another that did not wait for it. */
 START_TEST(test_unsynchronised_work_has_not_happened)
@@ -98,14 +114,9 @@ END_TEST
 /* And destroying a pool that still has allocations out. */
 START_TEST(test_a_pool_destroyed_with_allocations_aborts)
 {
-	struct cudaMemPoolProps props = {0};
-	cudaMemPool_t pool;
+	cudaMemPool_t pool = make_pool(256, MIB);
 	void *dev;
 
-	props.allocType = cudaMemAllocationTypePinned;
-	props.location.type = cudaMemLocationTypeDevice;
-	props.maxSize = 1 << 20;
-	cudaMemPoolCreate(&pool, &props);
 	cudaMallocFromPoolAsync(&dev, 4096, pool, NULL);
 	cudaMemPoolDestroy(pool);
 }
@@ -114,15 +125,10 @@ END_TEST
 /* A capped pool refuses past its cap, after waiting for frees queued on other streams. */
 START_TEST(test_a_capped_pool_refuses_and_waits_for_frees)
 {
-	struct cudaMemPoolProps props = {0};
-	cudaMemPool_t pool;
+	cudaMemPool_t pool = make_pool(256, MIB);
 	cudaStream_t a, b;
 	void *first, *second;
 
-	props.allocType = cudaMemAllocationTypePinned;
-	props.location.type = cudaMemLocationTypeDevice;
-	props.maxSize = 1 << 20;
-	ck_assert_int_eq(cudaMemPoolCreate(&pool, &props), cudaSuccess);
 	cudaStreamCreate(&a);
 	cudaStreamCreate(&b);
 	ck_assert_int_eq(cudaMallocFromPoolAsync(&first, 768 << 10, pool, a), cudaSuccess);
@@ -180,6 +186,73 @@ START_TEST(test_a_pool_reuses_freed_memory_with_its_bytes)
 }
 END_TEST
 
+/*
+ * A pool reserves whole granules: allocations of a granule or more take
+ * their own, smaller ones share. A cap (maxSize) holds what it reserves, so
+ * three 3 MiB buffers do not fit a pool capped at 10 MiB with 2 MiB granules.
+ */
+static const struct {
+	size_t granule, cap, bytes[4];
+	int refused; /* the first allocation refused; -1: none */
+} granule_rows[] = {
+	{2 * MIB, 10 * MIB, {3 * MIB, 3 * MIB, 3 * MIB}, 2},
+	{256, 10 * MIB, {3 * MIB, 3 * MIB, 3 * MIB}, -1},
+	{2 * MIB, 8 * MIB, {7 * MIB, 1024}, 1},
+	{2 * MIB, 4 * MIB, {1024, 1024, 1024, MIB}, -1},
+	{2 * MIB, 4 * MIB, {3 * MIB, 1024, 1024}, 1},
+};
+
+START_TEST(test_a_pool_reserves_whole_granules)
+{
+	cudaMemPool_t pool = make_pool(granule_rows[_i].granule, granule_rows[_i].cap);
+	void *dev[G_N_ELEMENTS(granule_rows[_i].bytes)];
+	int refused = -1;
+
+	for (int i = 0; i < (int) G_N_ELEMENTS(dev) && granule_rows[_i].bytes[i] > 0; i++) {
+		dev[i] = NULL;
+		if (cudaMallocFromPoolAsync(&dev[i], granule_rows[_i].bytes[i], pool, NULL) !=
+		    cudaSuccess) {
+			refused = i;
+			break;
+		}
+	}
+	ck_assert_int_eq(refused, granule_rows[_i].refused);
+	for (int i = 0; i < (refused < 0 ? (int) G_N_ELEMENTS(dev) : refused) &&
+			granule_rows[_i].bytes[i] > 0; i++)
+		ck_assert_int_eq(cudaFreeAsync(dev[i], NULL), cudaSuccess);
+	ck_assert_int_eq(cudaMemPoolDestroy(pool), cudaSuccess);
+}
+END_TEST
+
+/*
+ * What a pool reserved and no longer needs goes back to the device at a
+ * synchronisation, down to its release threshold: all of it at the default
+ * threshold of 0, none of it at the largest.
+ */
+START_TEST(test_a_pool_keeps_memory_up_to_its_release_threshold)
+{
+	static const guint64 thresholds[] = {0, 4 * MIB, G_MAXUINT64};
+	static const size_t kept[] = {0, 4 * MIB, 6 * MIB};
+	cudaMemPool_t pool = make_pool(2 * MIB, 0);
+	size_t before, after, total;
+	void *dev;
+
+	ck_assert_int_eq(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold,
+						 (void *) &thresholds[_i]), cudaSuccess);
+	ck_assert_int_eq(cudaMemGetInfo(&before, &total), cudaSuccess);
+	ck_assert_int_eq(cudaMallocFromPoolAsync(&dev, 5 * MIB, pool, NULL), cudaSuccess);
+	ck_assert_int_eq(cudaMemGetInfo(&after, &total), cudaSuccess);
+	ck_assert_uint_eq(before - after, 6 * MIB);
+	ck_assert_int_eq(cudaFreeAsync(dev, NULL), cudaSuccess);
+	ck_assert_int_eq(cudaStreamSynchronize(NULL), cudaSuccess);
+	ck_assert_int_eq(cudaMemGetInfo(&after, &total), cudaSuccess);
+	ck_assert_uint_eq(before - after, kept[_i]);
+	ck_assert_int_eq(cudaMemPoolDestroy(pool), cudaSuccess);
+	ck_assert_int_eq(cudaMemGetInfo(&after, &total), cudaSuccess);
+	ck_assert_uint_eq(after, before);
+}
+END_TEST
+
 TCase *
 gs_test_cuda_stand_in(void)
 {
@@ -195,5 +268,7 @@ gs_test_cuda_stand_in(void)
 	tcase_add_test(tc, test_a_capped_pool_refuses_and_waits_for_frees);
 	tcase_add_test(tc, test_a_child_forked_after_the_start_cannot_use_it);
 	tcase_add_test(tc, test_a_pool_reuses_freed_memory_with_its_bytes);
+	tcase_add_loop_test(tc, test_a_pool_reserves_whole_granules, 0, G_N_ELEMENTS(granule_rows));
+	tcase_add_loop_test(tc, test_a_pool_keeps_memory_up_to_its_release_threshold, 0, 3);
 	return tc;
 }

@@ -5,12 +5,12 @@
  * tests/test-cuda-on-cpu against the CPU stand-in (cuda-on-cpu.c), which
  * always runs and adds the stand-in's own tests (test-cuda-on-cpu.c).
  *
- * What they cover: stream-ordered allocations from the capped pool, the
- * pattern surviving round trips and moves between tiers (made by another
- * thread than the one that allocated, through pinned blocks and disk files,
- * also when the host tier is full), a changed file caught, a capacity above
- * the free memory refused, a scenario replayed on real threads, and
- * calibrate's YAML.
+ * What they cover: stream-ordered allocations from a pool that reserves in
+ * granules and takes every buffer the capacity admits, the pattern surviving
+ * round trips and moves between tiers (made by another thread than the one
+ * that allocated, through pinned blocks and disk files, also when the host
+ * tier is full), a changed file caught, a capacity above the free memory
+ * refused, a scenario replayed on real threads, and calibrate's YAML.
  */
 #include "config.h"
 
@@ -150,6 +150,47 @@ START_TEST(test_a_large_alignment_fits_the_capacity)
 	ck_assert_uint_eq(stats.device_refusals, 0);
 	for (guint i = 0; i < G_N_ELEMENTS(handles); i++)
 		gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, handles[i]);
+	gs_backend_thread_end(&gs_backend_cuda, state, thread);
+	tl_backend_close(&gs_backend_cuda, state, parent);
+}
+END_TEST
+
+/*
+ * Buffers that fill the capacity as the engine counts it are all taken,
+ * although a pool reserves device memory in granules of 2 MiB or more (the
+ * stand-in as the runtime): three 3 MiB buffers reserve 12 MiB for a 10 MiB
+ * capacity, so a pool capped at the capacity would refuse the third.
+ */
+static const struct {
+	gint64 capacity, bytes[3];
+} granule_rows[] = {
+	{10 * MIB, {3 * MIB, 3 * MIB, 3 * MIB}},
+	{14 * MIB, {7 * MIB, 7 * MIB}},
+	{10 * MIB, {7 * MIB, 3 * MIB}},
+	{4 * MIB, {MIB + 1, MIB + 1, MIB + 1}},
+};
+
+START_TEST(test_buffers_that_fill_the_capacity_fit_a_pool_of_granules)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
+	guint64 handles[G_N_ELEMENTS(granule_rows[_i].bytes)];
+	gpointer state, thread;
+	GsBackendStats stats;
+	guint n = 0;
+
+	w->gpu.capacity = granule_rows[_i].capacity;
+	w->host.capacity = 64 * MIB;
+	state = tl_backend_open(&gs_backend_cuda, w, parent);
+	thread = gs_backend_thread_begin(&gs_backend_cuda, state);
+	for (; n < G_N_ELEMENTS(handles) && granule_rows[_i].bytes[n] > 0; n++)
+		ck_assert_msg(gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, 0,
+					       granule_rows[_i].bytes[n], &handles[n]),
+			      "buffer %u was refused", n);
+	gs_backend_stats(&gs_backend_cuda, state, &stats);
+	ck_assert_uint_eq(stats.device_refusals, 0);
+	while (n-- > 0)
+		gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, handles[n]);
 	gs_backend_thread_end(&gs_backend_cuda, state, thread);
 	tl_backend_close(&gs_backend_cuda, state, parent);
 }
@@ -434,6 +475,8 @@ main(void)
 	tcase_add_test(tc, test_a_changed_file_is_caught);
 	tcase_add_test(tc, test_a_full_host_tier_still_stages_to_disk);
 	tcase_add_test(tc, test_a_large_alignment_fits_the_capacity);
+	tcase_add_loop_test(tc, test_buffers_that_fill_the_capacity_fit_a_pool_of_granules, 0,
+			    G_N_ELEMENTS(granule_rows));
 	tcase_add_test(tc, test_a_compute_reads_only_its_own_gpus_buffers);
 	tcase_add_loop_test(tc, test_odd_sizes_alignments_and_blocks_keep_every_byte, 0,
 			    G_N_ELEMENTS(odd_rows));
