@@ -25,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "memory.h"
+#include "tiers/memory.h"
 #include "threads.h"
 
 typedef enum {
@@ -755,7 +755,7 @@ static const GsInterpHooks tiered_hooks = {
 /* ---- the memory tiers (a run that spills or reserves: r->mem) ---- */
 
 /*
- * Such a run admits through the simulator's memory model (sim/memory.h)
+ * Such a run admits through the tier model (src/tiers/memory.h)
  * instead of the bounded counters: the model decides where every buffer
  * lives, what each space is charged, which buffers are spilled and whether a
  * reservation is granted, exactly as in the simulator, and the backend

@@ -30,7 +30,7 @@
  *
  * Memory tiers. A run that spills (policy.spill.enabled), reserves (a
  * reserve op anywhere), uses fair-share admission or allocates host memory
- * admits through the simulator's memory model (sim/memory.h) under the
+ * admits through the tier model (src/tiers/memory.h) under the
  * engine mutex instead of the counters, with either locking: the model
  * decides residence, charges (host memory in whole blocks), victims,
  * reservations and the evacuation gate as in the simulator, and the
@@ -67,7 +67,7 @@
 #include <gpusim/gpusim.h>
 
 #include "backend.h"
-#include "sim.h"
+#include "run/result.h"
 
 G_BEGIN_DECLS
 

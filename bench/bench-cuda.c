@@ -31,9 +31,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cuda/cuda.h"
-#include "cuda/kernel.h"
-#include "threads.h"
+#include "backends/cuda/cuda.h"
+#include "backends/cuda/kernel.h"
+#include "backends/threads.h"
 
 #define PAIRS 20000
 #define RUNS 5

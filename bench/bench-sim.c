@@ -40,8 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "generate.h"
-#include "sim.h"
+#include "scenario/generate.h"
+#include "sim/sim.h"
 
 #define OPS_PER_THREAD 100
 

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "threads.h"
+#include "backends/threads.h"
 
 #define PAIRS_TOTAL 400000 /* allocate+free pairs per run, shared by the threads */
 #define REPEATS 3

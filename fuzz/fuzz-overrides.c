@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "loader.h"
+#include "scenario/loader.h"
 
 /* Takes the "@" lines at the start of *@text off it, into @variant and @sets. */
 static void

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "harness.h"
-#include "loader.h"
-#include "rmmlog.h"
+#include "scenario/loader.h"
+#include "scenario/rmmlog.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

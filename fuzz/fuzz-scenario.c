@@ -6,7 +6,7 @@
 #include "config.h"
 
 #include "harness.h"
-#include "loader.h"
+#include "scenario/loader.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

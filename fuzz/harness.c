@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expect.h"
-#include "generate.h"
+#include "report/expect.h"
+#include "scenario/generate.h"
 #include "harness.h"
-#include "report.h"
-#include "sim.h"
+#include "report/report.h"
+#include "sim/sim.h"
 
 /*
  * What a bounded simulation may cost. A valid scenario can ask for years of

@@ -11,7 +11,7 @@
  */
 #include "config.h"
 
-#include "heap.h"
+#include "sim/heap.h"
 
 /* The first allocation: enough for a small scenario without regrowing. */
 #define INITIAL_CAPACITY 64

@@ -10,7 +10,7 @@
  * resumption carries the thread's generation; bumping it cancels the ones in
  * flight (when a task ends under a busy thread).
  *
- * The memory tiers (sim/memory.h) decide where buffers live and what each
+ * The memory tiers (src/tiers/memory.h) decide where buffers live and what each
  * space is charged; this file decides when to spill (inside a failing
  * allocation, and proactively after an instant), who waits for a copy (the
  * thread whose allocation needed it, for the links' time), and what a thread
@@ -22,9 +22,9 @@
 
 #include <gpusim/pages.h>
 
-#include "heap.h"
-#include "memory.h"
-#include "sim.h"
+#include "sim/heap.h"
+#include "tiers/memory.h"
+#include "sim/sim.h"
 
 typedef enum { EV_TASK_ARRIVE, EV_THREAD_RESUME, EV_WATCHDOG, EV_PROACTIVE } EventKind;
 
@@ -44,7 +44,6 @@ typedef enum {
 typedef enum {
 	AFTER_NOTHING,
 	AFTER_ALLOC,   /* try its allocation again */
-	AFTER_UNSPILL, /* see whether its compute's buffers are all back */
 } After;
 
 /*
@@ -66,45 +65,13 @@ typedef struct {
 	const GsOp *waiting;     /* the reserve op a T_RESERVE thread waits on */
 } SimMem;
 
-/* ---- packed storage ---- */
-
-/*
- * A result's rows are carved from blocks: one allocation per block instead
- * of one per row, and no allocator header or rounding per row. Nothing is
- * freed before the result frees its blocks.
- */
-typedef struct {
-	gsize used, size;
-} BlockHead;
-
-#define BLOCK_BYTES (64 * 1024)
-/* Every record packed here holds only pointers and 64-bit integers at most. */
+/* Every record packed in a table holds only pointers and 64-bit integers at most. */
 #define RECORD_ALIGN 8
 
 static inline gsize
 record_size(gsize size)
 {
 	return (size + RECORD_ALIGN - 1) & ~(gsize) (RECORD_ALIGN - 1);
-}
-
-static gpointer
-block_alloc0(GPtrArray *blocks, gsize size)
-{
-	BlockHead *head = blocks->len > 0 ? blocks->pdata[blocks->len - 1] : NULL;
-	gpointer p;
-
-	size = record_size(size);
-	if (head == NULL || head->size - head->used < size) {
-		gsize bytes = MAX(BLOCK_BYTES, sizeof *head + size);
-
-		head = g_malloc(bytes);
-		head->used = sizeof *head;
-		head->size = bytes;
-		g_ptr_array_add(blocks, head);
-	}
-	p = (guint8 *) head + head->used;
-	head->used += size;
-	return memset(p, 0, size);
 }
 
 /*
@@ -234,95 +201,6 @@ struct Sim {
 	GsSample last;          /* the latest sample, kept or not */
 	double used_integral[GS_N_TIERS];
 };
-
-/* ---- names ---- */
-
-static const char *const outcome_names[] = {"completed", "failed", "deadlock", "timeout"};
-
-const char *
-gs_outcome_name(GsOutcome outcome)
-{
-	g_return_val_if_fail(outcome < G_N_ELEMENTS(outcome_names), "invalid");
-	return outcome_names[outcome];
-}
-
-gboolean
-gs_outcome_from_name(const char *name, GsOutcome *out)
-{
-	for (guint i = 0; i < G_N_ELEMENTS(outcome_names); i++) {
-		if (strcmp(outcome_names[i], name) == 0) {
-			*out = (GsOutcome) i;
-			return TRUE;
-		}
-	}
-	return FALSE;
-}
-
-/* ---- results ---- */
-
-static void
-thread_result_clear(gpointer data)
-{
-	GsThreadResult *t = data;
-
-	if (t->exceptions != NULL)
-		g_array_unref(t->exceptions);
-}
-
-void
-gs_result_free(GsResult *r)
-{
-	if (r == NULL)
-		return;
-	g_ptr_array_unref(r->tasks);
-	g_ptr_array_unref(r->threads);
-	g_ptr_array_unref(r->rows);
-	g_array_unref(r->timeline);
-	g_string_chunk_free(r->strings);
-	g_free(r->stop_reason);
-	g_free(r);
-}
-
-GsResult *
-gs_result_new_sized(guint tasks, guint threads)
-{
-	GsResult *r = g_new0(GsResult, 1);
-
-	r->tasks = g_ptr_array_sized_new(tasks);
-	r->threads = g_ptr_array_new_full(threads, thread_result_clear);
-	r->rows = g_ptr_array_new_with_free_func(g_free);
-	r->timeline = g_array_new(FALSE, TRUE, sizeof(GsSample));
-	r->strings = g_string_chunk_new(4096);
-	return r;
-}
-
-GsResult *
-gs_result_new(void)
-{
-	return gs_result_new_sized(0, 0);
-}
-
-GsTaskResult *
-gs_result_add_task(GsResult *r, const char *id)
-{
-	GsTaskResult *t = block_alloc0(r->rows, sizeof *t);
-
-	t->id = g_string_chunk_insert(r->strings, id);
-	g_ptr_array_add(r->tasks, t);
-	return t;
-}
-
-GsThreadResult *
-gs_result_add_thread(GsResult *r, const char *name, const GsTaskResult *task)
-{
-	GsThreadResult *t = block_alloc0(r->rows, sizeof *t);
-
-	t->name = g_string_chunk_insert(r->strings, name);
-	t->task = task != NULL ? task->id : NULL;
-	t->pool = task == NULL;
-	g_ptr_array_add(r->threads, t);
-	return t;
-}
 
 /* ---- logging ---- */
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Where gpusim's outputs go (src/output.h), through every command that writes
+# Where gpusim's outputs go (src/report/output.h), through every command that writes
 # them: a link stays a link and its file gets the content; a FIFO and
 # /dev/null are written in place and stay what they are; a directory, or a
 # path in a folder that is not there, is refused with exit 2 and nothing

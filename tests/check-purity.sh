@@ -1,14 +1,14 @@
 #!/bin/sh
-# Fails if a state-machine source file reaches for threads, clocks, I/O or CUDA.
+# Fails if a pure source file (core, tiers, run) reaches for threads, clocks, I/O or CUDA.
 # The core decides; drivers wait, read clocks and talk to devices.
 set -u
 status=0
 forbidden='pthread|g_thread|GThread|g_mutex|GMutex|g_cond|GCond|g_get_real_time|g_get_monotonic_time|g_usleep|clock_gettime|gettimeofday|\b(time|clock|sleep|usleep|nanosleep|open|read|write|puts|rand|fopen|fread|fwrite|fprintf|printf|getenv)\(|g_print|g_printerr|g_file_|GFile|g_spawn|cuda|CUDA|g_random|<stdio\.h>|<unistd\.h>|<time\.h>|<sys/'
-for f in ${GS_CORE_SOURCES:?GS_CORE_SOURCES is not set}; do
+for f in ${GS_PURE_SOURCES:?GS_PURE_SOURCES is not set}; do
 	# Comments may mention anything; only code counts.
 	hits=$(sed -e 's://.*$::' "$top_srcdir/$f" | perl -0pe 's:/\*.*?\*/::gs' | grep -nE "$forbidden")
 	if [ -n "$hits" ]; then
-		echo "$f reaches outside the pure core:"
+		echo "$f reaches outside the pure layers:"
 		echo "$hits"
 		status=1
 	fi
@@ -19,5 +19,5 @@ for f in "$top_srcdir"/include/gpusim/*.h; do
 		status=1
 	fi
 done
-[ $status -eq 0 ] && echo "core sources are pure: $GS_CORE_SOURCES"
+[ $status -eq 0 ] && echo "pure sources: $GS_PURE_SOURCES"
 exit $status

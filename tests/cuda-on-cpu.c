@@ -57,8 +57,8 @@
 #include <cuda_runtime_api.h>
 #include <glib.h>
 
-#include "cuda/kernel.h"
-#include "pattern.h"
+#include "backends/cuda/kernel.h"
+#include "backends/pattern.h"
 #include "cuda-on-cpu.h"
 
 #define N_DEVICES 2

@@ -13,9 +13,9 @@
 #include <check.h>
 #include <cuda_runtime_api.h>
 
-#include "cuda/kernel.h"
+#include "backends/cuda/kernel.h"
 #include "cuda-on-cpu.h"
-#include "pattern.h"
+#include "backends/pattern.h"
 #include "test-cuda-on-cpu.h"
 
 #define WORDS 1024

@@ -19,14 +19,14 @@
 
 #include <glib/gstdio.h>
 
-#include "cuda/cuda.h"
-#include "loader.h"
+#include "backends/cuda/cuda.h"
+#include "scenario/loader.h"
 #include "testlib.h"
 #include "testlib-backend.h"
 #ifdef GS_CUDA_ON_CPU
 #include "test-cuda-on-cpu.h"
 #endif
-#include "threads.h"
+#include "backends/threads.h"
 
 #define MIB ((gint64) 1 << 20)
 

@@ -1,5 +1,5 @@
 /*
- * Unit tests of sim/device.h: EXACT accept/reject at the boundary (the POOL
+ * Unit tests of src/tiers/device.h: EXACT accept/reject at the boundary (the POOL
  * model must agree where nothing is fragmented), alignment rounding, zero-size
  * requests, peak tracking, unknown handles, POOL best fit (ties to the lowest
  * address), coalescing with the left, right and both neighbours,
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "testlib.h"
-#include "device.h"
+#include "tiers/device.h"
 
 #define NO_HANDLE G_GUINT64_CONSTANT(0xdeadbeefdeadbeef)
 

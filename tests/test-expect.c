@@ -1,5 +1,5 @@
 /*
- * gpusim tests: the expectation checker (src/expect.h) on one result and
+ * gpusim tests: the expectation checker (src/report/expect.h) on one result and
  * event log made by hand. A table of rows, one expectation each, covers every
  * operator, every key family (outcome, makespan, totals, tasks, threads, at a
  * thread's state, at a tier's used and charged bytes), passing and failing,
@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "testlib.h"
-#include "expect.h"
-#include "report.h"
+#include "report/expect.h"
+#include "report/report.h"
 
 #define KIB ((gint64) 1024)
 #define MIB (KIB * 1024)

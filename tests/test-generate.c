@@ -1,5 +1,5 @@
 /*
- * Unit tests of sim/generate.h: determinism (a canonical text dump of every
+ * Unit tests of src/scenario/generate.h: determinism (a canonical text dump of every
  * generated op, compared across runs and seeds), counts and names, and the
  * properties every generated thread must have, checked by walking its ops
  * (retry and repeat blocks included): it frees all it allocates, holds at most
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "testlib.h"
-#include "generate.h"
+#include "scenario/generate.h"
 
 #define KIB ((gint64) 1024)
 #define MIB (KIB * 1024)

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "testlib.h"
-#include "heap.h"
+#include "sim/heap.h"
 
 static void
 ck_heap(const GsHeap *heap)

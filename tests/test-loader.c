@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "loader.h"
+#include "scenario/loader.h"
 #include "testlib.h"
 
 #define KIB ((gint64) 1024)

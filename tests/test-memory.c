@@ -1,5 +1,5 @@
 /*
- * Unit tests of sim/memory.h: the over-reservation policies with their
+ * Unit tests of src/tiers/memory.h: the over-reservation policies with their
  * charges (increase charges the growth once, where the reference charges the
  * shortfall twice, §A.7), the attribution of frees, copy costs from the links, HOST rounding to whole blocks, reservation
  * strategies and modes, a copy's two steps (both copies hold memory, the
@@ -12,9 +12,9 @@
 #include <check.h>
 
 #include "testlib.h"
-#include "generate.h"
-#include "memory.h"
-#include "sim.h"
+#include "scenario/generate.h"
+#include "tiers/memory.h"
+#include "sim/sim.h"
 
 #define MIB (G_GINT64_CONSTANT(1) << 20)
 

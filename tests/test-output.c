@@ -1,5 +1,5 @@
 /*
- * gpusim tests: a command's outputs (src/output.h). One row per kind of thing
+ * gpusim tests: a command's outputs (src/report/output.h). One row per kind of thing
  * at a path (nothing, a file, links, a directory, a device, a FIFO, a missing
  * folder), each added, written and committed, with what must be there after;
  * then what a dropped set leaves (nothing new, the old files as they were,
@@ -18,7 +18,7 @@
 #include <glib/gstdio.h>
 
 #include "testlib.h"
-#include "output.h"
+#include "report/output.h"
 
 static char *
 temp_dir(void)

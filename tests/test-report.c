@@ -1,5 +1,5 @@
 /*
- * gpusim tests: the result writers (src/report.h) on results, workloads and
+ * gpusim tests: the result writers (src/report/report.h) on results, workloads and
  * event logs made by hand. Every JSON output is parsed back by a small
  * validating parser (below: RFC 8259 grammar, duplicate keys rejected) and
  * searched for exact members; event lines and the timeline are compared with
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "testlib.h"
-#include "report.h"
+#include "report/report.h"
 
 #define KIB ((gint64) 1024)
 #define MIB (KIB * 1024)

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "testlib.h"
-#include "sim.h"
+#include "sim/sim.h"
 
 #define OPS 3
 

@@ -17,12 +17,12 @@
 
 #include <glib/gstdio.h>
 
-#include "loader.h"
-#include "pattern.h"
-#include "sim.h"
+#include "scenario/loader.h"
+#include "backends/pattern.h"
+#include "sim/sim.h"
 #include "testlib.h"
 #include "testlib-backend.h"
-#include "threads.h"
+#include "backends/threads.h"
 
 typedef struct {
 	GsResult *result;

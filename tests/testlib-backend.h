@@ -5,7 +5,7 @@
 #ifndef GPUSIM_TESTLIB_BACKEND_H
 #define GPUSIM_TESTLIB_BACKEND_H
 
-#include "backend.h"
+#include "backends/backend.h"
 
 /* Where a buffer goes, one move after another; it starts in path[0]. */
 typedef struct {

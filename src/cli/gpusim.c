@@ -14,8 +14,8 @@
 
 #include <gpusim/gpusim.h>
 
-#include "commands.h"
-#include "loader.h"
+#include "cli/commands.h"
+#include "scenario/loader.h"
 
 static gboolean show_version;
 

@@ -6,10 +6,10 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "batch.h"
-#include "generate.h"
-#include "loader.h"
-#include "report.h"
+#include "cli/batch.h"
+#include "scenario/generate.h"
+#include "scenario/loader.h"
+#include "report/report.h"
 
 /* ---- which variants ---- */
 

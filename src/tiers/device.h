@@ -1,5 +1,5 @@
 /*
- * gpusim sim: the modelled memory of one device (SPEC §3.3).
+ * gpusim: the modelled memory of one device (SPEC §3.3).
  *
  * This module decides whether an allocation of a given size succeeds on a
  * device of a given capacity, and what it is charged. It keeps the books (used

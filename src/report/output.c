@@ -14,7 +14,7 @@
 #include <sys/vfs.h>
 #endif
 
-#include "output.h"
+#include "report/output.h"
 
 /* As the kernel's limit on links followed in one path name (Linux's 40). */
 #define MAX_LINKS 40

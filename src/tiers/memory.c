@@ -1,5 +1,5 @@
 /*
- * gpusim sim: the modelled memory of a run (see memory.h for what it decides).
+ * gpusim: the modelled memory of a run (see memory.h for what it decides).
  *
  * Records are recycled through a free list, since a run allocates and frees
  * millions of buffers; the id -> record table exists only when buffers can
@@ -7,8 +7,8 @@
  */
 #include "config.h"
 
-#include "device.h"
-#include "memory.h"
+#include "tiers/device.h"
+#include "tiers/memory.h"
 
 struct GsMemory {
 	const GsWorkload *w;

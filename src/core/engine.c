@@ -26,7 +26,7 @@
 
 #include <gpusim/engine.h>
 
-#include "id-table.h"
+#include "core/id-table.h"
 
 typedef enum {
 	PENDING_NONE,

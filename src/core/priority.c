@@ -10,7 +10,7 @@
 
 #include <gpusim/priority.h>
 
-#include "id-table.h"
+#include "core/id-table.h"
 
 struct GsTaskPriorities {
 	GsPriorityMode mode;

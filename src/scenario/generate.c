@@ -1,5 +1,5 @@
 /*
- * gpusim sim: generating tasks from a `generate:` section.
+ * gpusim: generating tasks from a `generate:` section.
  *
  * Two passes per task: a plan (the steps of each thread, unscaled sizes, and
  * the task's total compute) is drawn from the GRand, then ops are built from
@@ -9,7 +9,7 @@
 #include "config.h"
 
 
-#include "generate.h"
+#include "scenario/generate.h"
 
 /* RmmSparkMonteCarlo allocates (when it may) if a draw exceeds this. */
 #define ALLOC_THRESHOLD 0.40

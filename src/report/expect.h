@@ -29,7 +29,7 @@
 
 #include <gpusim/gpusim.h>
 
-#include "sim.h"
+#include "run/result.h"
 
 G_BEGIN_DECLS
 

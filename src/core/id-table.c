@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "id-table.h"
+#include "core/id-table.h"
 
 void
 gs_id_table_init(GsIdTable *t, gsize slot_size)

@@ -5,9 +5,9 @@
 
 #include <string.h>
 
-#include "input.h"
-#include "loader.h"
-#include "rmmlog.h"
+#include "scenario/input.h"
+#include "scenario/loader.h"
+#include "scenario/rmmlog.h"
 
 #define RMM_HEADER "Thread,Time,Action,Pointer,Size,Stream"
 #define ALIGNMENT 256

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "plot.h"
+#include "report/plot.h"
 
 struct GsPlotter {
 	char *gnuplot;     /* absolute path, or NULL */

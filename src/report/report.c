@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
+#include "report/report.h"
 
 /* ---- names ---- */
 

@@ -23,8 +23,8 @@
 
 #include <gpusim/gpusim.h>
 
-#include "output.h"
-#include "sim.h"
+#include "report/output.h"
+#include "sim/sim.h"
 
 G_BEGIN_DECLS
 

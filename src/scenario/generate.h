@@ -1,5 +1,5 @@
 /*
- * gpusim sim: generated workloads (SPEC §3.7), in the spirit of the
+ * gpusim: generated workloads (SPEC §3.7), in the spirit of the
  * spark-rapids-jni RmmSparkMonteCarlo simulator (reference §5.4).
  *
  * This module decides which tasks and threads a `generate:` section adds to a

@@ -11,10 +11,10 @@
 
 #include <stdio.h>
 
-#include "backend.h"
-#include "commands.h"
-#include "output.h"
-#include "pattern.h"
+#include "backends/backend.h"
+#include "cli/commands.h"
+#include "report/output.h"
+#include "backends/pattern.h"
 
 static int
 status_of(const GError *error)

@@ -22,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
-#include "commands.h"
-#include "output.h"
-#include "plot.h"
-#include "report.h"
+#include "cli/batch.h"
+#include "cli/commands.h"
+#include "report/output.h"
+#include "report/plot.h"
+#include "report/report.h"
 
 typedef struct {
 	char *backend;

@@ -1,5 +1,5 @@
 /*
- * gpusim sim: the modelled memory of a run, every tier (SPEC §1.2-§1.5, §3.3).
+ * gpusim: the modelled memory of a run, every tier (SPEC §1.2-§1.5, §3.3).
  *
  * This module decides where each buffer of a run lives and what each memory
  * space is charged, by putting the core's pure modules together: per GPU

@@ -13,9 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "commands.h"
-#include "output.h"
-#include "rmmlog.h"
+#include "cli/commands.h"
+#include "report/output.h"
+#include "scenario/rmmlog.h"
 
 static int
 import(const char *log_path, const char *out, gboolean quiet)

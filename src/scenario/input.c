@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "input.h"
+#include "scenario/input.h"
 
 static gboolean
 fail_errno(int err, GError **error)

@@ -1,5 +1,5 @@
 /*
- * gpusim sim: device memory as EXACT accounting or a POOL address space.
+ * gpusim: device memory as EXACT accounting or a POOL address space.
  *
  * Live allocations are GsBlock entries of an open-addressing hash table keyed
  * by handle, stored inline (linear probing, deletion by backward shift, at
@@ -9,7 +9,7 @@
  */
 #include "config.h"
 
-#include "device.h"
+#include "tiers/device.h"
 
 typedef struct {
 	guint64 handle;

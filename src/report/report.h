@@ -39,8 +39,8 @@
 
 #include <gpusim/gpusim.h>
 
-#include "sim.h"
-#include "expect.h"
+#include "run/result.h"
+#include "report/expect.h"
 
 G_BEGIN_DECLS
 

@@ -11,15 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "commands.h"
-#include "expect.h"
-#include "generate.h"
-#include "loader.h"
-#include "output.h"
-#include "pattern.h"
-#include "report.h"
-#include "sim.h"
-#include "threads.h"
+#include "cli/commands.h"
+#include "report/expect.h"
+#include "scenario/generate.h"
+#include "scenario/loader.h"
+#include "report/output.h"
+#include "backends/pattern.h"
+#include "report/report.h"
+#include "sim/sim.h"
+#include "backends/threads.h"
 
 typedef struct {
 	char *backend;

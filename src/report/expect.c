@@ -13,8 +13,8 @@
 
 #include <string.h>
 
-#include "expect.h"
-#include "report.h"
+#include "report/expect.h"
+#include "report/report.h"
 
 typedef enum {
 	UNIT_COUNT,

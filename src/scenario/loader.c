@@ -31,8 +31,8 @@
 
 #include <yaml.h>
 
-#include "input.h"
-#include "loader.h"
+#include "scenario/input.h"
+#include "scenario/loader.h"
 
 G_DEFINE_QUARK(gs-scenario-error-quark, gs_scenario_error)
 

@@ -20,7 +20,7 @@
 
 #include <glib.h>
 
-#include "output.h"
+#include "report/output.h"
 
 G_BEGIN_DECLS
 

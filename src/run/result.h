@@ -1,0 +1,141 @@
+/*
+ * gpusim: what a run produces, whichever driver ran it: the result (its
+ * outcome, a row per task and per thread, totals, the tiers' figures and the
+ * timeline) and the event log's entries.
+ *
+ * This module decides how results are stored: rows are packed in blocks
+ * owned by the result, names and ids in one string chunk, so a run of a
+ * million threads does not make a million allocations. What goes into a
+ * result is the drivers' to say; how it is written, the reports'.
+ */
+#ifndef GPUSIM_RUN_RESULT_H
+#define GPUSIM_RUN_RESULT_H
+
+#include <gpusim/gpusim.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+	GS_OUTCOME_COMPLETED = 0,
+	GS_OUTCOME_FAILED,
+	GS_OUTCOME_DEADLOCK,
+	GS_OUTCOME_TIMEOUT,
+} GsOutcome;
+
+GS_API const char *gs_outcome_name(GsOutcome outcome);
+
+/* What one logical task (all its attempts) did. */
+typedef struct {
+	char *id;
+	GsOutcome outcome;     /* completed or failed (or deadlock/timeout if cut short) */
+	guint attempts;
+	GsTime start_ns, end_ns;
+	guint64 retries, splits;
+	GsTime blocked_ns, lost_ns;
+	gint64 max_footprint;  /* most GPU bytes its threads held at once */
+	gint64 leaked_bytes;   /* left allocated by threads that completed (Spark's leak report) */
+	GsException failure;   /* the exception that failed its last attempt */
+} GsTaskResult;
+
+/* What one simulated thread did (each attempt's threads are separate rows). */
+typedef struct {
+	char *name;
+	char *task;              /* task id, NULL for pool threads */
+	GArray *exceptions;      /* GsSeenException; NULL if it saw none */
+	GsThreadState final_state;
+	guint32 reached;         /* bit i set: the thread was in GsThreadState i */
+	guint8 pool;             /* booleans */
+	guint8 waiting_at_end;   /* named in a deadlock outcome */
+} GsThreadResult;
+
+/* One timeline sample: taken after every instant where something changed. */
+typedef struct {
+	GsTime time;
+	gint64 used[GS_N_TIERS];
+	gint64 charged[GS_N_TIERS];
+	guint running, blocked, bufn; /* threads by engine state class */
+} GsSample;
+
+typedef struct {
+	gint64 capacity;
+	gint64 peak_used;
+	gint64 mean_used;   /* time-weighted over the makespan */
+	gint64 peak_charged;
+} GsTierResult;
+
+typedef struct {
+	GsOutcome outcome;
+	char *stop_reason;   /* a timeout other than --max-time's: why the run stopped; else NULL */
+	GsTime makespan_ns;
+	guint64 events_processed;
+	guint64 seed;
+	struct {
+		guint tasks, tasks_completed, tasks_failed, task_attempts;
+		guint64 retries, splits;
+		GsTime blocked_ns, lost_ns, spill_block_ns, semaphore_wait_ns;
+		guint64 deadlocks_busted, deadlocks_unresolved;
+		gint64 spilled_gpu_to_host, spilled_host_to_disk;
+		gint64 unspilled_host_to_gpu, unspilled_disk_to_host;
+		guint64 copies_checked;  /* copies between tiers whose content tag was checked */
+		guint64 copies_lost;     /* of which carried the wrong tag: data lost or duplicated */
+		gint64 leaked_bytes;
+	} totals;
+	GsTierResult tiers[GS_N_TIERS];
+	GPtrArray *tasks;    /* GsTaskResult*, in file order (copies after their original) */
+	GPtrArray *threads;  /* GsThreadResult*, in order of creation */
+	GArray *timeline;    /* GsSample */
+	GStringChunk *strings; /* the rows' ids and names, packed (one allocation per row saved) */
+	GPtrArray *rows;     /* the rows themselves, packed in blocks: add them with the functions below */
+} GsResult;
+
+/** An empty result: no tasks, threads or samples yet. */
+GS_API GsResult *gs_result_new(void);
+/** An empty result with room for @tasks task rows and @threads thread rows. */
+GS_API GsResult *gs_result_new_sized(guint tasks, guint threads);
+/** Appends a task row with id @id (copied). */
+GS_API GsTaskResult *gs_result_add_task(GsResult *result, const char *id);
+/** Appends a thread row named @name (copied) of the task row @task; NULL: a pool thread. */
+GS_API GsThreadResult *gs_result_add_thread(GsResult *result, const char *name,
+					    const GsTaskResult *task);
+GS_API void gs_result_free(GsResult *result);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsResult, gs_result_free)
+
+/* One line of the event log (--events), in order. */
+typedef enum {
+	GS_LOG_STATE,     /* .thread .from .to */
+	GS_LOG_THROW,     /* .thread .exception .handled */
+	GS_LOG_ALLOC,     /* .thread .buf .bytes .tier .ok */
+	GS_LOG_FREE,      /* .thread .buf .bytes .tier */
+	GS_LOG_DEADLOCK,  /* .thread (victim) .action */
+	GS_LOG_TASK,      /* .task .what ("queued", "start", "done", "failed", "retry") */
+	GS_LOG_SEMAPHORE, /* .task .what ("acquire", "wait") */
+	GS_LOG_SPILL,     /* .thread (who copies; NULL: proactive) .buf .bytes .tier -> .to_tier; .what
+			     "spill" or "unspill"; .ok FALSE: the copy was refused at landing */
+	GS_LOG_RESERVE,   /* .thread .buf (reservation) .bytes .tier .device .what (outcome) */
+	GS_LOG_RELEASE,   /* .thread .buf (reservation) .bytes (refunded) .tier .device */
+	GS_LOG_GATE,      /* .thread .what ("close", "fallback", "open") */
+	GS_LOG_DOWNGRADE, /* .device .bytes (charged) .what ("start", "stop") */
+	GS_LOG_LEAK,      /* .task .thread .bytes: what a completing thread left allocated */
+} GsLogKind;
+
+typedef struct {
+	GsLogKind kind;
+	GsTime time;
+	const char *thread;  /* name, owned by the simulator */
+	const char *task;
+	const char *buf;
+	const char *what;
+	GsThreadState from, to;
+	GsException exception;
+	gboolean handled, ok;
+	gint64 bytes;
+	GsTier tier, to_tier;
+	guint device;
+	GsBustAction action;
+} GsLogEntry;
+
+typedef void (*GsLogFunc)(const GsLogEntry *entry, gpointer data);
+
+G_END_DECLS
+
+#endif /* GPUSIM_RUN_RESULT_H */
