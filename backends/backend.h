@@ -20,9 +20,9 @@
  * marked optional may be NULL; the gs_backend_*() wrappers say what NULL
  * means and are the only way the driver calls them.
  *
- * The registry (gs_backend_lookup) is a plain table: "host" is always there;
- * "cuda" only in a build that found the CUDA Toolkit. `sim` is not a backend:
- * it is the discrete-event driver of sim/.
+ * The drivers' table (src/cli/drivers.h) names the backends: "host" is always
+ * there; "cuda" only in a build that found the CUDA Toolkit. `sim`, in the
+ * same table, is no backend: it is the discrete-event driver of sim/.
  */
 #ifndef GPUSIM_BACKEND_H
 #define GPUSIM_BACKEND_H
@@ -116,12 +116,6 @@ typedef struct {
 	 */
 	gboolean (*calibrate)(const char *disk_path, GString *yaml, GError **error);
 } GsBackendOps;
-
-/** The backend called @name; NULL with GS_BACKEND_ERROR_UNKNOWN or _UNAVAILABLE. */
-const GsBackendOps *gs_backend_lookup(const char *name, GError **error);
-
-/** The names of the backends built in, comma-separated (for messages). */
-const char *gs_backend_names(void);
 
 /* ---- wrappers: the only way the driver calls a backend ---- */
 

@@ -1,6 +1,5 @@
 /*
- * gpusim: the table of backends and the wrappers the driver calls them
- * through (see backend.h). The CUDA row is the only one behind HAVE_CUDA.
+ * gpusim: the wrappers the driver calls backends through (see backend.h).
  */
 #include "config.h"
 
@@ -9,41 +8,6 @@
 #include "backend.h"
 
 G_DEFINE_QUARK(gs-backend-error-quark, gs_backend_error)
-
-static const GsBackendOps *const backends[] = {
-	&gs_backend_host,
-#ifdef HAVE_CUDA
-	&gs_backend_cuda,
-#endif
-};
-
-const char *
-gs_backend_names(void)
-{
-#ifdef HAVE_CUDA
-	return "sim, host, cuda";
-#else
-	return "sim, host";
-#endif
-}
-
-const GsBackendOps *
-gs_backend_lookup(const char *name, GError **error)
-{
-	for (guint i = 0; i < G_N_ELEMENTS(backends); i++) {
-		if (strcmp(backends[i]->name, name) == 0)
-			return backends[i];
-	}
-	if (strcmp(name, "cuda") == 0) {
-		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE,
-			    "the cuda backend is not available: this build of gpusim %s was made "
-			    "without the CUDA Toolkit", gs_version());
-		return NULL;
-	}
-	g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNKNOWN,
-		    "unknown backend '%s' (%s)", name, gs_backend_names());
-	return NULL;
-}
 
 gpointer
 gs_backend_open(const GsBackendOps *ops, const GsWorkload *w, GError **error)

@@ -49,7 +49,7 @@ typedef struct {
 	guint device;
 } Space;
 
-typedef struct RealThread RealThread;
+typedef struct Worker Worker;
 
 /* Virtual clock, under lock: a wait for scenario time, by a thread or a downgrader. */
 typedef struct {
@@ -67,7 +67,7 @@ typedef struct {
 	gint64 charged;
 	guint name;          /* the buffer's index in the thread's spec */
 	GsMemBuf *mb;        /* tiers: its record; its owner field points back here */
-	RealThread *owner;
+	Worker *owner;
 	gboolean copying;    /* tiers, under lock: its bytes are being made or moved */
 	gboolean doomed;     /* freed while copying: the copier frees it */
 } Held;
@@ -87,16 +87,16 @@ typedef struct {
 	guint64 seq;
 } LogItem;
 
-typedef struct Real Real;
-typedef struct RealTask RealTask;
+typedef struct Threads Threads;
+typedef struct Task Task;
 
-struct RealThread {
-	Real *r;
+struct Worker {
+	Threads *r;
 	GsThreadResult *result;  /* owned by the GsResult */
 	const GsThreadSpec *spec;
 	GsInterp *interp;        /* the thread's own */
 	GsThreadId id;
-	RealTask *task;          /* NULL for pool threads */
+	Task *task;          /* NULL for pool threads */
 	pthread_t os;
 	gpointer bk;             /* the backend's per-thread state */
 	atomic_int status;       /* Status */
@@ -119,14 +119,14 @@ struct RealThread {
 	TimedWait timed;         /* virtual clock: its sleep, until, compute or alloc latency */
 };
 
-struct RealTask {
+struct Task {
 	GsTaskResult *result;    /* the logical task, shared by its attempts */
 	const GsTaskSpec *spec;
 	guint spec_index;
 	GsTaskId engine_id;
 	guint attempt;
 	TaskStatus status;       /* under lock */
-	GPtrArray *threads;      /* RealThread* */
+	GPtrArray *threads;      /* Worker* */
 	guint alive;             /* threads that have not exited (under lock) */
 	gboolean failed;
 	GsException failure;
@@ -137,9 +137,9 @@ struct RealTask {
 	GsPageTable *pages;      /* its host pages (Spark's page table), made at its first; under lock */
 };
 
-struct Real {
+struct Threads {
 	const GsWorkload *w;
-	GsRealOptions opts;
+	GsRunOptions opts;
 	const GsBackendOps *ops;
 	gpointer bk;
 	GsResult *res;
@@ -160,9 +160,9 @@ struct Real {
 	atomic_int contended;    /* records in a state other than RUNNING */
 	atomic_uint_fast64_t seq;
 	atomic_uint_fast64_t fast_allocs, locked_allocs, fast_frees, frees;
-	GPtrArray *tasks;        /* RealTask*, every attempt (under lock) */
-	GPtrArray *threads;      /* RealThread*, index id - 1 (under lock) */
-	GQueue queue;            /* RealTask* waiting for a slot */
+	GPtrArray *tasks;        /* Task*, every attempt (under lock) */
+	GPtrArray *threads;      /* Worker*, index id - 1 (under lock) */
+	GQueue queue;            /* Task* waiting for a slot */
 	guint running;
 	guint permits;
 	GQueue permit_queue;
@@ -180,7 +180,7 @@ struct Real {
 	/* The memory tiers (NULL: the bounded counters alone), all under lock: */
 	GsMemory *mem;
 	GArray *moves;           /* GsSpillMove scratch */
-	GQueue reserve_waiters;  /* RealThread* in T_RESERVE, FIFO */
+	GQueue reserve_waiters;  /* Worker* in T_RESERVE, FIFO */
 	pthread_cond_t copies_cond; /* with lock: a move landed, or a thread left the gate */
 	guint gate_scopes;       /* threads in a gate scope */
 	guint64 reservations_made;
@@ -195,7 +195,7 @@ struct Real {
 
 /* The thread that makes one GPU's proactive copies, one at a time, as the simulator does. */
 typedef struct Downgrader {
-	Real *r;
+	Threads *r;
 	guint device;
 	pthread_t thread;
 	gboolean looking;        /* virtual clock, under lock: woken, and has not looked yet */
@@ -209,7 +209,7 @@ static const GsInterpHooks tiered_hooks;
 /* ---- time ---- */
 
 static GsTime
-now(Real *r)
+now(Threads *r)
 {
 	if (r->virtual_clock)
 		return atomic_load(&r->clock);
@@ -218,7 +218,7 @@ now(Real *r)
 
 /* The monotonic microsecond at which scenario time @t falls. */
 static gint64
-real_at(Real *r, GsTime t)
+real_at(Threads *r, GsTime t)
 {
 	return gs_time_add(r->t0, gs_time_from_double((double) t * r->scale / 1000.0));
 }
@@ -253,7 +253,7 @@ cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mutex, gint64 deadline)
 /* ---- logging ---- */
 
 static void
-log_to(Real *r, GArray *log, GsLogEntry *entry)
+log_to(Threads *r, GArray *log, GsLogEntry *entry)
 {
 	LogItem item = {.entry = *entry};
 
@@ -266,13 +266,13 @@ log_to(Real *r, GArray *log, GsLogEntry *entry)
 
 /* Under lock. */
 static void
-log_locked(Real *r, GsLogEntry *entry)
+log_locked(Threads *r, GsLogEntry *entry)
 {
 	log_to(r, r->log, entry);
 }
 
 static void
-log_task(Real *r, RealTask *task, const char *what)
+log_task(Threads *r, Task *task, const char *what)
 {
 	GsLogEntry e = {.kind = GS_LOG_TASK, .task = task->result->id, .what = what};
 
@@ -291,7 +291,7 @@ compare_items(gconstpointer a, gconstpointer b)
 
 /* Merges the shared log and every thread's own into one, in time order. */
 static void
-flush_logs(Real *r)
+flush_logs(Threads *r)
 {
 	g_autoptr(GArray) all = g_array_new(FALSE, FALSE, sizeof(LogItem));
 
@@ -299,7 +299,7 @@ flush_logs(Real *r)
 		return;
 	g_array_append_vals(all, r->log->data, r->log->len);
 	for (guint i = 0; i < r->threads->len; i++) {
-		RealThread *t = r->threads->pdata[i];
+		Worker *t = r->threads->pdata[i];
 
 		g_array_append_vals(all, t->log->data, t->log->len);
 	}
@@ -310,8 +310,8 @@ flush_logs(Real *r)
 
 /* ---- threads, statuses, wake-ups ---- */
 
-static RealThread *
-thread_of(Real *r, GsThreadId id)
+static Worker *
+thread_of(Threads *r, GsThreadId id)
 {
 	return id >= 1 && id <= r->threads->len ? r->threads->pdata[id - 1] : NULL;
 }
@@ -328,14 +328,14 @@ counts_active(Status s)
  * to take (one making a copy counts as active).
  */
 static gboolean
-quiet(const Real *r)
+quiet(const Threads *r)
 {
 	return r->active == r->idle && r->looking == 0;
 }
 
 /* Under lock: the run loop may move the virtual clock now. */
 static void
-note_quiet(Real *r)
+note_quiet(Threads *r)
 {
 	if (r->virtual_clock && quiet(r))
 		pthread_cond_broadcast(&r->done_cond);
@@ -343,7 +343,7 @@ note_quiet(Real *r)
 
 /* Every change between active and waiting happens under lock, so `active` is exact there. */
 static void
-set_status(Real *r, RealThread *t, Status s)
+set_status(Threads *r, Worker *t, Status s)
 {
 	Status old = atomic_exchange(&t->status, s);
 
@@ -354,12 +354,12 @@ set_status(Real *r, RealThread *t, Status s)
 
 /* Under lock: the engine's queued wake-ups reach their threads. */
 static void
-drain_wakes(Real *r)
+drain_wakes(Threads *r)
 {
 	GsThreadId id;
 
 	while (gs_engine_pop_wake(r->engine, &id)) {
-		RealThread *t = thread_of(r, id);
+		Worker *t = thread_of(r, id);
 
 		if (t == NULL)
 			continue;
@@ -379,10 +379,10 @@ drain_wakes(Real *r)
 static void
 engine_lock(gpointer data)
 {
-	pthread_mutex_lock(&((Real *) data)->lock);
+	pthread_mutex_lock(&((Threads *) data)->lock);
 }
 
-static void downgrade_wake(Real *r);
+static void downgrade_wake(Threads *r);
 
 /*
  * Every section under the lock ends here: the engine's wake-ups go out, and
@@ -392,7 +392,7 @@ static void downgrade_wake(Real *r);
 static void
 engine_unlock(gpointer data)
 {
-	Real *r = data;
+	Threads *r = data;
 
 	drain_wakes(r);
 	downgrade_wake(r);
@@ -401,7 +401,7 @@ engine_unlock(gpointer data)
 
 /* Under lock: asks the thread to stop, wherever it waits. */
 static void
-stop_thread(RealThread *t)
+stop_thread(Worker *t)
 {
 	atomic_store(&t->stop, TRUE);
 	pthread_cond_signal(&t->cond);
@@ -415,7 +415,7 @@ stop_thread(RealThread *t)
  * clock to @until (advance_clock ends the wait), or until *@stop.
  */
 static void
-timed_wait(Real *r, TimedWait *w, pthread_cond_t *cond, GsTime until, atomic_bool *stop)
+timed_wait(Threads *r, TimedWait *w, pthread_cond_t *cond, GsTime until, atomic_bool *stop)
 {
 	if (now(r) >= until || atomic_load(stop))
 		return;
@@ -435,7 +435,7 @@ timed_wait(Real *r, TimedWait *w, pthread_cond_t *cond, GsTime until, atomic_boo
  * for that are active again from here, so the virtual clock waits for them.
  */
 static void
-copies_changed(Real *r)
+copies_changed(Threads *r)
 {
 	r->idle -= r->copy_waiters;
 	r->copy_waiters = 0;
@@ -448,9 +448,9 @@ copies_changed(Real *r)
  * does not hold the virtual clock: the copy may be waiting for its time.
  */
 static void
-wait_copies(RealThread *t)
+wait_copies(Worker *t)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	guint64 changes = r->copies_changes;
 
 	drain_wakes(r);
@@ -466,9 +466,9 @@ wait_copies(RealThread *t)
 
 /* Virtual clock: waits until the run loop moves the clock to @until, or a stop. */
 static gboolean
-wait_virtual(RealThread *t, GsTime until)
+wait_virtual(Worker *t, GsTime until)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	gboolean ok;
 
 	pthread_mutex_lock(&r->lock);
@@ -480,7 +480,7 @@ wait_virtual(RealThread *t, GsTime until)
 
 /* Waits until scenario time @until or a stop; FALSE when stopped. */
 static gboolean
-wait_until(RealThread *t, GsTime until)
+wait_until(Worker *t, GsTime until)
 {
 	gint64 deadline = real_at(t->r, until);
 	gboolean stopped;
@@ -507,8 +507,8 @@ static void
 on_state(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to, GsThreadEvent cause,
 	 GsTime when)
 {
-	Real *r = data;
-	RealThread *t = thread_of(r, id);
+	Threads *r = data;
+	Worker *t = thread_of(r, id);
 	GsLogEntry e = {.kind = GS_LOG_STATE, .from = from, .to = to};
 
 	/* Sequentially consistent: the fast path's half of the no-lost-wake-up argument. */
@@ -524,8 +524,8 @@ on_state(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to, GsT
 static void
 on_bust(gpointer data, GsThreadId victim, GsBustAction action, GsCheckReason reason, GsTime when)
 {
-	Real *r = data;
-	RealThread *t = thread_of(r, victim);
+	Threads *r = data;
+	Worker *t = thread_of(r, victim);
 	GsLogEntry e = {.kind = GS_LOG_DEADLOCK, .action = action};
 
 	r->res->totals.deadlocks_busted++;
@@ -543,7 +543,7 @@ static const GsEngineObserver observer = {
 static void
 on_exception(const GsSeenException *x, gpointer data)
 {
-	RealThread *t = data;
+	Worker *t = data;
 	GsLogEntry e = {.kind = GS_LOG_THROW, .thread = t->result->name, .exception = x->exception,
 			.handled = x->handled};
 
@@ -582,7 +582,7 @@ space_give(Space *s, gint64 n)
 }
 
 static Space *
-space_for(Real *r, const GsEffect *e)
+space_for(Threads *r, const GsEffect *e)
 {
 	guint device = e->op != NULL && e->op->kind == GS_OP_ALLOC ? e->op->alloc.device : 0;
 
@@ -599,22 +599,22 @@ charge_of(const Space *s, gint64 size)
 
 /* The thread holds @bytes more GPU memory (thread-owned; its maximum is read under lock). */
 static void
-count_footprint(RealThread *t, gint64 bytes)
+count_footprint(Worker *t, gint64 bytes)
 {
 	t->footprint += bytes;
 	if (t->footprint > atomic_load_explicit(&t->max_footprint, memory_order_relaxed))
 		atomic_store_explicit(&t->max_footprint, t->footprint, memory_order_relaxed);
 }
 
-static void cut(Real *r, GsOutcome outcome);
+static void cut(Threads *r, GsOutcome outcome);
 
 /*
  * Without the lock, after a backend call that did not succeed and after a
  * compute: a device that failed is no OOM, and the run ends with its error
- * (gs_real_run returns it). FALSE then.
+ * (gs_threads_run returns it). FALSE then.
  */
 static gboolean
-device_works(Real *r)
+device_works(Threads *r)
 {
 	GError *error = NULL;
 
@@ -632,9 +632,9 @@ device_works(Real *r)
 
 /* Admits and allocates; the handle is a Held. FALSE: it does not fit, or the device said no. */
 static gboolean
-take_memory(RealThread *t, const GsEffect *e, guint64 *handle)
+take_memory(Worker *t, const GsEffect *e, guint64 *handle)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	Space *s = space_for(r, e);
 	gint64 charged = charge_of(s, e->size);
 	Held *held;
@@ -657,7 +657,7 @@ take_memory(RealThread *t, const GsEffect *e, guint64 *handle)
 }
 
 static void
-log_alloc(RealThread *t, const GsEffect *e, gboolean ok)
+log_alloc(Worker *t, const GsEffect *e, gboolean ok)
 {
 	GsLogEntry le = {.kind = GS_LOG_ALLOC, .thread = t->result->name, .bytes = e->size,
 			 .tier = e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, .ok = ok};
@@ -670,7 +670,7 @@ log_alloc(RealThread *t, const GsEffect *e, gboolean ok)
 /* ---- the fast path (GsInterpHooks) ---- */
 
 static void
-log_own_state(RealThread *t, GsThreadState from, GsThreadState to)
+log_own_state(Worker *t, GsThreadState from, GsThreadState to)
 {
 	GsLogEntry e = {.kind = GS_LOG_STATE, .thread = t->result->name, .from = from, .to = to};
 
@@ -685,8 +685,8 @@ log_own_state(RealThread *t, GsThreadState from, GsThreadState to)
 static gboolean
 fast_alloc(gpointer data, const GsEffect *alloc, guint64 *handle)
 {
-	RealThread *t = data;
-	Real *r = t->r;
+	Worker *t = data;
+	Threads *r = t->r;
 
 	if (!t->fast_ok || atomic_load(&t->engine_state) != GS_THREAD_RUNNING ||
 	    atomic_load(&r->contended) != 0)
@@ -705,7 +705,7 @@ fast_alloc(gpointer data, const GsEffect *alloc, guint64 *handle)
 static gboolean
 fast_free(gpointer data, const GsEffect *freed)
 {
-	RealThread *t = data;
+	Worker *t = data;
 
 	if (atomic_load(&t->r->contended) != 0)
 		return FALSE;
@@ -717,13 +717,13 @@ fast_free(gpointer data, const GsEffect *freed)
 static void
 thread_enter(gpointer data)
 {
-	engine_lock(((RealThread *) data)->r);
+	engine_lock(((Worker *) data)->r);
 }
 
 static void
 thread_leave(gpointer data)
 {
-	engine_unlock(((RealThread *) data)->r);
+	engine_unlock(((Worker *) data)->r);
 }
 
 static const GsInterpHooks fast_hooks = {
@@ -783,7 +783,7 @@ typedef struct {
 } Move;
 
 static Tiers *
-tiers_of(RealThread *t)
+tiers_of(Worker *t)
 {
 	if (t->tiers == NULL) {
 		Tiers *m = g_new0(Tiers, 1);
@@ -856,7 +856,7 @@ tiers_needed(const GsWorkload *w)
 }
 
 static void
-note_tier_peak(Real *r, GsTier tier)
+note_tier_peak(Threads *r, GsTier tier)
 {
 	GsTierResult *x = &r->res->tiers[tier];
 
@@ -865,21 +865,21 @@ note_tier_peak(Real *r, GsTier tier)
 }
 
 static GsSpillStreamId
-stream_id(const RealThread *t, gint stream)
+stream_id(const Worker *t, gint stream)
 {
 	return stream < 0 ? GS_SPILL_SYNCHRONOUS : ((GsSpillStreamId) t->id << 20) | stream;
 }
 
 /* The reservation the thread holds under name @index (made empty on first use). */
 static GsMemReservation *
-thread_reservation(RealThread *t, guint index)
+thread_reservation(Worker *t, guint index)
 {
 	return gs_memory_reservation_at(tiers_of(t)->reservations, index);
 }
 
 /* The thread's newest held reservation in a space: its stream's, for attribution "stream". */
 static GsMemReservation *
-stream_reservation(RealThread *t, GsTier tier, guint device)
+stream_reservation(Worker *t, GsTier tier, guint device)
 {
 	return gs_memory_newest_reservation(t->tiers != NULL ? t->tiers->reservations : NULL, tier,
 					    device);
@@ -890,7 +890,7 @@ stream_reservation(RealThread *t, GsTier tier, guint device)
  * @handles and, with tiers, the model's ids into @ids (either may be NULL).
  */
 static void
-live_listed(RealThread *t, const GsNames *names, GArray *ids, GArray *handles)
+live_listed(Worker *t, const GsNames *names, GArray *ids, GArray *handles)
 {
 	const guint *name = gs_names_data(names);
 
@@ -909,13 +909,13 @@ live_listed(RealThread *t, const GsNames *names, GArray *ids, GArray *handles)
 }
 
 static void
-buffers_listed(RealThread *t, const GsNames *names, GArray *ids)
+buffers_listed(Worker *t, const GsNames *names, GArray *ids)
 {
 	live_listed(t, names, ids, NULL);
 }
 
 static void
-log_copy(Real *r, const Held *held, GsTier from, GsTier to, gboolean ok)
+log_copy(Threads *r, const Held *held, GsTier from, GsTier to, gboolean ok)
 {
 	GsLogEntry e = {.kind = GS_LOG_SPILL, .thread = held->owner->result->name,
 			.buf = held->owner->spec->buffers->pdata[held->name],
@@ -926,7 +926,7 @@ log_copy(Real *r, const Held *held, GsTier from, GsTier to, gboolean ok)
 }
 
 static void
-log_gate(Real *r, RealThread *t, const char *what)
+log_gate(Threads *r, Worker *t, const char *what)
 {
 	GsLogEntry e = {.kind = GS_LOG_GATE, .thread = t != NULL ? t->result->name : NULL,
 			.what = what};
@@ -934,7 +934,7 @@ log_gate(Real *r, RealThread *t, const char *what)
 	log_locked(r, &e);
 }
 
-static void retry_reservations(Real *r);
+static void retry_reservations(Threads *r);
 
 /*
  * Memory came free outside an allocation (a copy landed, a lock or a
@@ -942,7 +942,7 @@ static void retry_reservations(Real *r);
  * and so may blocking reservations.
  */
 static void
-memory_came_free(Real *r, GsTier tier)
+memory_came_free(Threads *r, GsTier tier)
 {
 	if (tier != GS_TIER_DISK)
 		gs_engine_dealloc(r->engine, GS_NO_THREAD,
@@ -953,7 +953,7 @@ memory_came_free(Real *r, GsTier tier)
 /* ---- the gate ---- */
 
 static void
-gate_enter(RealThread *t, gboolean *closed)
+gate_enter(Worker *t, gboolean *closed)
 {
 	Tiers *m = tiers_of(t);
 
@@ -966,9 +966,9 @@ gate_enter(RealThread *t, gboolean *closed)
 }
 
 static void
-gate_leave(RealThread *t)
+gate_leave(Worker *t)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	GsGate *gate = gs_memory_gate(r->mem);
 
 	if (t->tiers == NULL || t->tiers->gate.level == 0)
@@ -982,7 +982,7 @@ gate_leave(RealThread *t)
 
 /* A copy found no room in its destination: the gate closes (with policy.evac_gate). */
 static void
-gate_close(RealThread *t)
+gate_close(Worker *t)
 {
 	GsGate *gate = gs_memory_gate(t->r->mem);
 
@@ -995,7 +995,7 @@ gate_close(RealThread *t)
 
 /* Waits until every copy still inside the closed gate has landed. */
 static void
-gate_wait_drained(RealThread *t)
+gate_wait_drained(Worker *t)
 {
 	GsGate *gate = gs_memory_gate(t->r->mem);
 
@@ -1011,7 +1011,7 @@ gate_wait_drained(RealThread *t)
  * turns leaving it and entering it again for ever.
  */
 static void
-gate_wait_open(RealThread *t)
+gate_wait_open(Worker *t)
 {
 	GsGate *gate = gs_memory_gate(t->r->mem);
 
@@ -1023,7 +1023,7 @@ gate_wait_open(RealThread *t)
 
 /* Begins moving @held's buffer to @to in the model; FALSE (nothing changed) without room there. */
 static gboolean
-move_begin(Real *r, Held *held, GsTier to, GArray *moves)
+move_begin(Threads *r, Held *held, GsTier to, GArray *moves)
 {
 	Move mv = {.held = held, .from = held->mb->tier, .to = to, .device = held->mb->device,
 		   .source = held->backend};
@@ -1037,7 +1037,7 @@ move_begin(Real *r, Held *held, GsTier to, GArray *moves)
 
 /* The model gave up a move that has not started: it is as if never begun. */
 static void
-move_cancel(Real *r, GArray *moves)
+move_cancel(Threads *r, GArray *moves)
 {
 	for (guint i = 0; i < moves->len; i++) {
 		Held *held = g_array_index(moves, Move, i).held;
@@ -1050,16 +1050,16 @@ move_cancel(Real *r, GArray *moves)
 
 /* Frees a buffer's backend memory; @bk is the backend thread of the one that frees it. */
 static void
-backend_free_held(Real *r, gpointer bk, GsTier tier, guint64 handle)
+backend_free_held(Threads *r, gpointer bk, GsTier tier, guint64 handle)
 {
 	gs_backend_free(r->ops, r->bk, bk, tier, handle);
 }
 
-static void downgrade_wake(Real *r);
+static void downgrade_wake(Threads *r);
 
 /* Makes a move begun in the model, without the lock; @who names the copier in a warning. */
 static void
-move_make(Real *r, gpointer bk, Move *mv, const char *who)
+move_make(Threads *r, gpointer bk, Move *mv, const char *who)
 {
 	g_autoptr(GError) error = NULL;
 
@@ -1073,7 +1073,7 @@ move_make(Real *r, gpointer bk, Move *mv, const char *who)
 
 /* A move made by the backend (thread @bk) lands in the model; returns TRUE if it committed. */
 static gboolean
-move_land(Real *r, gpointer bk, Move *mv)
+move_land(Threads *r, gpointer bk, Move *mv)
 {
 	Held *held = mv->held;
 	gboolean ok;
@@ -1122,9 +1122,9 @@ moves_modelled(const GArray *moves)
  * them: spill-block time), then lands them. Returns how many committed.
  */
 static guint
-moves_make(RealThread *t, GArray *moves)
+moves_make(Worker *t, GArray *moves)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	GsTime start = now(r);
 	guint committed = 0;
 
@@ -1155,7 +1155,7 @@ moves_make(RealThread *t, GArray *moves)
  */
 
 static void
-downgrade_wake(Real *r)
+downgrade_wake(Threads *r)
 {
 	if (r->downgrading == NULL)
 		return;
@@ -1178,7 +1178,7 @@ downgrade_looks(Downgrader *dg)
 }
 
 static void
-log_downgrade(Real *r, guint device, const char *what)
+log_downgrade(Threads *r, guint device, const char *what)
 {
 	GsLogEntry e = {.kind = GS_LOG_DOWNGRADE, .device = device, .what = what, .tier = GS_TIER_GPU,
 			.bytes = gs_space_account_charged(gs_memory_gpu_account(r->mem, device))};
@@ -1188,7 +1188,7 @@ log_downgrade(Real *r, guint device, const char *what)
 
 /* Under lock: begins moving @device's next victim to the host into @moves; FALSE if none goes. */
 static gboolean
-downgrade_begin(Real *r, guint device, GArray *moves)
+downgrade_begin(Threads *r, guint device, GArray *moves)
 {
 	gboolean *on = &g_array_index(r->downgrading, gboolean, device);
 	GsDowngradeDecision d = gs_memory_downgrade_step(r->mem, device, on);
@@ -1208,7 +1208,7 @@ static void *
 downgrader_main(void *data)
 {
 	Downgrader *dg = data;
-	Real *r = dg->r;
+	Threads *r = dg->r;
 	gpointer bk = gs_backend_thread_begin(r->ops, r->bk);
 	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(Move));
 
@@ -1241,7 +1241,7 @@ downgrader_main(void *data)
 
 /* Starts a downgrader per GPU when the run downgrades proactively. */
 static void
-downgrader_start(Real *r)
+downgrader_start(Threads *r)
 {
 	guint n;
 
@@ -1261,7 +1261,7 @@ downgrader_start(Real *r)
 
 /* After the run ended: each downgrader lands its copy in flight, if any, and goes. */
 static void
-downgrader_join(Real *r)
+downgrader_join(Threads *r)
 {
 	if (r->downgrading == NULL)
 		return;
@@ -1289,9 +1289,9 @@ allocated_by(const GsMemBuf *b, gconstpointer thread)
  * when host_full says so and the disk has room, and the others stay.
  */
 static guint
-take_fallbacks(RealThread *t, GArray *fallbacks, GArray *moves)
+take_fallbacks(Worker *t, GArray *fallbacks, GArray *moves)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 
 	if (fallbacks->len == 0)
 		return 0;
@@ -1314,9 +1314,9 @@ take_fallbacks(RealThread *t, GArray *fallbacks, GArray *moves)
  * FALSE if nothing moved.
  */
 static gboolean
-spill_for(RealThread *t, GsTier tier, gint64 need)
+spill_for(Worker *t, GsTier tier, gint64 need)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(Move));
 	g_autoptr(GArray) fallbacks = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 	gboolean closed;
@@ -1351,9 +1351,9 @@ spill_for(RealThread *t, GsTier tier, gint64 need)
 /* ---- allocations and frees ---- */
 
 static GsMemRequest
-request_for(RealThread *t, const GsEffect *e)
+request_for(Worker *t, const GsEffect *e)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	const GsOp *op = e->op;
 	GsMemRequest req = {.kind = e->alloc_kind, .size = e->size, .now = now(r)};
 
@@ -1372,7 +1372,7 @@ request_for(RealThread *t, const GsEffect *e)
 }
 
 static void
-set_buffer_spillable(Real *r, const GsMemBuf *b, gboolean spillable)
+set_buffer_spillable(Threads *r, const GsMemBuf *b, gboolean spillable)
 {
 	if (gs_memory_spills(r->mem))
 		gs_spill_set_spillable(gs_memory_store(r->mem), b->id, spillable);
@@ -1380,9 +1380,9 @@ set_buffer_spillable(Real *r, const GsMemBuf *b, gboolean spillable)
 
 /* Under lock, returned unlocked: the model admitted @b; the backend supplies its bytes. */
 static gboolean
-tiered_take(RealThread *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, guint64 *handle)
+tiered_take(Worker *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, guint64 *handle)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	Held *held = g_new0(Held, 1);
 	guint64 bk = 0;
 	gboolean ok;
@@ -1421,7 +1421,7 @@ tiered_take(RealThread *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, g
 	return TRUE;
 }
 
-static void tiered_unspill(RealThread *t, const GsEffect *e);
+static void tiered_unspill(Worker *t, const GsEffect *e);
 
 /*
  * policy.admission fair_share: whether the task's share admits the
@@ -1429,14 +1429,14 @@ static void tiered_unspill(RealThread *t, const GsEffect *e);
  * allocation that failed, an OOM for the state machine.
  */
 static gboolean
-fair_share_admits(RealThread *t, const GsEffect *e)
+fair_share_admits(Worker *t, const GsEffect *e)
 {
 	return t->r->fair == NULL || t->task == NULL || e->alloc_kind != GS_KIND_GPU ||
 	       gs_execution_pool_acquire_all(t->r->fair, t->task->engine_id, e->size);
 }
 
 static void
-fair_share_release(RealThread *t, GsAllocKind kind, gint64 bytes)
+fair_share_release(Worker *t, GsAllocKind kind, gint64 bytes)
 {
 	if (t->r->fair != NULL && t->task != NULL && kind == GS_KIND_GPU)
 		gs_execution_pool_release(t->r->fair, t->task->engine_id, bytes);
@@ -1444,9 +1444,9 @@ fair_share_release(RealThread *t, GsAllocKind kind, gint64 bytes)
 
 /* An allocation through the model: spills on demand, as the simulator's does. */
 static void
-tiered_alloc(RealThread *t, const GsEffect *e)
+tiered_alloc(Worker *t, const GsEffect *e)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	GsMemRequest req;
 	GsMemAlloc a;
 	guint64 handle = 0;
@@ -1493,9 +1493,9 @@ tiered_alloc(RealThread *t, const GsEffect *e)
 
 /* Frees a buffer wherever it lives now; returns that tier. */
 static GsTier
-tiered_free(RealThread *t, Held *held)
+tiered_free(Worker *t, Held *held)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	GsMemBuf *b;
 	GsTier tier;
 
@@ -1521,7 +1521,7 @@ tiered_free(RealThread *t, Held *held)
 /* ---- computes: locks, and spilled buffers brought back first ---- */
 
 static void
-unlock_all(Real *r, GArray *ids)
+unlock_all(Threads *r, GArray *ids)
 {
 	for (guint i = 0; i < ids->len; i++)
 		gs_spill_unlock(gs_memory_store(r->mem), g_array_index(ids, GsSpillBufId, i));
@@ -1530,7 +1530,7 @@ unlock_all(Real *r, GArray *ids)
 
 /* Waits while another thread's copy of one of @ids is in flight. */
 static void
-wait_copies_of(RealThread *t, const GArray *ids)
+wait_copies_of(Worker *t, const GArray *ids)
 {
 	for (guint i = 0; i < ids->len && !atomic_load(&t->stop); i++) {
 		GsMemBuf *b = gs_memory_buffer(t->r->mem, g_array_index(ids, GsSpillBufId, i));
@@ -1544,9 +1544,9 @@ wait_copies_of(RealThread *t, const GArray *ids)
 
 /* Begins the copies up; FALSE (nothing begun) with *@short_by when the GPU lacks room for one. */
 static gboolean
-begin_copies_up(RealThread *t, const GArray *ids, GArray *moves, gint64 *short_by)
+begin_copies_up(Worker *t, const GArray *ids, GArray *moves, gint64 *short_by)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 
 	for (guint i = 0; i < ids->len; i++) {
 		GsMemBuf *b = gs_memory_buffer(r->mem, g_array_index(ids, GsSpillBufId, i));
@@ -1569,9 +1569,9 @@ begin_copies_up(RealThread *t, const GArray *ids, GArray *moves, gint64 *short_b
  * them; they stay locked until the compute has taken its own locks.
  */
 static void
-tiered_unspill(RealThread *t, const GsEffect *e)
+tiered_unspill(Worker *t, const GsEffect *e)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	Tiers *m;
 	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 	g_autoptr(GArray) moves = g_array_new(FALSE, FALSE, sizeof(Move));
@@ -1624,9 +1624,9 @@ tiered_unspill(RealThread *t, const GsEffect *e)
  * spilled, the compute asks for them first: FALSE then.
  */
 static gboolean
-tiered_compute_begin(RealThread *t, const GsEffect *e, GArray *uses)
+tiered_compute_begin(Worker *t, const GsEffect *e, GArray *uses)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	const GsOp *op = e->op;
 	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 	gint64 need = 0;
@@ -1657,9 +1657,9 @@ tiered_compute_begin(RealThread *t, const GsEffect *e, GArray *uses)
 
 /* The compute is over: its synchronous locks go, and its buffers may be spilled again. */
 static void
-tiered_compute_end(RealThread *t)
+tiered_compute_end(Worker *t)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 
 	if (t->tiers == NULL || t->tiers->locked->len == 0)
 		return;
@@ -1672,7 +1672,7 @@ tiered_compute_end(RealThread *t)
 /* ---- reservations and the other ops of the tiers (under lock) ---- */
 
 static void
-log_reservation(RealThread *t, guint name, GsLogKind kind, const char *what,
+log_reservation(Worker *t, guint name, GsLogKind kind, const char *what,
 		const GsMemReservation *res, gint64 bytes)
 {
 	GsLogEntry e = {.kind = kind, .thread = t->result->name, .what = what, .bytes = bytes,
@@ -1683,7 +1683,7 @@ log_reservation(RealThread *t, guint name, GsLogKind kind, const char *what,
 }
 
 static void
-release_reservation(RealThread *t, guint name, GsMemReservation *res)
+release_reservation(Worker *t, guint name, GsMemReservation *res)
 {
 	gint64 refund = gs_memory_release(t->r->mem, res);
 
@@ -1692,7 +1692,7 @@ release_reservation(RealThread *t, guint name, GsMemReservation *res)
 }
 
 static void
-granted(RealThread *t, guint name, GsMemReservation *res)
+granted(Worker *t, guint name, GsMemReservation *res)
 {
 	res->serial = ++t->r->reservations_made;
 	note_tier_peak(t->r, res->tier);
@@ -1705,9 +1705,9 @@ granted(RealThread *t, guint name, GsMemReservation *res)
  * Returns the exception to throw, or GS_EXC_NONE.
  */
 static GsException
-do_reserve(RealThread *t, const GsOp *op)
+do_reserve(Worker *t, const GsOp *op)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	GsMemReservation *res = thread_reservation(t, op->reserve.res);
 	GsReservationOutcome outcome;
 
@@ -1741,12 +1741,12 @@ do_reserve(RealThread *t, const GsOp *op)
 
 /* After a release or a free, blocking reservations are asked again, first come first. */
 static void
-retry_reservations(Real *r)
+retry_reservations(Threads *r)
 {
 	guint n = g_queue_get_length(&r->reserve_waiters);
 
 	for (guint i = 0; i < n; i++) {
-		RealThread *t = g_queue_pop_head(&r->reserve_waiters);
+		Worker *t = g_queue_pop_head(&r->reserve_waiters);
 		const GsOp *op = t->tiers->waiting;
 		GsMemReservation *res = thread_reservation(t, op->reserve.res);
 
@@ -1762,7 +1762,7 @@ retry_reservations(Real *r)
 }
 
 static void
-set_spillable(RealThread *t, const GsNames *names, gboolean spillable)
+set_spillable(Worker *t, const GsNames *names, gboolean spillable)
 {
 	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 
@@ -1774,9 +1774,9 @@ set_spillable(RealThread *t, const GsNames *names, gboolean spillable)
 
 /* An op of the tiers the interpreter leaves to the driver. */
 static void
-tiered_op(RealThread *t, const GsOp *op)
+tiered_op(Worker *t, const GsOp *op)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	GsException exc = GS_EXC_NONE;
 	GsMemReservation *res;
 
@@ -1824,8 +1824,8 @@ tiered_op(RealThread *t, const GsOp *op)
 static void
 on_block(const GsOp *retry_op, gboolean entering, gpointer data)
 {
-	RealThread *t = data;
-	Real *r = t->r;
+	Worker *t = data;
+	Threads *r = t->r;
 	g_autoptr(GArray) ids = NULL;
 
 	if (!gs_memory_spills(r->mem) || retry_op->retry.input.len == 0)
@@ -1846,9 +1846,9 @@ on_block(const GsOp *retry_op, gboolean entering, gpointer data)
  * go back (as cuCascade's RAII reservations do).
  */
 static void
-tiers_thread_ends(RealThread *t)
+tiers_thread_ends(Worker *t)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	Tiers *m = t->tiers;
 
 	if (m == NULL)
@@ -1870,7 +1870,7 @@ tiers_thread_ends(RealThread *t)
 /* ---- effects ---- */
 
 static void
-do_alloc(RealThread *t, const GsEffect *e)
+do_alloc(Worker *t, const GsEffect *e)
 {
 	guint64 handle = 0;
 	gboolean ok;
@@ -1887,9 +1887,9 @@ do_alloc(RealThread *t, const GsEffect *e)
 }
 
 static void
-do_free(RealThread *t, const GsEffect *e)
+do_free(Worker *t, const GsEffect *e)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	Held *held = GSIZE_TO_POINTER(e->handle);
 	GsLogEntry le = {.kind = GS_LOG_FREE, .thread = t->result->name, .bytes = e->size,
 			 .tier = e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU};
@@ -1913,7 +1913,7 @@ do_free(RealThread *t, const GsEffect *e)
 
 /* Frees what an ending thread still holds, through its interpreter. */
 static void
-drain_frees(RealThread *t)
+drain_frees(Worker *t)
 {
 	for (GsEffect e = gs_interp_step(t->interp, now(t->r)); e.kind == GS_EFFECT_FREE;
 	     e = gs_interp_step(t->interp, now(t->r))) {
@@ -1928,7 +1928,7 @@ drain_frees(RealThread *t)
  * thread waits for its device work to end.
  */
 static GsTime
-device_work(Real *r, GsTime until)
+device_work(Threads *r, GsTime until)
 {
 	GsTime now_ = now(r);
 
@@ -1941,9 +1941,9 @@ device_work(Real *r, GsTime until)
 
 /* Keeps the device busy for @e's time, reading the buffers it uses; FALSE when stopped. */
 static gboolean
-do_compute(RealThread *t, const GsEffect *e)
+do_compute(Worker *t, const GsEffect *e)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	g_autoptr(GArray) uses = g_array_new(FALSE, FALSE, sizeof(guint64));
 	GsTime until;
 	gboolean ok;
@@ -1967,16 +1967,16 @@ do_compute(RealThread *t, const GsEffect *e)
 /* ---- the GPU semaphore (under lock) ---- */
 
 static gboolean
-semaphore_on(Real *r)
+semaphore_on(Threads *r)
 {
 	return r->w->policy.concurrent_gpu_tasks > 0;
 }
 
 static void
-grant_permits(Real *r)
+grant_permits(Threads *r)
 {
 	while (r->permits > 0 && !g_queue_is_empty(&r->permit_queue)) {
-		RealTask *task = g_queue_pop_head(&r->permit_queue);
+		Task *task = g_queue_pop_head(&r->permit_queue);
 		GsLogEntry e = {.kind = GS_LOG_SEMAPHORE, .task = task->result->id, .what = "acquire"};
 
 		r->permits--;
@@ -1984,7 +1984,7 @@ grant_permits(Real *r)
 		task->waits_for_permit = FALSE;
 		log_locked(r, &e);
 		for (guint i = 0; i < task->threads->len; i++) {
-			RealThread *t = task->threads->pdata[i];
+			Worker *t = task->threads->pdata[i];
 
 			if (atomic_load(&t->status) == T_SEMAPHORE) {
 				r->res->totals.semaphore_wait_ns += now(r) - t->semaphore_since;
@@ -1997,10 +1997,10 @@ grant_permits(Real *r)
 
 /* Waits for the task's permit; FALSE when stopped first. */
 static gboolean
-take_permit(RealThread *t)
+take_permit(Worker *t)
 {
-	Real *r = t->r;
-	RealTask *task = t->task;
+	Threads *r = t->r;
+	Task *task = t->task;
 	GsLogEntry e = {.kind = GS_LOG_SEMAPHORE, .what = "acquire"};
 	gboolean ok;
 
@@ -2038,9 +2038,9 @@ take_permit(RealThread *t)
 
 /* Waits for the engine's wake-up; FALSE when stopped first. */
 static gboolean
-park(RealThread *t)
+park(Worker *t)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	gboolean ok;
 
 	pthread_mutex_lock(&r->lock);
@@ -2061,9 +2061,9 @@ park(RealThread *t)
 /* ---- the pool op (under lock) ---- */
 
 static void
-do_pool(RealThread *t, const GsOp *op)
+do_pool(Worker *t, const GsOp *op)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsTaskId));
 
 	pthread_mutex_lock(&r->lock);
@@ -2071,7 +2071,7 @@ do_pool(RealThread *t, const GsOp *op)
 		guint spec_index = g_array_index(op->pool.tasks, guint, i);
 
 		for (guint k = 0; k < r->tasks->len; k++) {
-			RealTask *task = r->tasks->pdata[k];
+			Task *task = r->tasks->pdata[k];
 
 			if (task->spec_index == spec_index && task->status != TASK_ENDED)
 				g_array_append_val(ids, task->engine_id);
@@ -2087,12 +2087,12 @@ do_pool(RealThread *t, const GsOp *op)
 
 /* ---- tasks (under lock) ---- */
 
-static void start_task(Real *r, RealTask *task);
+static void start_task(Threads *r, Task *task);
 
-static RealTask *
-task_new(Real *r, GsTaskResult *result, const GsTaskSpec *spec, guint spec_index, guint attempt)
+static Task *
+task_new(Threads *r, GsTaskResult *result, const GsTaskSpec *spec, guint spec_index, guint attempt)
 {
-	RealTask *task = g_new0(RealTask, 1);
+	Task *task = g_new0(Task, 1);
 
 	task->result = result;
 	task->spec = spec;
@@ -2109,7 +2109,7 @@ task_new(Real *r, GsTaskResult *result, const GsTaskSpec *spec, guint spec_index
 static void
 task_free(gpointer data)
 {
-	RealTask *task = data;
+	Task *task = data;
 
 	g_ptr_array_unref(task->threads);
 	if (task->pages != NULL)
@@ -2118,13 +2118,13 @@ task_free(gpointer data)
 }
 
 static gboolean
-slot_free(Real *r)
+slot_free(Threads *r)
 {
 	return r->w->executor_slots == 0 || r->running < r->w->executor_slots;
 }
 
 static void
-admit(Real *r, RealTask *task)
+admit(Threads *r, Task *task)
 {
 	if (slot_free(r) && g_queue_is_empty(&r->queue)) {
 		start_task(r, task);
@@ -2136,7 +2136,7 @@ admit(Real *r, RealTask *task)
 }
 
 static void
-collect_metrics(Real *r, RealTask *task)
+collect_metrics(Threads *r, Task *task)
 {
 	GsMetrics m;
 	gint64 footprint = 0;
@@ -2153,7 +2153,7 @@ collect_metrics(Real *r, RealTask *task)
 	 */
 	for (guint i = 0; i < task->threads->len; i++)
 		footprint += atomic_load_explicit(
-			&((RealThread *) task->threads->pdata[i])->max_footprint, memory_order_relaxed);
+			&((Worker *) task->threads->pdata[i])->max_footprint, memory_order_relaxed);
 	task->result->max_footprint = MAX(task->result->max_footprint, footprint);
 	gs_engine_forget_task_metrics(r->engine, task->engine_id);
 }
@@ -2163,11 +2163,11 @@ collect_metrics(Real *r, RealTask *task)
  * slot and permit go to the next, and a failed attempt may go again.
  */
 static void
-finish_task(Real *r, RealTask *task)
+finish_task(Threads *r, Task *task)
 {
 	collect_metrics(r, task);
 	for (guint i = 0; i < task->threads->len; i++) {
-		RealThread *t = task->threads->pdata[i];
+		Worker *t = task->threads->pdata[i];
 
 		t->result->final_state = gs_engine_thread_state(r->engine, t->id);
 	}
@@ -2179,7 +2179,7 @@ finish_task(Real *r, RealTask *task)
 		g_queue_remove(&r->permit_queue, task);
 	r->running--;
 	if (task->failed && task->attempt < r->w->policy.task_attempts) {
-		RealTask *again = task_new(r, task->result, task->spec, task->spec_index,
+		Task *again = task_new(r, task->result, task->spec, task->spec_index,
 					   task->attempt + 1);
 
 		log_task(r, again, "retry");
@@ -2202,7 +2202,7 @@ finish_task(Real *r, RealTask *task)
 
 /* The task ends now: the engine removes it, its other threads are told to stop. */
 static void
-end_task(Real *r, RealTask *task, gboolean failed, GsException failure)
+end_task(Threads *r, Task *task, gboolean failed, GsException failure)
 {
 	task->status = TASK_ENDED;
 	task->failed = failed;
@@ -2213,7 +2213,7 @@ end_task(Real *r, RealTask *task, gboolean failed, GsException failure)
 	log_task(r, task, failed ? "failed" : "done");
 	task->result->end_ns = now(r);
 	for (guint i = 0; i < task->threads->len; i++) {
-		RealThread *t = task->threads->pdata[i];
+		Worker *t = task->threads->pdata[i];
 
 		if (atomic_load(&t->status) != T_DONE)
 			stop_thread(t);
@@ -2222,9 +2222,9 @@ end_task(Real *r, RealTask *task, gboolean failed, GsException failure)
 
 /* Under lock: a thread of @t's task is gone; the task may end or finish with it. */
 static void
-thread_exited(Real *r, RealThread *t, gboolean ends_task, gboolean failed, GsException failure)
+thread_exited(Threads *r, Worker *t, gboolean ends_task, gboolean failed, GsException failure)
 {
-	RealTask *task = t->task;
+	Task *task = t->task;
 
 	if (task == NULL)
 		return;
@@ -2248,10 +2248,10 @@ is_inject(const GsOp *op)
 
 /* Carries out one effect; FALSE when the thread ends (or was stopped). */
 static gboolean
-carry_out(RealThread *t, const GsEffect *e, gboolean *ends_task, gboolean *failed,
+carry_out(Worker *t, const GsEffect *e, gboolean *ends_task, gboolean *failed,
 	  GsException *failure)
 {
-	Real *r = t->r;
+	Threads *r = t->r;
 
 	t->parked_last = FALSE;
 	switch (e->kind) {
@@ -2309,7 +2309,7 @@ carry_out(RealThread *t, const GsEffect *e, gboolean *ends_task, gboolean *faile
  * steps into its removal (it throws ThreadRemoved), as the simulator's does.
  */
 static void
-unwind(RealThread *t)
+unwind(Worker *t)
 {
 	if (t->parked_last)
 		drain_frees(t);
@@ -2325,7 +2325,7 @@ unwind(RealThread *t)
  * that did not throw.
  */
 static void
-report_leak(Real *r, RealThread *t, gboolean failed)
+report_leak(Threads *r, Worker *t, gboolean failed)
 {
 	GsLogEntry e = {.kind = GS_LOG_LEAK, .thread = t->result->name, .bytes = t->leaking};
 
@@ -2340,8 +2340,8 @@ report_leak(Real *r, RealThread *t, gboolean failed)
 static gpointer
 thread_main(gpointer data)
 {
-	RealThread *t = data;
-	Real *r = t->r;
+	Worker *t = data;
+	Threads *r = t->r;
 	gboolean ends_task = FALSE, failed = FALSE, stopped;
 	GsException failure = GS_EXC_NONE;
 
@@ -2372,7 +2372,7 @@ thread_main(gpointer data)
 
 /* A run with tiers goes through the model under the mutex; otherwise as --locking says. */
 static const GsInterpHooks *
-hooks_for(const Real *r)
+hooks_for(const Threads *r)
 {
 	if (r->mem != NULL)
 		return &tiered_hooks;
@@ -2383,10 +2383,10 @@ hooks_for(const Real *r)
 }
 
 /* Under lock. */
-static RealThread *
-thread_new(Real *r, const GsThreadSpec *spec, RealTask *task, const char *name)
+static Worker *
+thread_new(Threads *r, const GsThreadSpec *spec, Task *task, const char *name)
 {
-	RealThread *t = g_new0(RealThread, 1);
+	Worker *t = g_new0(Worker, 1);
 
 	t->r = r;
 	t->id = r->next_thread++;
@@ -2412,7 +2412,7 @@ thread_new(Real *r, const GsThreadSpec *spec, RealTask *task, const char *name)
 }
 
 static void
-thread_spawn(RealThread *t)
+thread_spawn(Worker *t)
 {
 	int err = pthread_create(&t->os, NULL, thread_main, t);
 
@@ -2423,7 +2423,7 @@ thread_spawn(RealThread *t)
 static void
 thread_free(gpointer data)
 {
-	RealThread *t = data;
+	Worker *t = data;
 
 	gs_interp_free(t->interp);
 	pthread_cond_destroy(&t->cond);
@@ -2438,7 +2438,7 @@ thread_free(gpointer data)
 /* ---- starting tasks (under lock) ---- */
 
 static void
-start_task(Real *r, RealTask *task)
+start_task(Threads *r, Task *task)
 {
 	task->status = TASK_RUNNING;
 	r->running++;
@@ -2469,16 +2469,16 @@ start_task(Real *r, RealTask *task)
 
 /* policy.priority task_id: each first attempt's rank (they are in file order). */
 static void
-rank_by_id(Real *r)
+rank_by_id(Threads *r)
 {
 	g_autoptr(GArray) ranks = gs_workload_id_ranks(r->w);
 
 	for (guint i = 0; i < r->tasks->len; i++)
-		((RealTask *) r->tasks->pdata[i])->id_rank = g_array_index(ranks, guint, i);
+		((Task *) r->tasks->pdata[i])->id_rank = g_array_index(ranks, guint, i);
 }
 
 static void
-add_tasks(Real *r)
+add_tasks(Threads *r)
 {
 	for (guint i = 0; i < r->w->tasks->len; i++) {
 		const GsTaskSpec *spec = r->w->tasks->pdata[i];
@@ -2486,7 +2486,7 @@ add_tasks(Real *r)
 		for (guint k = 0; k < MAX(spec->repeat, 1); k++) {
 			g_autofree char *id = gs_task_copy_id(spec, k);
 			GsTaskResult *result = gs_result_add_task(r->res, id);
-			RealTask *task;
+			Task *task;
 
 			task = task_new(r, result, spec, i, 1);
 			task->arrival = gs_time_add(spec->start, gs_time_mul(k, spec->every));
@@ -2500,7 +2500,7 @@ add_tasks(Real *r)
 static int
 compare_arrivals(gconstpointer a, gconstpointer b)
 {
-	const RealTask *x = *(RealTask *const *) a, *y = *(RealTask *const *) b;
+	const Task *x = *(Task *const *) a, *y = *(Task *const *) b;
 
 	if (x->arrival != y->arrival)
 		return x->arrival < y->arrival ? -1 : 1;
@@ -2510,7 +2510,7 @@ compare_arrivals(gconstpointer a, gconstpointer b)
 /* ---- samples, the watchdog, the end of a run (under lock) ---- */
 
 static gint64
-tier_used(Real *r, GsTier tier)
+tier_used(Threads *r, GsTier tier)
 {
 	gint64 used = 0;
 
@@ -2527,12 +2527,12 @@ tier_used(Real *r, GsTier tier)
 
 /* What a sample holds, but its time. */
 static void
-sample_values(Real *r, GsSample *x)
+sample_values(Threads *r, GsSample *x)
 {
 	guint live = 0;
 
 	for (guint i = 0; i < r->threads->len; i++)
-		live += atomic_load(&((RealThread *) r->threads->pdata[i])->status) != T_DONE;
+		live += atomic_load(&((Worker *) r->threads->pdata[i])->status) != T_DONE;
 	for (int tier = 0; tier < GS_N_TIERS; tier++) {
 		x->used[tier] = tier_used(r, tier);
 		x->charged[tier] = r->mem != NULL ? gs_memory_charged(r->mem, tier) : x->used[tier];
@@ -2543,7 +2543,7 @@ sample_values(Real *r, GsSample *x)
 }
 
 static const GsSample *
-last_sample(const Real *r)
+last_sample(const Threads *r)
 {
 	GArray *timeline = r->res->timeline;
 
@@ -2552,7 +2552,7 @@ last_sample(const Real *r)
 
 /* The integral of use runs over the stretch since the last sample, at the last sample's values. */
 static void
-add_sample(Real *r, const GsSample *x)
+add_sample(Threads *r, const GsSample *x)
 {
 	const GsSample *last = last_sample(r);
 
@@ -2563,7 +2563,7 @@ add_sample(Real *r, const GsSample *x)
 }
 
 static void
-sample(Real *r)
+sample(Threads *r)
 {
 	GsSample x = {.time = now(r)};
 
@@ -2572,12 +2572,12 @@ sample(Real *r)
 }
 
 static void
-watchdog(Real *r)
+watchdog(Threads *r)
 {
 	g_autoptr(GArray) outside = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
 
 	for (guint i = 0; i < r->threads->len; i++) {
-		RealThread *t = r->threads->pdata[i];
+		Worker *t = r->threads->pdata[i];
 		Status s = atomic_load(&t->status);
 
 		if ((s == T_SLEEPING && r->w->policy.sleep_is_blocked) || s == T_SEMAPHORE)
@@ -2589,7 +2589,7 @@ watchdog(Real *r)
 
 /* Every live thread waits in the engine or for a permit, and no task is still to come. */
 static gboolean
-hopeless(Real *r, gboolean all_arrived)
+hopeless(Threads *r, gboolean all_arrived)
 {
 	return r->active == 0 && all_arrived && r->open_tasks > 0;
 }
@@ -2599,10 +2599,10 @@ hopeless(Real *r, gboolean all_arrived)
  * unwind (so that no free made on the way out changes it).
  */
 static void
-snapshot_threads(Real *r, gboolean deadlock)
+snapshot_threads(Threads *r, gboolean deadlock)
 {
 	for (guint i = 0; i < r->threads->len; i++) {
-		RealThread *t = r->threads->pdata[i];
+		Worker *t = r->threads->pdata[i];
 		Status s = atomic_load(&t->status);
 
 		if (t->task != NULL && t->task->status == TASK_ENDED)
@@ -2615,14 +2615,14 @@ snapshot_threads(Real *r, gboolean deadlock)
 
 /* A task a deadlock or --max-time stopped reports what it did so far, and the run's outcome. */
 static void
-cut_short(Real *r, RealTask *task)
+cut_short(Threads *r, Task *task)
 {
 	if (task->status == TASK_ENDED)
 		return;
 	if (task->status == TASK_RUNNING) {
 		collect_metrics(r, task);
 		for (guint i = 0; i < task->threads->len; i++) {
-			RealThread *t = task->threads->pdata[i];
+			Worker *t = task->threads->pdata[i];
 
 			if (atomic_load(&t->status) == T_PARKED)
 				task->result->blocked_ns += now(r) - t->parked_since;
@@ -2634,7 +2634,7 @@ cut_short(Real *r, RealTask *task)
 
 /* Ends the run where it stands: every thread is told to stop. */
 static void
-cut(Real *r, GsOutcome outcome)
+cut(Threads *r, GsOutcome outcome)
 {
 	r->res->outcome = outcome;
 	if (outcome == GS_OUTCOME_DEADLOCK)
@@ -2653,12 +2653,12 @@ cut(Real *r, GsOutcome outcome)
 
 /* Virtual clock, under lock: the earliest scenario time a thread waits for (G_MAXINT64: none). */
 static GsTime
-earliest_deadline(Real *r)
+earliest_deadline(Threads *r)
 {
 	GsTime earliest = G_MAXINT64;
 
 	for (guint i = 0; i < r->threads->len; i++) {
-		const TimedWait *w = &((RealThread *) r->threads->pdata[i])->timed;
+		const TimedWait *w = &((Worker *) r->threads->pdata[i])->timed;
 
 		if (w->on)
 			earliest = MIN(earliest, w->deadline);
@@ -2672,7 +2672,7 @@ earliest_deadline(Real *r)
 
 /* Virtual clock, under lock: ends @w if its time has come; TRUE if it did. */
 static gboolean
-timed_wait_due(Real *r, TimedWait *w)
+timed_wait_due(Threads *r, TimedWait *w)
 {
 	if (!w->on || w->deadline > now(r))
 		return FALSE;
@@ -2683,13 +2683,13 @@ timed_wait_due(Real *r, TimedWait *w)
 
 /* Virtual clock, under lock: the clock moves to @time, and what waits for it goes on. */
 static void
-advance_clock(Real *r, GsTime time)
+advance_clock(Threads *r, GsTime time)
 {
 	gboolean downgrader_due = FALSE;
 
 	atomic_store(&r->clock, MAX(time, now(r)));
 	for (guint i = 0; i < r->threads->len; i++) {
-		RealThread *t = r->threads->pdata[i];
+		Worker *t = r->threads->pdata[i];
 
 		if (timed_wait_due(r, &t->timed))
 			pthread_cond_signal(&t->cond);
@@ -2702,7 +2702,7 @@ advance_clock(Real *r, GsTime time)
 
 /* Virtual clock, under lock: waits until nothing is left to happen at this instant. */
 static void
-wait_quiet(Real *r)
+wait_quiet(Threads *r)
 {
 	while (!quiet(r) && !r->ended)
 		pthread_cond_wait(&r->done_cond, &r->lock);
@@ -2714,7 +2714,7 @@ wait_quiet(Real *r)
  * than once and a long idle stretch passes it at every watchdog tick.
  */
 static void
-sample_if_changed(Real *r)
+sample_if_changed(Threads *r)
 {
 	const GsSample *last = last_sample(r);
 	GsSample x = {.time = now(r)};
@@ -2736,7 +2736,7 @@ sample_if_changed(Real *r)
  * until the instant is quiet, then moves the clock to what comes next.
  */
 static void
-run_loop(Real *r)
+run_loop(Threads *r)
 {
 	g_autoptr(GPtrArray) arrivals = g_ptr_array_new(); /* borrows r->tasks' entries */
 	const GsTime tick = 1000000; /* 1 ms of scenario time between samples */
@@ -2754,14 +2754,14 @@ run_loop(Real *r)
 
 		t = now(r);
 		wake = r->virtual_clock ? G_MAXINT64 : t + tick;
-		while (arrived < arrivals->len && ((RealTask *) arrivals->pdata[arrived])->arrival <= t)
+		while (arrived < arrivals->len && ((Task *) arrivals->pdata[arrived])->arrival <= t)
 			admit(r, arrivals->pdata[arrived++]);
 		if (r->virtual_clock)
 			wait_quiet(r);
 		if (r->open_tasks == 0 || r->ended)
 			break;
 		if (arrived < arrivals->len)
-			wake = MIN(wake, ((RealTask *) arrivals->pdata[arrived])->arrival);
+			wake = MIN(wake, ((Task *) arrivals->pdata[arrived])->arrival);
 		if (r->opts.max_time > 0 && t >= r->opts.max_time) {
 			cut(r, GS_OUTCOME_TIMEOUT);
 			break;
@@ -2811,7 +2811,7 @@ run_loop(Real *r)
 /* ---- a run ---- */
 
 static void
-spaces_init(Real *r)
+spaces_init(Threads *r)
 {
 	const GsWorkload *w = r->w;
 
@@ -2832,7 +2832,7 @@ spaces_init(Real *r)
 }
 
 static void
-real_init(Real *r, const GsWorkload *w, const GsBackendOps *ops, const GsRealOptions *opts)
+threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsRunOptions *opts)
 {
 	GsEngineOpts engine_opts = gs_policy_engine_opts(&w->policy);
 
@@ -2872,7 +2872,7 @@ real_init(Real *r, const GsWorkload *w, const GsBackendOps *ops, const GsRealOpt
 
 /* What crossed the links, and whether every copy arrived whole (the model's tags, the backend's patterns). */
 static void
-note_traffic(Real *r)
+note_traffic(Threads *r)
 {
 	const GsMemTraffic *traffic = gs_memory_traffic(r->mem);
 
@@ -2885,14 +2885,14 @@ note_traffic(Real *r)
 }
 
 static void
-real_finish(Real *r)
+threads_finish(Threads *r)
 {
 	GsResult *res = r->res;
 	gint64 peak_gpu = 0;
 
 	/* Every thread has been joined: what they own can be read now. */
 	for (guint i = 0; i < r->threads->len; i++) {
-		RealThread *t = r->threads->pdata[i];
+		Worker *t = r->threads->pdata[i];
 
 		t->result->reached = atomic_load(&t->reached);
 		t->result->exceptions = g_array_copy((GArray *) gs_interp_exceptions(t->interp));
@@ -2932,7 +2932,7 @@ real_finish(Real *r)
 }
 
 static void
-real_clear(Real *r)
+threads_clear(Threads *r)
 {
 	g_ptr_array_unref(r->threads);
 	g_ptr_array_unref(r->tasks);
@@ -2953,42 +2953,18 @@ real_clear(Real *r)
 	g_clear_error(&r->device_error);
 }
 
-gboolean
-gs_locking_from_name(const char *name, GsLocking *out)
-{
-	if (g_strcmp0(name, "fast") == 0)
-		*out = GS_LOCKING_FAST;
-	else if (g_strcmp0(name, "global") == 0)
-		*out = GS_LOCKING_GLOBAL;
-	else
-		return FALSE;
-	return TRUE;
-}
-
-gboolean
-gs_clock_from_name(const char *name, GsClock *out)
-{
-	if (g_strcmp0(name, "real") == 0)
-		*out = GS_CLOCK_REAL;
-	else if (g_strcmp0(name, "virtual") == 0)
-		*out = GS_CLOCK_VIRTUAL;
-	else
-		return FALSE;
-	return TRUE;
-}
-
 GsResult *
-gs_real_run(const GsWorkload *w, const GsBackendOps *backend, const GsRealOptions *options,
-	    GsRealStats *stats, GError **error)
+gs_threads_run(const GsWorkload *w, const GsBackendOps *backend, const GsRunOptions *options,
+	    GsThreadsStats *stats, GError **error)
 {
-	Real r;
+	Threads r;
 	GsResult *res;
 
-	real_init(&r, w, backend, options);
+	threads_init(&r, w, backend, options);
 	r.bk = gs_backend_open(backend, w, error);
 	if (r.bk == NULL) {
 		gs_result_free(r.res);
-		real_clear(&r);
+		threads_clear(&r);
 		return NULL;
 	}
 	add_tasks(&r);
@@ -3005,9 +2981,9 @@ gs_real_run(const GsWorkload *w, const GsBackendOps *backend, const GsRealOption
 	run_loop(&r);
 	/* Threads are only ever added under lock, and none is added once the run ended. */
 	for (guint i = 0; i < r.threads->len; i++)
-		pthread_join(((RealThread *) r.threads->pdata[i])->os, NULL);
+		pthread_join(((Worker *) r.threads->pdata[i])->os, NULL);
 	downgrader_join(&r);
-	real_finish(&r);
+	threads_finish(&r);
 	flush_logs(&r);
 	if (stats != NULL) {
 		stats->fast_allocs = atomic_load(&r.fast_allocs);
@@ -3023,6 +2999,6 @@ gs_real_run(const GsWorkload *w, const GsBackendOps *backend, const GsRealOption
 		g_propagate_error(error, g_steal_pointer(&r.device_error));
 		g_clear_pointer(&res, gs_result_free);
 	}
-	real_clear(&r);
+	threads_clear(&r);
 	return res;
 }

@@ -67,28 +67,9 @@
 #include <gpusim/gpusim.h>
 
 #include "backend.h"
-#include "run/result.h"
+#include "run/options.h"
 
 G_BEGIN_DECLS
-
-typedef enum {
-	GS_LOCKING_FAST = 0,   /* fits: no global mutex (the default) */
-	GS_LOCKING_GLOBAL = 1, /* every allocation and free under the engine mutex */
-} GsLocking;
-
-typedef enum {
-	GS_CLOCK_REAL = 0,    /* scenario time is real time over time_scale (the default) */
-	GS_CLOCK_VIRTUAL = 1, /* scenario time moves when every thread waits */
-} GsClock;
-
-typedef struct {
-	GsTime max_time;   /* scenario time; 0: no limit */
-	GsClock clock;
-	double time_scale; /* real time per scenario time; 0 means 1 */
-	GsLocking locking;
-	GsLogFunc log;     /* NULL: no event log */
-	gpointer log_data;
-} GsRealOptions;
 
 /** Counters of one run that the result does not carry. */
 typedef struct {
@@ -96,21 +77,15 @@ typedef struct {
 	guint64 locked_allocs; /* allocations that went through the engine */
 	guint64 fast_frees, locked_frees;
 	GsBackendStats backend;
-} GsRealStats;
-
-/** Parses "fast" / "global", the words of `gpusim run --locking`. */
-gboolean gs_locking_from_name(const char *name, GsLocking *out);
-
-/** Parses "real" / "virtual", the words of `gpusim run --clock`. */
-gboolean gs_clock_from_name(const char *name, GsClock *out);
+} GsThreadsStats;
 
 /**
  * Replays @w on @backend with real threads. NULL with @error set when the
  * backend cannot open (GS_BACKEND_ERROR_*), or when the device failed while
  * running (GS_BACKEND_ERROR_FAILED: the run ended there). @stats may be NULL.
  */
-GsResult *gs_real_run(const GsWorkload *w, const GsBackendOps *backend,
-		      const GsRealOptions *options, GsRealStats *stats, GError **error);
+GsResult *gs_threads_run(const GsWorkload *w, const GsBackendOps *backend,
+			 const GsRunOptions *options, GsThreadsStats *stats, GError **error);
 
 G_END_DECLS
 

@@ -45,7 +45,7 @@
 
 #define OPS_PER_THREAD 100
 
-static const GsSimOptions no_timeline = {.skip_timeline = TRUE};
+static const GsRunOptions no_timeline = {.skip_timeline = TRUE};
 #define MIB ((gint64) 1 << 20)
 #define GIB (MIB * 1024)
 
@@ -228,7 +228,7 @@ static void
 bench_contention(guint threads, guint loops, gboolean timeline)
 {
 	GsWorkload *w = contention_load(threads, loops);
-	GsSimOptions options = {.skip_timeline = !timeline};
+	GsRunOptions options = {.skip_timeline = !timeline};
 	gint64 start = now_ns();
 	GsResult *r = gs_sim_run(w, &options);
 	gint64 wall = now_ns() - start;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 
 #include "backends/threads.h"
+#include "cli/drivers.h"
 
 #define PAIRS_TOTAL 400000 /* allocate+free pairs per run, shared by the threads */
 #define REPEATS 3
@@ -63,14 +64,14 @@ static double
 measure(const GsBackendOps *backend, guint threads, GsLocking locking, double *fast_share)
 {
 	g_autoptr(GsWorkload) w = loop_load(threads);
-	GsRealOptions opts = {.locking = locking};
+	GsRunOptions opts = {.locking = locking};
 	double best = 0;
 
 	for (int i = 0; i < REPEATS; i++) {
 		g_autoptr(GError) error = NULL;
-		GsRealStats stats = {0};
+		GsThreadsStats stats = {0};
 		gint64 start = g_get_monotonic_time();
-		GsResult *r = gs_real_run(w, backend, &opts, &stats, &error);
+		GsResult *r = gs_threads_run(w, backend, &opts, &stats, &error);
 		double seconds = (double) (g_get_monotonic_time() - start) / 1e6;
 		double pairs = (double) (PAIRS_TOTAL / threads * threads);
 
@@ -108,8 +109,12 @@ main(int argc, char **argv)
 	static const guint counts[] = {1, 2, 4, 8, 16};
 	const char *name = argc > 1 && g_str_has_prefix(argv[1], "--backend=") ? argv[1] + 10 : "host";
 	g_autoptr(GError) error = NULL;
-	const GsBackendOps *backend = gs_backend_lookup(name, &error);
+	const GsDriver *driver = gs_driver_lookup(name, &error);
+	const GsBackendOps *backend = driver != NULL ? driver->backend : NULL;
 
+	if (driver != NULL && backend == NULL)
+		g_set_error(&error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID,
+			    "%s runs no real threads", name);
 	if (backend == NULL || argc > 2 || (argc == 2 && !g_str_has_prefix(argv[1], "--backend="))) {
 		fprintf(stderr, "usage: bench-threads [--backend=NAME]%s%s\n", error ? ": " : "",
 			error ? error->message : "");

@@ -145,7 +145,7 @@ fuzz_simulate(GsWorkload *w)
 	g_autoptr(GsResult) result = NULL;
 	g_autoptr(GsExpectReport) report = NULL;
 	g_autofree char *summary = NULL, *json = NULL, *events = NULL;
-	GsSimOptions opts = {.max_time = MAX_TIME, .max_events = MAX_EVENTS};
+	GsRunOptions opts = {.max_time = MAX_TIME, .max_events = MAX_EVENTS};
 
 	if (!small_enough(w))
 		return;

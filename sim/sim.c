@@ -164,7 +164,7 @@ struct SimTask {
 
 struct Sim {
 	const GsWorkload *w;
-	GsSimOptions opts;
+	GsRunOptions opts;
 	GsResult *r;
 	GsEngine *engine;
 	GsHeap *heap;
@@ -1786,7 +1786,7 @@ static gboolean
 stalled(Sim *s, guint64 events)
 {
 	guint64 most = s->opts.max_events_per_instant > 0 ? s->opts.max_events_per_instant
-							  : GS_SIM_MAX_EVENTS_PER_INSTANT;
+							  : GS_MAX_EVENTS_PER_INSTANT;
 
 	if (events <= most)
 		return FALSE;
@@ -1919,7 +1919,7 @@ add_pool_threads(Sim *s)
 }
 
 static void
-sim_init(Sim *s, const GsWorkload *w, const GsSimOptions *opts)
+sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 {
 	GsEngineOpts engine_opts = gs_policy_engine_opts(&w->policy);
 	guint n_tasks = 0, n_threads = w->pool_threads->len;
@@ -2059,7 +2059,7 @@ sim_clear(Sim *s)
 }
 
 GsResult *
-gs_sim_run(const GsWorkload *w, const GsSimOptions *opts)
+gs_sim_run(const GsWorkload *w, const GsRunOptions *opts)
 {
 	Sim s;
 	GsResult *r;

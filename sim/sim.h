@@ -37,27 +37,12 @@
 
 #include <gpusim/gpusim.h>
 
-#include "run/result.h"
+#include "run/options.h"
 
 G_BEGIN_DECLS
 
-/* Events one instant may take before the run is stopped as a livelock (GsSimOptions). */
-#define GS_SIM_MAX_EVENTS_PER_INSTANT G_GUINT64_CONSTANT(100000000)
-
-typedef struct {
-	GsTime max_time;  /* 0: no limit */
-	guint64 max_events_per_instant; /* 0: GS_SIM_MAX_EVENTS_PER_INSTANT */
-	guint64 max_events; /* 0: no limit; a run that has processed this many events ends
-			       after that pass as a timeout (bounds a run whose clock stands still) */
-	GsLogFunc log;    /* NULL: no event log */
-	gpointer log_data;
-	gboolean skip_timeline; /* leave GsResult.timeline empty: nobody reads it (peaks and
-				   means are kept all the same) */
-} GsSimOptions;
-
-
 /** Runs @workload to its end; never fails (a bad workload is the loader's to reject). */
-GS_API GsResult *gs_sim_run(const GsWorkload *workload, const GsSimOptions *options);
+GS_API GsResult *gs_sim_run(const GsWorkload *workload, const GsRunOptions *options);
 
 G_END_DECLS
 

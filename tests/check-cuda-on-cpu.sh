@@ -6,13 +6,13 @@
 # First, a device that faults mid-run (an illegal address, which sticks to
 # every later call) ends the run with exit status 4, its error, and no result;
 # odd alignments and host block sizes run clean.
-GS_REAL_BACKEND=cuda
-GS_REAL_GPUSIM="$top_builddir/tests/gpusim-cuda-on-cpu"
-export GS_REAL_BACKEND GS_REAL_GPUSIM
+GS_THREADS_BACKEND=cuda
+GS_THREADS_GPUSIM="$top_builddir/tests/gpusim-cuda-on-cpu"
+export GS_THREADS_BACKEND GS_THREADS_GPUSIM
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-GS_CUDA_ON_CPU_FAULT_AFTER=3 "$GS_REAL_GPUSIM" run --backend=cuda --json="$tmp/fault.json" \
+GS_CUDA_ON_CPU_FAULT_AFTER=3 "$GS_THREADS_GPUSIM" run --backend=cuda --json="$tmp/fault.json" \
 	"$top_srcdir/scenarios/quickstart.yaml" >"$tmp/out" 2>"$tmp/err"
 status=$?
 if [ $status -ne 4 ] || ! grep -q 'gpusim: CUDA: .*an illegal memory access' "$tmp/err" ||
@@ -25,7 +25,7 @@ fi
 # Odd alignments and host blocks (not multiples of the kernels' 8-byte words)
 # run clean: no stand-in breach, no copy lost (expectations pin other sizes).
 for scenario in quickstart wide-gaps-spill spill-lru spill-largest; do
-	"$GS_REAL_GPUSIM" run --quiet --backend=cuda --clock=virtual --set memory.gpu.alignment=12 \
+	"$GS_THREADS_GPUSIM" run --quiet --backend=cuda --clock=virtual --set memory.gpu.alignment=12 \
 		--set memory.host.block_size=4100 --json="$tmp/odd.json" \
 		"$top_srcdir/scenarios/$scenario.yaml" >"$tmp/out" 2>"$tmp/err"
 	status=$?

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Runs the conformance scenarios on real threads (gpusim run --backend=host)
-# and requires their expectations; GS_REAL_BACKEND and GS_REAL_GPUSIM name
+# and requires their expectations; GS_THREADS_BACKEND and GS_THREADS_GPUSIM name
 # another backend and the gpusim to run it (check-cuda-on-cpu.sh does).
 #
 # Expectations are checked on the virtual clock (--clock=virtual): the
@@ -19,8 +19,8 @@ set -u
 # A valid scenario never reaches a refused precondition: a GLib CRITICAL aborts the run.
 G_DEBUG=fatal-criticals
 export G_DEBUG
-backend="${GS_REAL_BACKEND:-host}"
-gpusim="${GS_REAL_GPUSIM:-$top_builddir/gpusim}"
+backend="${GS_THREADS_BACKEND:-host}"
+gpusim="${GS_THREADS_GPUSIM:-$top_builddir/gpusim}"
 # A sanitized build makes every memory access several times slower, and real
 # copies and pattern writes with it: its real-clock runs are slowed down to
 # match (scenario time is real time divided by the scale).

@@ -414,11 +414,11 @@ START_TEST(test_a_scenario_on_the_device)
 						 "scenarios", "wide-gaps-rollback.yaml", NULL);
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GsWorkload) w = gs_loader_load(path, NULL, NULL, &error);
-	GsRealStats stats = {0};
+	GsThreadsStats stats = {0};
 	GsResult *r;
 
 	ck_assert_msg(w != NULL, "%s", error ? error->message : "?");
-	r = gs_real_run(w, &gs_backend_cuda, NULL, &stats, &error);
+	r = gs_threads_run(w, &gs_backend_cuda, NULL, &stats, &error);
 	ck_assert_msg(r != NULL, "%s", error ? error->message : "?");
 	ck_assert_int_eq(r->outcome, GS_OUTCOME_COMPLETED);
 	ck_assert_uint_ge(r->totals.splits, 1);

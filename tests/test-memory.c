@@ -513,7 +513,7 @@ END_TEST
 /* Leaving the timeline out changes no figure: peaks and means are kept without it. */
 START_TEST(test_run_without_timeline)
 {
-	static const GsSimOptions skip = {.skip_timeline = TRUE};
+	static const GsRunOptions skip = {.skip_timeline = TRUE};
 	g_autoptr(GsWorkload) w = spill_heavy(3, GS_VICTIM_LRU, TRUE);
 	g_autoptr(GsResult) kept = gs_sim_run(w, NULL);
 	g_autoptr(GsResult) left = gs_sim_run(w, &skip);

@@ -208,7 +208,7 @@ END_TEST
  */
 static const struct {
 	guint times;
-	guint64 most; /* GsSimOptions.max_events_per_instant */
+	guint64 most; /* GsRunOptions.max_events_per_instant */
 	GsOutcome outcome;
 } stall_rows[] = {
 	{1000, 0, GS_OUTCOME_COMPLETED},  /* far below the default */
@@ -222,7 +222,7 @@ START_TEST(test_stalled_instant_stops)
 	g_autoptr(GsWorkload) w = compute_only(1, 1, 0);
 	GsThreadSpec *t = ((GsTaskSpec *) w->tasks->pdata[0])->threads->pdata[0];
 	GsOp *loop = &g_array_index(t->ops, GsOp, 0);
-	GsSimOptions opts = {.max_events_per_instant = stall_rows[_i].most};
+	GsRunOptions opts = {.max_events_per_instant = stall_rows[_i].most};
 	g_autoptr(GsResult) r = NULL;
 
 	loop->repeat.times = stall_rows[_i].times;
@@ -252,7 +252,7 @@ START_TEST(test_max_events)
 	ck_assert_int_eq(full->outcome, GS_OUTCOME_COMPLETED);
 	ck_assert_uint_gt(all, 2);
 	for (guint64 bound = 1; bound <= all; bound++) {
-		GsSimOptions opts = {.max_events = bound};
+		GsRunOptions opts = {.max_events = bound};
 		g_autoptr(GsResult) r = gs_sim_run(w, &opts);
 
 		if (bound == all) {

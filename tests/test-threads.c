@@ -17,16 +17,17 @@
 
 #include <glib/gstdio.h>
 
-#include "scenario/loader.h"
 #include "backends/pattern.h"
+#include "backends/threads.h"
+#include "cli/drivers.h"
+#include "scenario/loader.h"
 #include "sim/sim.h"
 #include "testlib.h"
 #include "testlib-backend.h"
-#include "backends/threads.h"
 
 typedef struct {
 	GsResult *result;
-	GsRealStats stats;
+	GsThreadsStats stats;
 } Run;
 
 static GsWorkload *
@@ -50,10 +51,10 @@ static Run
 run_on(const GsWorkload *w, const GsBackendOps *ops, int locking, GsClock clock)
 {
 	g_autoptr(GError) error = NULL;
-	GsRealOptions opts = {.locking = locking, .clock = clock};
+	GsRunOptions opts = {.locking = locking, .clock = clock};
 	Run run = {0};
 
-	run.result = gs_real_run(w, ops, &opts, &run.stats, &error);
+	run.result = gs_threads_run(w, ops, &opts, &run.stats, &error);
 	ck_assert_msg(run.result != NULL, "%s", error ? error->message : "?");
 	return run;
 }
@@ -62,7 +63,7 @@ run_on(const GsWorkload *w, const GsBackendOps *ops, int locking, GsClock clock)
 static GsResult *
 simulate(const GsWorkload *w)
 {
-	GsSimOptions opts = {0};
+	GsRunOptions opts = {0};
 
 	return gs_sim_run(w, &opts);
 }
@@ -437,29 +438,59 @@ START_TEST(test_a_bad_disk_path_is_refused)
 
 	g_free(w->disk.path);
 	w->disk.path = g_strdup("/nonexistent/gpusim/disk");
-	ck_assert_ptr_null(gs_real_run(w, &gs_backend_host, NULL, NULL, &error));
+	ck_assert_ptr_null(gs_threads_run(w, &gs_backend_host, NULL, NULL, &error));
 	ck_assert(g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID));
 }
 END_TEST
 
-START_TEST(test_the_registry)
+/* The drivers' table: every name a user may give --backend, and what it finds. */
+static const struct {
+	const char *name;
+	const char *found; /* the driver's name; NULL: none */
+	gboolean device;   /* a real backend */
+	gboolean batches;
+	GsBackendError error;
+} driver_rows[] = {
+	{NULL, "sim", FALSE, TRUE, 0},
+	{"sim", "sim", FALSE, TRUE, 0},
+	{"host", "host", TRUE, FALSE, 0},
+#ifdef HAVE_CUDA
+	{"cuda", "cuda", TRUE, FALSE, 0},
+#else
+	{"cuda", NULL, FALSE, FALSE, GS_BACKEND_ERROR_UNAVAILABLE},
+#endif
+	{"warp", NULL, FALSE, FALSE, GS_BACKEND_ERROR_UNKNOWN},
+	{"", NULL, FALSE, FALSE, GS_BACKEND_ERROR_UNKNOWN},
+};
+
+START_TEST(test_the_drivers_table)
 {
-	g_autoptr(GError) unknown = NULL;
+	g_autoptr(GError) error = NULL;
+	const GsDriver *d = gs_driver_lookup(driver_rows[_i].name, &error);
+
+	if (driver_rows[_i].found == NULL) {
+		ck_assert_ptr_null(d);
+		ck_assert(g_error_matches(error, GS_BACKEND_ERROR, driver_rows[_i].error));
+		ck_assert_ptr_nonnull(strstr(error->message, driver_rows[_i].name));
+		return;
+	}
+	ck_assert_ptr_nonnull(d);
+	ck_assert_str_eq(d->name, driver_rows[_i].found);
+	ck_assert_int_eq(d->backend != NULL, driver_rows[_i].device);
+	ck_assert_int_eq(d->batches, driver_rows[_i].batches);
+	if (d->backend != NULL)
+		ck_assert_str_eq(d->backend->name, d->name);
+	ck_assert_ptr_nonnull(strstr(gs_driver_names(), d->name));
+}
+END_TEST
+
+START_TEST(test_the_run_options_words)
+{
 	GsLocking locking;
 	GsClock clock;
 
-	ck_assert_ptr_eq(gs_backend_lookup("host", NULL), &gs_backend_host);
-	ck_assert_ptr_null(gs_backend_lookup("warp", &unknown));
-	ck_assert(g_error_matches(unknown, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNKNOWN));
-#ifndef HAVE_CUDA
-	{
-		g_autoptr(GError) missing = NULL;
-
-		ck_assert_ptr_null(gs_backend_lookup("cuda", &missing));
-		ck_assert(g_error_matches(missing, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE));
-	}
-#endif
 	ck_assert(gs_locking_from_name("global", &locking) && locking == GS_LOCKING_GLOBAL);
+	ck_assert(gs_locking_from_name("fast", &locking) && locking == GS_LOCKING_FAST);
 	ck_assert(!gs_locking_from_name("none", &locking));
 	ck_assert(gs_clock_from_name("virtual", &clock) && clock == GS_CLOCK_VIRTUAL);
 	ck_assert(gs_clock_from_name("real", &clock) && clock == GS_CLOCK_REAL);
@@ -559,7 +590,8 @@ gs_test_suite_threads(void)
 	tcase_add_test(bk, test_a_changed_file_is_caught);
 	tcase_add_test(bk, test_a_changed_word_is_caught);
 	tcase_add_test(bk, test_a_bad_disk_path_is_refused);
-	tcase_add_test(bk, test_the_registry);
+	tcase_add_loop_test(bk, test_the_drivers_table, 0, G_N_ELEMENTS(driver_rows));
+	tcase_add_test(bk, test_the_run_options_words);
 	suite_add_tcase(s, bk);
 	return s;
 }

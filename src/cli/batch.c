@@ -214,7 +214,7 @@ static void
 run_job(GsBatchJob *job)
 {
 	g_autoptr(GsEventLog) log = job->trace != NULL ? gs_event_log_new() : NULL;
-	GsSimOptions options = {.log = log != NULL ? gs_event_log_add : NULL, .log_data = log,
+	GsRunOptions options = {.log = log != NULL ? gs_event_log_add : NULL, .log_data = log,
 				.skip_timeline = job->timeline == NULL && log == NULL};
 	gint64 started = g_get_monotonic_time();
 	GsWorkload *w = job->workload;

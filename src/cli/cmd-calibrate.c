@@ -11,20 +11,10 @@
 
 #include <stdio.h>
 
-#include "backends/backend.h"
-#include "cli/commands.h"
-#include "report/output.h"
 #include "backends/pattern.h"
-
-static int
-status_of(const GError *error)
-{
-	if (g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE))
-		return GS_EXIT_BACKEND;
-	if (g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED))
-		return GS_EXIT_INTERNAL;
-	return GS_EXIT_USAGE;
-}
+#include "cli/commands.h"
+#include "cli/drivers.h"
+#include "report/output.h"
 
 int
 gs_cmd_calibrate(int argc, char **argv)
@@ -44,7 +34,7 @@ gs_cmd_calibrate(int argc, char **argv)
 	g_autoptr(GString) yaml = g_string_new(NULL);
 	g_autoptr(GsOutputSet) set = gs_output_set_new();
 	GsOutput *result;
-	const GsBackendOps *ops;
+	const GsDriver *driver;
 
 	g_option_context_set_summary(context, "Measure a real device and write the memory: and "
 					      "links: values a scenario can include.");
@@ -64,10 +54,15 @@ gs_cmd_calibrate(int argc, char **argv)
 		return GS_EXIT_USAGE;
 	}
 	gs_private_dirs_guard(); /* before CUDA starts its threads: see pattern.h */
-	ops = gs_backend_lookup(backend, &error);
-	if (ops == NULL || !gs_backend_calibrate(ops, disk != NULL ? disk : "/var/tmp", yaml, &error)) {
+	driver = gs_driver_lookup(backend, &error);
+	if (driver != NULL && driver->backend == NULL)
+		g_set_error(&error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID,
+			    "the %s backend has no device to calibrate (calibrate --backend=cuda)",
+			    driver->name);
+	if (error != NULL ||
+	    !gs_backend_calibrate(driver->backend, disk != NULL ? disk : "/var/tmp", yaml, &error)) {
 		fprintf(stderr, "gpusim calibrate: %s\n", error->message);
-		return status_of(error);
+		return gs_cmd_backend_status(error);
 	}
 	if (!gs_output_write(result, yaml->str, &error) || !gs_output_set_commit(set, &error)) {
 		fprintf(stderr, "gpusim calibrate: %s\n", error->message);

@@ -11,15 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "backends/pattern.h"
 #include "cli/commands.h"
+#include "cli/drivers.h"
 #include "report/expect.h"
+#include "report/output.h"
+#include "report/report.h"
 #include "scenario/generate.h"
 #include "scenario/loader.h"
-#include "report/output.h"
-#include "backends/pattern.h"
-#include "report/report.h"
-#include "sim/sim.h"
-#include "backends/threads.h"
 
 typedef struct {
 	char *backend;
@@ -39,30 +38,35 @@ typedef struct {
 	GsOutput *json, *events, *trace, *timeline;
 } RunOutputs;
 
+int
+gs_cmd_backend_status(const GError *error)
+{
+	if (g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE))
+		return GS_EXIT_BACKEND;
+	if (g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED))
+		return GS_EXIT_INTERNAL;
+	return GS_EXIT_USAGE;
+}
+
 /*
- * The backend by name: NULL in *@ops for the simulator (NULL or "sim"); a
- * real backend from the registry; otherwise prints why and sets *@status to
- * GS_EXIT_USAGE (unknown) or GS_EXIT_BACKEND (known, not in this build or no
- * device).
+ * The driver by name (NULL: the simulator); otherwise prints why and sets
+ * *@status to GS_EXIT_USAGE (unknown) or GS_EXIT_BACKEND (known, not in this
+ * build).
  */
-static gboolean
-check_backend(const char *backend, const GsBackendOps **ops, int *status)
+static const GsDriver *
+check_driver(const char *name, int *status)
 {
 	g_autoptr(GError) error = NULL;
+	const GsDriver *driver = gs_driver_lookup(name, &error);
 
-	*ops = NULL;
-	if (backend == NULL || g_strcmp0(backend, "sim") == 0)
-		return TRUE;
-	/* Before the backend starts a thread (CUDA's too): an interrupted run removes its disk tier. */
-	gs_private_dirs_guard();
-	*ops = gs_backend_lookup(backend, &error);
-	if (*ops != NULL)
-		return TRUE;
-	fprintf(stderr, "gpusim: %s\n", error->message);
-	*status = g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE)
-			  ? GS_EXIT_BACKEND
-			  : GS_EXIT_USAGE;
-	return FALSE;
+	if (driver == NULL) {
+		fprintf(stderr, "gpusim: %s\n", error->message);
+		*status = gs_cmd_backend_status(error);
+	} else if (driver->backend != NULL) {
+		/* Before the backend starts a thread (CUDA's too): an interrupted run removes its disk tier. */
+		gs_private_dirs_guard();
+	}
+	return driver;
 }
 
 /* SCENARIO.@suffix for the scenario at @path, in the working directory. */
@@ -81,7 +85,7 @@ gboolean
 gs_cmd_check_batch(const char *command, int argc, char **argv, gint *jobs, const char *backend,
 		   char **out, int *status)
 {
-	const GsBackendOps *ops = NULL;
+	const GsDriver *driver;
 
 	if (argc != 2) {
 		fprintf(stderr, "gpusim %s: give one scenario file\nTry 'gpusim %s --help'.\n",
@@ -94,12 +98,13 @@ gs_cmd_check_batch(const char *command, int argc, char **argv, gint *jobs, const
 		*status = GS_EXIT_USAGE;
 		return FALSE;
 	}
-	if (!check_backend(backend, &ops, status))
+	driver = check_driver(backend, status);
+	if (driver == NULL)
 		return FALSE;
-	if (ops != NULL) {
+	if (!driver->batches) {
 		fprintf(stderr, "gpusim: the %s backend runs one scenario at a time: use 'gpusim "
 				"run --backend=%s'; compare and sweep use the simulator\n",
-			ops->name, ops->name);
+			driver->name, driver->name);
 		*status = GS_EXIT_BACKEND;
 		return FALSE;
 	}
@@ -171,62 +176,48 @@ commit_outputs(GsOutputSet *set, int *status)
 	return FALSE;
 }
 
-/* Runs on a real backend; NULL with *status set when it cannot. */
+/* Runs @w on @driver; NULL with *status set when it cannot. */
 static GsResult *
-run_real(const GsWorkload *w, const GsBackendOps *ops, GsRealOptions *real, int *status)
+run_on(const GsDriver *driver, const GsWorkload *w, const GsRunOptions *options, int *status)
 {
 	g_autoptr(GError) error = NULL;
-	GsRealStats stats = {0};
-	GsResult *result = gs_real_run(w, ops, real, &stats, &error);
+	GsBackendStats stats;
+	GsResult *result = gs_driver_run(driver, w, options, &stats, &error);
 
 	if (result == NULL) {
 		fprintf(stderr, "gpusim: %s\n", error->message);
-		if (g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE))
-			*status = GS_EXIT_BACKEND;
-		else if (g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID))
-			*status = GS_EXIT_USAGE;
-		else
-			*status = GS_EXIT_INTERNAL;
+		*status = gs_cmd_backend_status(error);
 		return NULL;
 	}
-	if (stats.backend.corrupt_buffers > 0)
+	if (stats.corrupt_buffers > 0)
 		fprintf(stderr, "gpusim: %s backend: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-			" round trips and moves lost or changed data\n", ops->name,
-			stats.backend.corrupt_buffers,
-			stats.backend.round_trips + stats.backend.moves);
-	if (stats.backend.device_refusals > 0)
+			" round trips and moves lost or changed data\n", driver->name,
+			stats.corrupt_buffers, stats.round_trips + stats.moves);
+	if (stats.device_refusals > 0)
 		fprintf(stderr, "gpusim: %s backend: the device refused %" G_GUINT64_FORMAT
-			" allocation(s) the engine had admitted; each counted as an OOM\n", ops->name,
-			stats.backend.device_refusals);
-	g_debug("%s backend: %" G_GUINT64_FORMAT " allocations without the engine lock, %"
-		G_GUINT64_FORMAT " through it", ops->name, stats.fast_allocs, stats.locked_allocs);
+			" allocation(s) the engine had admitted; each counted as an OOM\n",
+			driver->name, stats.device_refusals);
 	return result;
 }
 
 static int
-run_loaded(GsWorkload *w, const RunOptions *o, const GsBackendOps *ops, GsRealOptions *real,
+run_loaded(GsWorkload *w, const RunOptions *o, const GsDriver *driver, GsRunOptions *options,
 	   GsOutputSet *set, const RunOutputs *outs)
 {
 	g_autoptr(GsEventLog) log = gs_event_log_new();
 	g_autoptr(GsResult) result = NULL;
 	g_autoptr(GsExpectReport) report = NULL;
-	GsSimOptions sim = {.max_time = real->max_time, .log = gs_event_log_add, .log_data = log,
-			    .skip_timeline = o->timeline == NULL && o->trace == NULL &&
-					     w->expect.at->len == 0};
 	gint64 started = g_get_monotonic_time();
 	gint64 wall_ns;
 	int status = GS_EXIT_OK;
 
 	gs_generate_tasks(w);
-	if (ops != NULL) {
-		real->log = gs_event_log_add;
-		real->log_data = log;
-		result = run_real(w, ops, real, &status);
-		if (result == NULL)
-			return status;
-	} else {
-		result = gs_sim_run(w, &sim);
-	}
+	options->log = gs_event_log_add;
+	options->log_data = log;
+	options->skip_timeline = o->timeline == NULL && o->trace == NULL && w->expect.at->len == 0;
+	result = run_on(driver, w, options, &status);
+	if (result == NULL)
+		return status;
 	wall_ns = (g_get_monotonic_time() - started) * 1000;
 	report = gs_expect_check(w, result, log);
 	if (!o->quiet) {
@@ -235,7 +226,7 @@ run_loaded(GsWorkload *w, const RunOptions *o, const GsBackendOps *ops, GsRealOp
 		fputs(summary, stdout);
 	}
 	if (!write_output(outs->json,
-			  gs_report_json(w, result, ops != NULL ? ops->name : "sim", wall_ns, report),
+			  gs_report_json(w, result, driver->name, wall_ns, report),
 			  &status) ||
 	    !write_output(outs->events, gs_report_events(log), &status) ||
 	    !write_output(outs->trace, gs_report_trace(w, result, log), &status) ||
@@ -255,7 +246,7 @@ run_loaded(GsWorkload *w, const RunOptions *o, const GsBackendOps *ops, GsRealOp
 
 /* The outputs are checked first: one that cannot be written stops the run before it starts. */
 static int
-load_and_run(const char *path, const RunOptions *o, const GsBackendOps *ops, GsRealOptions *real)
+load_and_run(const char *path, const RunOptions *o, const GsDriver *driver, GsRunOptions *options)
 {
 	g_autoptr(GsOutputSet) set = gs_output_set_new();
 	g_autoptr(GsWorkload) w = NULL;
@@ -271,7 +262,7 @@ load_and_run(const char *path, const RunOptions *o, const GsBackendOps *ops, GsR
 	}
 	if (o->seed >= 0)
 		w->seed = (guint64) o->seed;
-	return run_loaded(w, o, ops, real, set, &outs);
+	return run_loaded(w, o, driver, options, set, &outs);
 }
 
 int
@@ -310,8 +301,8 @@ gs_cmd_run(int argc, char **argv)
 	};
 	g_autoptr(GOptionContext) context = g_option_context_new("SCENARIO.yaml");
 	g_autoptr(GError) error = NULL;
-	const GsBackendOps *ops = NULL;
-	GsRealOptions real = {0};
+	const GsDriver *driver;
+	GsRunOptions options = {0};
 	int status = GS_EXIT_OK;
 
 	g_option_context_set_summary(context, "Replay a workload on the simulator (or on real "
@@ -324,22 +315,22 @@ gs_cmd_run(int argc, char **argv)
 		fprintf(stderr, "gpusim run: give one scenario file\nTry 'gpusim run --help'.\n");
 		status = GS_EXIT_USAGE;
 	} else if (o.max_time != NULL &&
-		   !gs_loader_parse_duration("--max-time", o.max_time, &real.max_time, &error)) {
+		   !gs_loader_parse_duration("--max-time", o.max_time, &options.max_time, &error)) {
 		fprintf(stderr, "gpusim run: %s\n", error->message);
 		status = GS_EXIT_USAGE;
-	} else if (!parse_scale(o.time_scale, &real.time_scale)) {
+	} else if (!parse_scale(o.time_scale, &options.time_scale)) {
 		fprintf(stderr, "gpusim run: --time-scale: not a factor in (0, 1000]: '%s'\n",
 			o.time_scale);
 		status = GS_EXIT_USAGE;
-	} else if (o.locking != NULL && !gs_locking_from_name(o.locking, &real.locking)) {
+	} else if (o.locking != NULL && !gs_locking_from_name(o.locking, &options.locking)) {
 		fprintf(stderr, "gpusim run: --locking: '%s' is neither fast nor global\n",
 			o.locking);
 		status = GS_EXIT_USAGE;
-	} else if (o.clock != NULL && !gs_clock_from_name(o.clock, &real.clock)) {
+	} else if (o.clock != NULL && !gs_clock_from_name(o.clock, &options.clock)) {
 		fprintf(stderr, "gpusim run: --clock: '%s' is neither real nor virtual\n", o.clock);
 		status = GS_EXIT_USAGE;
-	} else if (check_backend(o.backend, &ops, &status)) {
-		status = load_and_run(argv[1], &o, ops, &real);
+	} else if ((driver = check_driver(o.backend, &status)) != NULL) {
+		status = load_and_run(argv[1], &o, driver, &options);
 	}
 	g_free(o.backend);
 	g_free(o.variant);

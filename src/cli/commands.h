@@ -36,4 +36,11 @@ int gs_cmd_calibrate(int argc, char **argv);
 gboolean gs_cmd_check_batch(const char *command, int argc, char **argv, gint *jobs,
 			    const char *backend, char **out, int *status);
 
+/*
+ * The exit status for a driver's or backend's error (GS_BACKEND_ERROR_*):
+ * GS_EXIT_BACKEND when it is not in this build or there is no device,
+ * GS_EXIT_INTERNAL when the device failed, GS_EXIT_USAGE otherwise.
+ */
+int gs_cmd_backend_status(const GError *error);
+
 #endif /* GPUSIM_COMMANDS_H */

@@ -53,7 +53,7 @@ GsEventLog *gs_event_log_new(void);
 void gs_event_log_free(GsEventLog *log);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsEventLog, gs_event_log_free)
 
-/** A GsLogFunc: pass gs_event_log_add as GsSimOptions.log and the log as log_data. */
+/** A GsLogFunc: pass gs_event_log_add as GsRunOptions.log and the log as log_data. */
 void gs_event_log_add(const GsLogEntry *entry, gpointer log);
 
 /** The entries (GsLogEntry, whose strings the log owns), in the order logged. */

@@ -1,0 +1,53 @@
+/*
+ * gpusim: how a run goes, whichever driver runs it: one options struct for
+ * the simulator and the real-thread driver, each reading the members that
+ * mean something to it, with the defaults of a zeroed struct.
+ */
+#ifndef GPUSIM_RUN_OPTIONS_H
+#define GPUSIM_RUN_OPTIONS_H
+
+#include <gpusim/gpusim.h>
+
+#include "run/result.h"
+
+G_BEGIN_DECLS
+
+/* Events one instant may take before the simulator stops the run as a livelock. */
+#define GS_MAX_EVENTS_PER_INSTANT G_GUINT64_CONSTANT(100000000)
+
+typedef enum {
+	GS_LOCKING_FAST = 0,   /* fits: no global mutex (the default) */
+	GS_LOCKING_GLOBAL = 1, /* every allocation and free under the engine mutex */
+} GsLocking;
+
+typedef enum {
+	GS_CLOCK_REAL = 0,    /* scenario time is real time over time_scale (the default) */
+	GS_CLOCK_VIRTUAL = 1, /* scenario time moves when every thread waits */
+} GsClock;
+
+typedef struct {
+	/* Both drivers. */
+	GsTime max_time;   /* scenario time; 0: no limit (--max-time) */
+	GsLogFunc log;     /* NULL: no event log */
+	gpointer log_data;
+	/* The simulator. */
+	guint64 max_events_per_instant; /* 0: GS_MAX_EVENTS_PER_INSTANT */
+	guint64 max_events; /* 0: no limit; a run that has processed this many events ends
+			       after that pass as a timeout (bounds a run whose clock stands still) */
+	gboolean skip_timeline; /* leave GsResult.timeline empty: nobody reads it (peaks and
+				   means are kept all the same) */
+	/* Real threads. */
+	GsClock clock;
+	double time_scale; /* real time per scenario time; 0 means 1 */
+	GsLocking locking;
+} GsRunOptions;
+
+/** Parses "fast" / "global", the words of `gpusim run --locking`. */
+gboolean gs_locking_from_name(const char *name, GsLocking *out);
+
+/** Parses "real" / "virtual", the words of `gpusim run --clock`. */
+gboolean gs_clock_from_name(const char *name, GsClock *out);
+
+G_END_DECLS
+
+#endif /* GPUSIM_RUN_OPTIONS_H */
