@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "tiers/memory.h"
+#include "run/tasks.h"
 #include "threads.h"
 
 typedef enum {
@@ -36,8 +37,6 @@ typedef enum {
 	T_RESERVE,   /* a blocking reservation waits for a release or a free */
 	T_DONE,
 } Status;
-
-typedef enum { TASK_PENDING, TASK_QUEUED, TASK_RUNNING, TASK_ENDED } TaskStatus;
 
 /* Memory admitted in one space: a bounded counter, on its own cache line. */
 typedef struct {
@@ -120,19 +119,9 @@ struct Worker {
 };
 
 struct Task {
-	GsTaskResult *result;    /* the logical task, shared by its attempts */
-	const GsTaskSpec *spec;
-	guint spec_index;
-	GsTaskId engine_id;
-	guint attempt;
-	TaskStatus status;       /* under lock */
+	GsRunTask run;           /* first: the attempt as the run layer keeps it (under lock) */
 	GPtrArray *threads;      /* Worker* */
 	guint alive;             /* threads that have not exited (under lock) */
-	gboolean failed;
-	GsException failure;
-	atomic_bool has_permit;
-	gboolean waits_for_permit;
-	guint id_rank;
 	GsTime arrival;
 	GsPageTable *pages;      /* its host pages (Spark's page table), made at its first; under lock */
 };
@@ -162,15 +151,8 @@ struct Threads {
 	atomic_uint_fast64_t fast_allocs, locked_allocs, fast_frees, frees;
 	GPtrArray *tasks;        /* Task*, every attempt (under lock) */
 	GPtrArray *threads;      /* Worker*, index id - 1 (under lock) */
-	GQueue queue;            /* Task* waiting for a slot */
-	guint running;
-	guint permits;
-	GQueue permit_queue;
-	guint open_tasks;
-	gboolean failed_any;
+	GsRunTasks run;          /* attempts, executor slots, permits (under lock) */
 	GsThreadId next_thread;
-	GsTaskId next_task;
-	guint started;
 	guint active;            /* threads neither parked, waiting for a permit, nor done */
 	atomic_bool ended;       /* the run is over: threads unwind without reporting */
 	GsTime end_time;
@@ -269,14 +251,6 @@ static void
 log_locked(Threads *r, GsLogEntry *entry)
 {
 	log_to(r, r->log, entry);
-}
-
-static void
-log_task(Threads *r, Task *task, const char *what)
-{
-	GsLogEntry e = {.kind = GS_LOG_TASK, .task = task->result->id, .what = what};
-
-	log_locked(r, &e);
 }
 
 static int
@@ -1432,14 +1406,14 @@ static gboolean
 fair_share_admits(Worker *t, const GsEffect *e)
 {
 	return t->r->fair == NULL || t->task == NULL || e->alloc_kind != GS_KIND_GPU ||
-	       gs_execution_pool_acquire_all(t->r->fair, t->task->engine_id, e->size);
+	       gs_execution_pool_acquire_all(t->r->fair, t->task->run.engine_id, e->size);
 }
 
 static void
 fair_share_release(Worker *t, GsAllocKind kind, gint64 bytes)
 {
 	if (t->r->fair != NULL && t->task != NULL && kind == GS_KIND_GPU)
-		gs_execution_pool_release(t->r->fair, t->task->engine_id, bytes);
+		gs_execution_pool_release(t->r->fair, t->task->run.engine_id, bytes);
 }
 
 /* An allocation through the model: spills on demand, as the simulator's does. */
@@ -1966,60 +1940,22 @@ do_compute(Worker *t, const GsEffect *e)
 
 /* ---- the GPU semaphore (under lock) ---- */
 
-static gboolean
-semaphore_on(Threads *r)
-{
-	return r->w->policy.concurrent_gpu_tasks > 0;
-}
-
-static void
-grant_permits(Threads *r)
-{
-	while (r->permits > 0 && !g_queue_is_empty(&r->permit_queue)) {
-		Task *task = g_queue_pop_head(&r->permit_queue);
-		GsLogEntry e = {.kind = GS_LOG_SEMAPHORE, .task = task->result->id, .what = "acquire"};
-
-		r->permits--;
-		atomic_store(&task->has_permit, TRUE);
-		task->waits_for_permit = FALSE;
-		log_locked(r, &e);
-		for (guint i = 0; i < task->threads->len; i++) {
-			Worker *t = task->threads->pdata[i];
-
-			if (atomic_load(&t->status) == T_SEMAPHORE) {
-				r->res->totals.semaphore_wait_ns += now(r) - t->semaphore_since;
-				set_status(r, t, T_READY);
-				pthread_cond_signal(&t->cond);
-			}
-		}
-	}
-}
-
-/* Waits for the task's permit; FALSE when stopped first. */
+/*
+ * TRUE if @t's task holds the GPU permit or takes it now; else the thread
+ * waits for it. FALSE: the thread was stopped meanwhile.
+ */
 static gboolean
 take_permit(Worker *t)
 {
 	Threads *r = t->r;
 	Task *task = t->task;
-	GsLogEntry e = {.kind = GS_LOG_SEMAPHORE, .what = "acquire"};
 	gboolean ok;
 
 	/* Held until the task's threads have all exited: readable without the lock. */
-	if (task == NULL || atomic_load(&task->has_permit))
+	if (task == NULL || gs_run_task_has_permit(&task->run))
 		return TRUE;
 	pthread_mutex_lock(&r->lock);
-	e.task = task->result->id;
-	if (!atomic_load(&task->has_permit) && r->permits > 0 && !task->waits_for_permit) {
-		r->permits--;
-		atomic_store(&task->has_permit, TRUE);
-		log_locked(r, &e);
-	} else if (!atomic_load(&task->has_permit)) {
-		if (!task->waits_for_permit) {
-			task->waits_for_permit = TRUE;
-			g_queue_push_tail(&r->permit_queue, task);
-			e.what = "wait";
-			log_locked(r, &e);
-		}
+	if (!gs_run_tasks_take_permit(&r->run, &task->run)) {
 		set_status(r, t, T_SEMAPHORE);
 		t->semaphore_since = now(r);
 		while (atomic_load(&t->status) == T_SEMAPHORE && !atomic_load(&t->stop))
@@ -2073,8 +2009,8 @@ do_pool(Worker *t, const GsOp *op)
 		for (guint k = 0; k < r->tasks->len; k++) {
 			Task *task = r->tasks->pdata[k];
 
-			if (task->spec_index == spec_index && task->status != TASK_ENDED)
-				g_array_append_val(ids, task->engine_id);
+			if (task->run.spec_index == spec_index && task->run.status != GS_RUN_TASK_ENDED)
+				g_array_append_val(ids, task->run.engine_id);
 		}
 	}
 	if (op->pool.done)
@@ -2087,25 +2023,6 @@ do_pool(Worker *t, const GsOp *op)
 
 /* ---- tasks (under lock) ---- */
 
-static void start_task(Threads *r, Task *task);
-
-static Task *
-task_new(Threads *r, GsTaskResult *result, const GsTaskSpec *spec, guint spec_index, guint attempt)
-{
-	Task *task = g_new0(Task, 1);
-
-	task->result = result;
-	task->spec = spec;
-	task->spec_index = spec_index;
-	task->attempt = attempt;
-	task->engine_id = r->next_task++;
-	task->threads = g_ptr_array_new();
-	g_ptr_array_add(r->tasks, task);
-	result->attempts = attempt;
-	r->res->totals.task_attempts++;
-	return task;
-}
-
 static void
 task_free(gpointer data)
 {
@@ -2117,35 +2034,18 @@ task_free(gpointer data)
 	g_free(task);
 }
 
-static gboolean
-slot_free(Threads *r)
-{
-	return r->w->executor_slots == 0 || r->running < r->w->executor_slots;
-}
-
-static void
-admit(Threads *r, Task *task)
-{
-	if (slot_free(r) && g_queue_is_empty(&r->queue)) {
-		start_task(r, task);
-		return;
-	}
-	task->status = TASK_QUEUED;
-	g_queue_push_tail(&r->queue, task);
-	log_task(r, task, "queued");
-}
-
 static void
 collect_metrics(Threads *r, Task *task)
 {
-	GsMetrics m;
+	GsTaskResult *result = task->run.result;
 	gint64 footprint = 0;
+	GsMetrics m;
 
-	gs_engine_task_metrics(r->engine, task->engine_id, now(r), &m);
-	task->result->retries += m.retries;
-	task->result->splits += m.splits;
-	task->result->blocked_ns += m.blocked_ns;
-	task->result->lost_ns += m.lost_ns;
+	gs_engine_task_metrics(r->engine, task->run.engine_id, now(r), &m);
+	result->retries += m.retries;
+	result->splits += m.splits;
+	result->blocked_ns = gs_time_add(result->blocked_ns, m.blocked_ns);
+	result->lost_ns = gs_time_add(result->lost_ns, m.lost_ns);
 	/*
 	 * The engine sees only the allocations that went through it; each
 	 * thread counted its own, so the footprint is summed from those (the
@@ -2154,8 +2054,8 @@ collect_metrics(Threads *r, Task *task)
 	for (guint i = 0; i < task->threads->len; i++)
 		footprint += atomic_load_explicit(
 			&((Worker *) task->threads->pdata[i])->max_footprint, memory_order_relaxed);
-	task->result->max_footprint = MAX(task->result->max_footprint, footprint);
-	gs_engine_forget_task_metrics(r->engine, task->engine_id);
+	result->max_footprint = MAX(result->max_footprint, footprint);
+	gs_engine_forget_task_metrics(r->engine, task->run.engine_id);
 }
 
 /*
@@ -2171,53 +2071,19 @@ finish_task(Threads *r, Task *task)
 
 		t->result->final_state = gs_engine_thread_state(r->engine, t->id);
 	}
-	if (atomic_load(&task->has_permit)) {
-		atomic_store(&task->has_permit, FALSE);
-		r->permits++;
+	if (gs_run_tasks_finish(&r->run, &task->run)) {
+		r->end_time = now(r);
+		pthread_cond_broadcast(&r->done_cond);
 	}
-	if (task->waits_for_permit)
-		g_queue_remove(&r->permit_queue, task);
-	r->running--;
-	if (task->failed && task->attempt < r->w->policy.task_attempts) {
-		Task *again = task_new(r, task->result, task->spec, task->spec_index,
-					   task->attempt + 1);
-
-		log_task(r, again, "retry");
-		grant_permits(r);
-		while (slot_free(r) && !g_queue_is_empty(&r->queue))
-			start_task(r, g_queue_pop_head(&r->queue));
-		admit(r, again);
-		return;
-	}
-	task->result->outcome = task->failed ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
-	task->result->failure = task->failure;
-	r->failed_any |= task->failed;
-	r->open_tasks--;
-	r->end_time = now(r);
-	grant_permits(r);
-	while (slot_free(r) && !g_queue_is_empty(&r->queue))
-		start_task(r, g_queue_pop_head(&r->queue));
-	pthread_cond_broadcast(&r->done_cond);
 }
 
 /* The task ends now: the engine removes it, its other threads are told to stop. */
 static void
 end_task(Threads *r, Task *task, gboolean failed, GsException failure)
 {
-	task->status = TASK_ENDED;
-	task->failed = failed;
-	task->failure = failure;
 	if (r->fair != NULL)
-		gs_execution_pool_release_all(r->fair, task->engine_id);
-	gs_engine_task_done(r->engine, task->engine_id, now(r));
-	log_task(r, task, failed ? "failed" : "done");
-	task->result->end_ns = now(r);
-	for (guint i = 0; i < task->threads->len; i++) {
-		Worker *t = task->threads->pdata[i];
-
-		if (atomic_load(&t->status) != T_DONE)
-			stop_thread(t);
-	}
+		gs_execution_pool_release_all(r->fair, task->run.engine_id);
+	gs_run_tasks_end(&r->run, &task->run, failed, failure);
 }
 
 /* Under lock: a thread of @t's task is gone; the task may end or finish with it. */
@@ -2231,9 +2097,9 @@ thread_exited(Threads *r, Worker *t, gboolean ends_task, gboolean failed, GsExce
 	task->alive--;
 	if (r->ended)
 		return;
-	if (task->status == TASK_RUNNING && (ends_task || task->alive == 0))
+	if (task->run.status == GS_RUN_TASK_RUNNING && (ends_task || task->alive == 0))
 		end_task(r, task, failed, failure);
-	if (task->status == TASK_ENDED && task->alive == 0)
+	if (task->run.status == GS_RUN_TASK_ENDED && task->alive == 0)
 		finish_task(r, task);
 }
 
@@ -2330,8 +2196,8 @@ report_leak(Threads *r, Worker *t, gboolean failed)
 	GsLogEntry e = {.kind = GS_LOG_LEAK, .thread = t->result->name, .bytes = t->leaking};
 
 	if (!failed && t->leaking > 0 && t->task != NULL) {
-		e.task = t->task->result->id;
-		t->task->result->leaked_bytes += t->leaking;
+		e.task = t->task->run.result->id;
+		t->task->run.result->leaked_bytes += t->leaking;
 		log_locked(r, &e);
 	}
 	t->leaking = 0;
@@ -2401,12 +2267,12 @@ thread_new(Threads *r, const GsThreadSpec *spec, Task *task, const char *name)
 	t->fast_ok = !ops_any(spec->ops, is_inject);
 	t->log = g_array_new(FALSE, FALSE, sizeof(LogItem));
 	t->live = g_ptr_array_new();
-	t->result = gs_result_add_thread(r->res, name, task != NULL ? task->result : NULL);
+	t->result = gs_result_add_thread(r->res, name, task != NULL ? task->run.result : NULL);
 	g_ptr_array_add(r->threads, t);
 	if (task != NULL)
-		gs_engine_register_dedicated(r->engine, t->id, task->engine_id, now(r));
+		gs_engine_register_dedicated(r->engine, t->id, task->run.engine_id, now(r));
 	t->interp = gs_interp_new(r->engine, spec, t->id, r->w->policy.oom);
-	gs_interp_require_permit(t->interp, task != NULL && semaphore_on(r));
+	gs_interp_require_permit(t->interp, task != NULL && gs_run_tasks_use_permits(&r->run));
 	gs_interp_set_hooks(t->interp, hooks_for(r), t);
 	return t;
 }
@@ -2435,26 +2301,36 @@ thread_free(gpointer data)
 	g_free(t);
 }
 
-/* ---- starting tasks (under lock) ---- */
+/* ---- the run layer's hooks: tasks (under lock) ---- */
+
+static GsRunTask *
+task_new(gpointer data)
+{
+	Threads *r = data;
+	Task *task = g_new0(Task, 1);
+
+	task->threads = g_ptr_array_new();
+	g_ptr_array_add(r->tasks, task);
+	return &task->run;
+}
 
 static void
-start_task(Threads *r, Task *task)
+task_arrives(gpointer data, GsRunTask *task, GsTime at)
 {
-	task->status = TASK_RUNNING;
-	r->running++;
-	r->started++;
-	log_task(r, task, "start");
-	if (task->attempt == 1)
-		task->result->start_ns = now(r);
-	gs_task_priorities_set(gs_engine_get_priorities(r->engine), task->engine_id,
-			       gs_task_start_priority(task->spec, r->w->policy.priority,
-						      task->id_rank, r->started));
-	for (guint i = 0; i < task->spec->threads->len; i++) {
-		g_autofree char *name =
-			gs_task_thread_name(task->spec, task->result->id, task->spec->threads->pdata[i]);
+	((Task *) task)->arrival = at;
+}
 
-		g_ptr_array_add(task->threads,
-				thread_new(r, task->spec->threads->pdata[i], task, name));
+static void
+start_threads(gpointer data, GsRunTask *run)
+{
+	Threads *r = data;
+	Task *task = (Task *) run;
+
+	for (guint i = 0; i < run->spec->threads->len; i++) {
+		const GsThreadSpec *spec = run->spec->threads->pdata[i];
+		g_autofree char *name = gs_task_thread_name(run->spec, run->result->id, spec);
+
+		g_ptr_array_add(task->threads, thread_new(r, spec, task, name));
 		task->alive++;
 	}
 	if (task->alive == 0) {
@@ -2467,35 +2343,57 @@ start_task(Threads *r, Task *task)
 		thread_spawn(task->threads->pdata[i]);
 }
 
-/* policy.priority task_id: each first attempt's rank (they are in file order). */
 static void
-rank_by_id(Threads *r)
+stop_threads(gpointer data, GsRunTask *run)
 {
-	g_autoptr(GArray) ranks = gs_workload_id_ranks(r->w);
+	Task *task = (Task *) run;
 
-	for (guint i = 0; i < r->tasks->len; i++)
-		((Task *) r->tasks->pdata[i])->id_rank = g_array_index(ranks, guint, i);
+	for (guint i = 0; i < task->threads->len; i++) {
+		Worker *t = task->threads->pdata[i];
+
+		if (atomic_load(&t->status) != T_DONE)
+			stop_thread(t);
+	}
 }
 
 static void
-add_tasks(Threads *r)
+permit_granted(gpointer data, GsRunTask *run)
 {
-	for (guint i = 0; i < r->w->tasks->len; i++) {
-		const GsTaskSpec *spec = r->w->tasks->pdata[i];
+	Threads *r = data;
+	Task *task = (Task *) run;
 
-		for (guint k = 0; k < MAX(spec->repeat, 1); k++) {
-			g_autofree char *id = gs_task_copy_id(spec, k);
-			GsTaskResult *result = gs_result_add_task(r->res, id);
-			Task *task;
+	for (guint i = 0; i < task->threads->len; i++) {
+		Worker *t = task->threads->pdata[i];
 
-			task = task_new(r, result, spec, i, 1);
-			task->arrival = gs_time_add(spec->start, gs_time_mul(k, spec->every));
-			r->open_tasks++;
+		if (atomic_load(&t->status) == T_SEMAPHORE) {
+			r->res->totals.semaphore_wait_ns += now(r) - t->semaphore_since;
+			set_status(r, t, T_READY);
+			pthread_cond_signal(&t->cond);
 		}
 	}
-	r->res->totals.tasks = r->open_tasks;
-	rank_by_id(r);
 }
+
+static GsTime
+threads_now(gpointer data)
+{
+	return now(data);
+}
+
+static void
+task_log(gpointer data, GsLogEntry *entry)
+{
+	log_locked(data, entry);
+}
+
+static const GsRunTaskHooks task_hooks = {
+	.task_new = task_new,
+	.arrives = task_arrives,
+	.start_threads = start_threads,
+	.stop_threads = stop_threads,
+	.permit_granted = permit_granted,
+	.now = threads_now,
+	.log = task_log,
+};
 
 static int
 compare_arrivals(gconstpointer a, gconstpointer b)
@@ -2504,7 +2402,7 @@ compare_arrivals(gconstpointer a, gconstpointer b)
 
 	if (x->arrival != y->arrival)
 		return x->arrival < y->arrival ? -1 : 1;
-	return x->engine_id < y->engine_id ? -1 : x->engine_id > y->engine_id;
+	return x->run.engine_id < y->run.engine_id ? -1 : x->run.engine_id > y->run.engine_id;
 }
 
 /* ---- samples, the watchdog, the end of a run (under lock) ---- */
@@ -2591,7 +2489,7 @@ watchdog(Threads *r)
 static gboolean
 hopeless(Threads *r, gboolean all_arrived)
 {
-	return r->active == 0 && all_arrived && r->open_tasks > 0;
+	return r->active == 0 && all_arrived && r->run.open > 0;
 }
 
 /*
@@ -2605,7 +2503,7 @@ snapshot_threads(Threads *r, gboolean deadlock)
 		Worker *t = r->threads->pdata[i];
 		Status s = atomic_load(&t->status);
 
-		if (t->task != NULL && t->task->status == TASK_ENDED)
+		if (t->task != NULL && t->task->run.status == GS_RUN_TASK_ENDED)
 			continue;
 		t->result->final_state = gs_engine_thread_state(r->engine, t->id);
 		t->result->waiting_at_end =
@@ -2617,19 +2515,19 @@ snapshot_threads(Threads *r, gboolean deadlock)
 static void
 cut_short(Threads *r, Task *task)
 {
-	if (task->status == TASK_ENDED)
+	if (task->run.status == GS_RUN_TASK_ENDED)
 		return;
-	if (task->status == TASK_RUNNING) {
+	if (task->run.status == GS_RUN_TASK_RUNNING) {
 		collect_metrics(r, task);
 		for (guint i = 0; i < task->threads->len; i++) {
 			Worker *t = task->threads->pdata[i];
 
 			if (atomic_load(&t->status) == T_PARKED)
-				task->result->blocked_ns += now(r) - t->parked_since;
+				task->run.result->blocked_ns += now(r) - t->parked_since;
 		}
 	}
-	task->result->outcome = r->res->outcome;
-	task->result->end_ns = r->end_time;
+	task->run.result->outcome = r->res->outcome;
+	task->run.result->end_ns = r->end_time;
 }
 
 /* Ends the run where it stands: every thread is told to stop. */
@@ -2748,17 +2646,17 @@ run_loop(Threads *r)
 	for (guint i = 0; i < r->tasks->len; i++)
 		g_ptr_array_add(arrivals, r->tasks->pdata[i]);
 	g_ptr_array_sort(arrivals, compare_arrivals);
-	while (r->open_tasks > 0 && !r->ended) {
+	while (r->run.open > 0 && !r->ended) {
 		GsTime t, wake;
 		gboolean stuck;
 
 		t = now(r);
 		wake = r->virtual_clock ? G_MAXINT64 : t + tick;
 		while (arrived < arrivals->len && ((Task *) arrivals->pdata[arrived])->arrival <= t)
-			admit(r, arrivals->pdata[arrived++]);
+			gs_run_tasks_admit(&r->run, arrivals->pdata[arrived++]);
 		if (r->virtual_clock)
 			wait_quiet(r);
-		if (r->open_tasks == 0 || r->ended)
+		if (r->run.open == 0 || r->ended)
 			break;
 		if (arrived < arrivals->len)
 			wake = MIN(wake, ((Task *) arrivals->pdata[arrived])->arrival);
@@ -2781,7 +2679,7 @@ run_loop(Threads *r)
 			continue; /* what it woke acts at this instant first */
 		}
 		sample_if_changed(r);
-		if (r->open_tasks == 0)
+		if (r->run.open == 0)
 			break;
 		if (r->w->policy.watchdog > 0)
 			wake = MIN(wake, next_watchdog);
@@ -2852,9 +2750,7 @@ threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsR
 	spaces_init(r);
 	r->tasks = g_ptr_array_new_with_free_func(task_free);
 	r->threads = g_ptr_array_new_with_free_func(thread_free);
-	g_queue_init(&r->queue);
-	g_queue_init(&r->permit_queue);
-	r->permits = w->policy.concurrent_gpu_tasks;
+	gs_run_tasks_init(&r->run, w, r->res, r->engine, &task_hooks, r);
 	r->next_thread = 1;
 	r->log = g_array_new(FALSE, FALSE, sizeof(LogItem));
 	r->res->tiers[GS_TIER_GPU].capacity = w->gpu.capacity * r->n_gpus;
@@ -2916,7 +2812,7 @@ threads_finish(Threads *r)
 					   : 0;
 	}
 	if (res->outcome != GS_OUTCOME_DEADLOCK && res->outcome != GS_OUTCOME_TIMEOUT)
-		res->outcome = r->failed_any ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
+		res->outcome = r->run.failed_any ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
 	for (guint i = 0; i < res->tasks->len; i++) {
 		GsTaskResult *task = res->tasks->pdata[i];
 
@@ -2936,8 +2832,7 @@ threads_clear(Threads *r)
 {
 	g_ptr_array_unref(r->threads);
 	g_ptr_array_unref(r->tasks);
-	g_queue_clear(&r->queue);
-	g_queue_clear(&r->permit_queue);
+	gs_run_tasks_clear(&r->run);
 	g_array_unref(r->log);
 	g_queue_clear(&r->reserve_waiters);
 	pthread_cond_destroy(&r->copies_cond);
@@ -2967,7 +2862,7 @@ gs_threads_run(const GsWorkload *w, const GsBackendOps *backend, const GsRunOpti
 		threads_clear(&r);
 		return NULL;
 	}
-	add_tasks(&r);
+	gs_run_tasks_add_all(&r.run);
 	r.t0 = g_get_monotonic_time();
 	downgrader_start(&r); /* before any thread that could wake it */
 	pthread_mutex_lock(&r.lock);

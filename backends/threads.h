@@ -3,14 +3,14 @@
  *
  * This module decides how a scenario is replayed with one OS thread per
  * simulated thread, in real time, on a backend (backend.h) that supplies the
- * memory and the work: executor slots and their FIFO queue, the GPU
- * semaphore, task attempts, a watchdog thread at policy.watchdog that passes
- * the threads in `sleep` (and those waiting for a permit) as waiting outside
- * the allocator, the end of a task stopping its other threads, and the
- * detection of a run in which every thread waits and nothing can wake them.
- * Its semantics are the simulator's (sim/sim.h); its result is the same
- * GsResult, so `--json`, the summary and `expect:` work unchanged, with
- * times measured instead of modelled.
+ * memory and the work: how threads wait and are woken (a condition variable
+ * each), a watchdog at policy.watchdog that passes the threads in `sleep`
+ * (and those waiting for a permit) as waiting outside the allocator, the end
+ * of a task stopping its other threads, and the detection of a run in which
+ * every thread waits and nothing can wake them. Task attempts, executor
+ * slots and the GPU semaphore are the run layer's (src/run/tasks.h). Its
+ * result is a GsResult as every driver's, so `--json`, the summary and
+ * `expect:` work unchanged, with times measured instead of modelled.
  *
  * Locking (GS_LOCKING_FAST, the default). The engine is not thread-safe and
  * sits behind one mutex, taken by the interpreter around each engine call

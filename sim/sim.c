@@ -24,6 +24,7 @@
 
 #include "sim/heap.h"
 #include "tiers/memory.h"
+#include "run/tasks.h"
 #include "sim/sim.h"
 
 typedef enum { EV_TASK_ARRIVE, EV_THREAD_RESUME, EV_WATCHDOG, EV_PROACTIVE } EventKind;
@@ -116,8 +117,6 @@ table_clear(Table *t)
 	g_ptr_array_unref(t->chunks);
 }
 
-typedef enum { TASK_PENDING, TASK_QUEUED, TASK_RUNNING, TASK_ENDED } TaskStatus;
-
 typedef struct SimTask SimTask;
 
 typedef struct Sim Sim;
@@ -147,19 +146,11 @@ interp_of(SimThread *t)
 }
 
 struct SimTask {
-	GsTaskResult *result;   /* the logical task, shared by its attempts */
-	const GsTaskSpec *spec;
-	GsTaskId engine_id;
+	GsRunTask run;          /* first: the attempt as the run layer keeps it */
 	GsThreadId first_thread;/* its threads, once started: ids first_thread .. + n_threads - 1 */
 	GsPageTable *pages;     /* its host pages (Spark's page table), made at its first */
-	guint spec_index;
-	guint attempt;
 	guint n_threads;
 	guint live_threads;
-	guint id_rank;          /* its place when tasks rank by id (policy.priority task_id) */
-	guint8 status;          /* TaskStatus */
-	guint8 has_permit;      /* booleans */
-	guint8 waits_for_permit;
 };
 
 struct Sim {
@@ -181,15 +172,8 @@ struct Sim {
 	GArray *moves;          /* GsSpillMove scratch */
 	Table tasks;            /* SimTask, every attempt */
 	Table threads;          /* SimThread and its interpreter, every thread: id - 1 */
-	GQueue queue;           /* SimTask* waiting for an executor slot */
-	guint running;
-	guint permits;          /* free GPU permits */
-	GQueue permit_queue;    /* SimTask* waiting for a permit, FIFO */
-	guint open_tasks;       /* logical tasks not finished */
-	gboolean failed_any;
+	GsRunTasks run;         /* attempts, executor slots, permits */
 	GsThreadId next_thread;
-	GsTaskId next_task;
-	guint started;          /* tasks started so far: the FIFO rank of the next */
 	GsTime now;
 	gboolean watchdog_armed;
 	gboolean watchdog_idle; /* the last event was a watchdog tick that found no deadlock */
@@ -217,14 +201,6 @@ emit(Sim *s, GsLogEntry *entry)
 	entry->time = s->now;
 	if (logging(s))
 		s->opts.log(entry, s->opts.log_data);
-}
-
-static void
-log_task(Sim *s, SimTask *task, const char *what)
-{
-	GsLogEntry e = {.kind = GS_LOG_TASK, .task = task->result->id, .what = what};
-
-	emit(s, &e);
 }
 
 static SimThread *
@@ -370,60 +346,12 @@ sample(Sim *s)
 
 /* ---- the GPU semaphore ---- */
 
-static gboolean
-semaphore_on(Sim *s)
-{
-	return s->w->policy.concurrent_gpu_tasks > 0;
-}
-
-static void run_thread(Sim *s, SimThread *t);
-
-static void
-grant_permits(Sim *s)
-{
-	while (s->permits > 0 && !g_queue_is_empty(&s->permit_queue)) {
-		SimTask *task = g_queue_pop_head(&s->permit_queue);
-		GsLogEntry e = {.kind = GS_LOG_SEMAPHORE, .task = task->result->id, .what = "acquire"};
-
-		s->permits--;
-		task->has_permit = TRUE;
-		task->waits_for_permit = FALSE;
-		emit(s, &e);
-		for (guint i = 0; i < task->n_threads; i++) {
-			SimThread *t = thread_of(s, task->first_thread + i);
-
-			if (t->status == T_SEMAPHORE) {
-				GsTime *wait = &s->r->totals.semaphore_wait_ns;
-
-				*wait = gs_time_add(*wait, s->now - t->since);
-				resume_at(s, t, s->now, T_READY);
-			}
-		}
-	}
-}
-
 /* TRUE if @t's task holds the GPU permit or takes it now; else the thread waits for it. */
 static gboolean
 take_permit(Sim *s, SimThread *t)
 {
-	SimTask *task = t->task;
-	GsLogEntry e = {.kind = GS_LOG_SEMAPHORE, .what = "acquire"};
-
-	if (task == NULL || task->has_permit)
+	if (t->task == NULL || gs_run_tasks_take_permit(&s->run, &t->task->run))
 		return TRUE;
-	e.task = task->result->id;
-	if (s->permits > 0 && !task->waits_for_permit) {
-		s->permits--;
-		task->has_permit = TRUE;
-		emit(s, &e);
-		return TRUE;
-	}
-	if (!task->waits_for_permit) {
-		task->waits_for_permit = TRUE;
-		g_queue_push_tail(&s->permit_queue, task);
-		e.what = "wait";
-		emit(s, &e);
-	}
 	set_status(s, t, T_SEMAPHORE);
 	t->since = s->now;
 	return FALSE;
@@ -461,8 +389,8 @@ do_pool(Sim *s, SimThread *t, const GsOp *op)
 		for (guint k = 0; k < s->tasks.len; k++) {
 			SimTask *task = table_get(&s->tasks, k);
 
-			if (task->spec_index == spec_index && task->status != TASK_ENDED)
-				g_array_append_val(ids, task->engine_id);
+			if (task->run.spec_index == spec_index && task->run.status != GS_RUN_TASK_ENDED)
+				g_array_append_val(ids, task->run.engine_id);
 		}
 	}
 	if (op->pool.done)
@@ -823,14 +751,14 @@ static gboolean
 fair_share_admits(Sim *s, SimThread *t, const GsEffect *e)
 {
 	return s->fair == NULL || t->task == NULL || e->alloc_kind != GS_KIND_GPU ||
-	       gs_execution_pool_acquire_all(s->fair, t->task->engine_id, e->size);
+	       gs_execution_pool_acquire_all(s->fair, t->task->run.engine_id, e->size);
 }
 
 static void
 fair_share_release(Sim *s, SimThread *t, GsAllocKind kind, gint64 bytes)
 {
 	if (s->fair != NULL && t->task != NULL && kind == GS_KIND_GPU)
-		gs_execution_pool_release(s->fair, t->task->engine_id, bytes);
+		gs_execution_pool_release(s->fair, t->task->run.engine_id, bytes);
 }
 
 static void
@@ -1342,8 +1270,8 @@ report_leak(Sim *s, SimThread *t, gboolean failed)
 	GsLogEntry e = {.kind = GS_LOG_LEAK, .thread = t->result->name, .bytes = t->leaking};
 
 	if (!failed && t->leaking > 0 && t->task != NULL) {
-		e.task = t->task->result->id;
-		t->task->result->leaked_bytes += t->leaking;
+		e.task = t->task->run.result->id;
+		t->task->run.result->leaked_bytes += t->leaking;
 		emit(s, &e);
 	}
 	t->leaking = 0;
@@ -1356,7 +1284,7 @@ thread_ended(Sim *s, SimThread *t, gboolean ends_task, gboolean failed, GsExcept
 	report_leak(s, t, failed);
 	set_status(s, t, T_DONE);
 	t->generation++;
-	if (t->task == NULL || t->task->status != TASK_RUNNING)
+	if (t->task == NULL || t->task->run.status != GS_RUN_TASK_RUNNING)
 		return;
 	t->task->live_threads--;
 	if (ends_task || t->task->live_threads == 0)
@@ -1460,13 +1388,13 @@ thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 	t->task = task;
 	t->status = T_DONE; /* not counted yet */
 	set_status(s, t, T_READY);
-	t->result = gs_result_add_thread(s->r, name, task != NULL ? task->result : NULL);
+	t->result = gs_result_add_thread(s->r, name, task != NULL ? task->run.result : NULL);
 	if (task != NULL)
-		gs_engine_register_dedicated(s->engine, t->id, task->engine_id, s->now);
+		gs_engine_register_dedicated(s->engine, t->id, task->run.engine_id, s->now);
 	t->sim = s;
 	gs_interp_init(interp_of(t), s->engine, spec, t->id, s->w->policy.oom);
 	gs_interp_set_hooks(interp_of(t), &sim_hooks, t);
-	gs_interp_require_permit(interp_of(t), task != NULL && semaphore_on(s));
+	gs_interp_require_permit(interp_of(t), task != NULL && gs_run_tasks_use_permits(&s->run));
 	return t;
 }
 
@@ -1477,70 +1405,11 @@ thread_clear(SimThread *t)
 	sim_mem_free(t->mem);
 }
 
-static SimTask *
-task_new(Sim *s, GsTaskResult *result, const GsTaskSpec *spec, guint spec_index, guint attempt)
-{
-	SimTask *task = table_add(&s->tasks);
-
-	task->result = result;
-	task->spec = spec;
-	task->spec_index = spec_index;
-	task->attempt = attempt;
-	task->engine_id = s->next_task++;
-	result->attempts = attempt;
-	s->r->totals.task_attempts++;
-	return task;
-}
-
 static void
 task_clear(SimTask *task)
 {
 	if (task->pages != NULL)
 		gs_page_table_free(task->pages);
-}
-
-static void
-start_task(Sim *s, SimTask *task)
-{
-	task->status = TASK_RUNNING;
-	s->running++;
-	s->started++;
-	log_task(s, task, "start");
-	if (task->attempt == 1)
-		task->result->start_ns = s->now;
-	gs_task_priorities_set(gs_engine_get_priorities(s->engine), task->engine_id,
-			       gs_task_start_priority(task->spec, s->w->policy.priority,
-						      task->id_rank, s->started));
-	task->first_thread = s->next_thread;
-	for (guint i = 0; i < task->spec->threads->len; i++) {
-		const GsThreadSpec *spec = task->spec->threads->pdata[i];
-		g_autofree char *name = gs_task_thread_name(task->spec, task->result->id, spec);
-		SimThread *t = thread_new(s, spec, task, name);
-
-		task->n_threads++;
-		task->live_threads++;
-		resume_at(s, t, s->now, T_READY);
-	}
-	if (task->live_threads == 0)
-		end_task(s, task, FALSE, GS_EXC_NONE);
-}
-
-static gboolean
-slot_free(Sim *s)
-{
-	return s->w->executor_slots == 0 || s->running < s->w->executor_slots;
-}
-
-static void
-admit(Sim *s, SimTask *task)
-{
-	if (slot_free(s) && g_queue_is_empty(&s->queue)) {
-		start_task(s, task);
-		return;
-	}
-	task->status = TASK_QUEUED;
-	g_queue_push_tail(&s->queue, task);
-	log_task(s, task, "queued");
 }
 
 /* Hands back what an ending thread holds, through its interpreter. */
@@ -1586,13 +1455,13 @@ collect_metrics(Sim *s, SimTask *task)
 {
 	GsMetrics m;
 
-	gs_engine_task_metrics(s->engine, task->engine_id, s->now, &m);
-	task->result->retries += m.retries;
-	task->result->splits += m.splits;
-	task->result->blocked_ns = gs_time_add(task->result->blocked_ns, m.blocked_ns);
-	task->result->lost_ns = gs_time_add(task->result->lost_ns, m.lost_ns);
-	task->result->max_footprint = MAX(task->result->max_footprint, m.gpu_max_footprint);
-	gs_engine_forget_task_metrics(s->engine, task->engine_id);
+	gs_engine_task_metrics(s->engine, task->run.engine_id, s->now, &m);
+	task->run.result->retries += m.retries;
+	task->run.result->splits += m.splits;
+	task->run.result->blocked_ns = gs_time_add(task->run.result->blocked_ns, m.blocked_ns);
+	task->run.result->lost_ns = gs_time_add(task->run.result->lost_ns, m.lost_ns);
+	task->run.result->max_footprint = MAX(task->run.result->max_footprint, m.gpu_max_footprint);
+	gs_engine_forget_task_metrics(s->engine, task->run.engine_id);
 }
 
 /* A thread's row gets its final state and the exceptions it saw (NULL if none). */
@@ -1614,44 +1483,102 @@ release_task(Sim *s, SimTask *task)
 		report_thread(s, t);
 	}
 	if (s->fair != NULL)
-		gs_execution_pool_release_all(s->fair, task->engine_id);
-	if (task->has_permit) {
-		task->has_permit = FALSE;
-		s->permits++;
-	}
-	if (task->waits_for_permit)
-		g_queue_remove(&s->permit_queue, task);
-	s->running--;
-	grant_permits(s);
-	while (slot_free(s) && !g_queue_is_empty(&s->queue))
-		start_task(s, g_queue_pop_head(&s->queue));
+		gs_execution_pool_release_all(s->fair, task->run.engine_id);
+	gs_run_tasks_finish(&s->run, &task->run);
 }
 
 static void
 end_task(Sim *s, SimTask *task, gboolean failed, GsException failure)
 {
-	task->status = TASK_ENDED;
-	gs_engine_task_done(s->engine, task->engine_id, s->now);
-	stop_threads(s, task);
-	collect_metrics(s, task);
-	log_task(s, task, failed ? "failed" : "done");
-	task->result->end_ns = s->now;
-	if (failed && task->attempt < s->w->policy.task_attempts) {
-		SimTask *again = task_new(s, task->result, task->spec, task->spec_index,
-					  task->attempt + 1);
-
-		log_task(s, again, "retry");
-		release_task(s, task);
-		admit(s, again);
-		return;
-	}
-	task->result->outcome = failed ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
-	task->result->failure = failure;
-	if (failed)
-		s->failed_any = TRUE;
-	s->open_tasks--;
+	gs_run_tasks_end(&s->run, &task->run, failed, failure);
 	release_task(s, task);
 }
+
+/* ---- the run layer's hooks: the simulator's tasks ---- */
+
+static GsRunTask *
+task_new(gpointer data)
+{
+	Sim *s = data;
+
+	return &((SimTask *) table_add(&s->tasks))->run;
+}
+
+/* The task added last arrives at @at. */
+static void
+task_arrives(gpointer data, GsRunTask *task, GsTime at)
+{
+	Sim *s = data;
+
+	schedule(s, at, EV_TASK_ARRIVE, s->tasks.len - 1, 0);
+}
+
+static void
+start_threads(gpointer data, GsRunTask *run)
+{
+	Sim *s = data;
+	SimTask *task = (SimTask *) run;
+
+	task->first_thread = s->next_thread;
+	for (guint i = 0; i < run->spec->threads->len; i++) {
+		const GsThreadSpec *spec = run->spec->threads->pdata[i];
+		g_autofree char *name = gs_task_thread_name(run->spec, run->result->id, spec);
+		SimThread *t = thread_new(s, spec, task, name);
+
+		task->n_threads++;
+		task->live_threads++;
+		resume_at(s, t, s->now, T_READY);
+	}
+	if (task->live_threads == 0)
+		end_task(s, task, FALSE, GS_EXC_NONE);
+}
+
+static void
+end_threads(gpointer data, GsRunTask *run)
+{
+	stop_threads(data, (SimTask *) run);
+	collect_metrics(data, (SimTask *) run);
+}
+
+static void
+permit_granted(gpointer data, GsRunTask *run)
+{
+	Sim *s = data;
+	SimTask *task = (SimTask *) run;
+
+	for (guint i = 0; i < task->n_threads; i++) {
+		SimThread *t = thread_of(s, task->first_thread + i);
+
+		if (t->status == T_SEMAPHORE) {
+			GsTime *wait = &s->r->totals.semaphore_wait_ns;
+
+			*wait = gs_time_add(*wait, s->now - t->since);
+			resume_at(s, t, s->now, T_READY);
+		}
+	}
+}
+
+static GsTime
+sim_now(gpointer data)
+{
+	return ((Sim *) data)->now;
+}
+
+static void
+task_log(gpointer data, GsLogEntry *entry)
+{
+	emit(data, entry);
+}
+
+static const GsRunTaskHooks task_hooks = {
+	.task_new = task_new,
+	.arrives = task_arrives,
+	.start_threads = start_threads,
+	.stop_threads = end_threads,
+	.permit_granted = permit_granted,
+	.now = sim_now,
+	.log = task_log,
+};
 
 /* ---- the watchdog and the end of a run ---- */
 
@@ -1702,7 +1629,7 @@ fire(Sim *s, const GsEvent *ev)
 	s->watchdog_idle = FALSE;
 	switch ((EventKind) ev->kind) {
 	case EV_TASK_ARRIVE:
-		admit(s, table_get(&s->tasks, ev->target));
+		gs_run_tasks_admit(&s->run, &((SimTask *) table_get(&s->tasks, ev->target))->run);
 		break;
 	case EV_THREAD_RESUME:
 		t = thread_of(s, ev->target);
@@ -1738,7 +1665,7 @@ arm_watchdog(Sim *s)
 	GsTime period = s->w->policy.watchdog, ticks = 1;
 	GsEvent next;
 
-	if (period <= 0 || s->watchdog_armed || s->open_tasks == 0)
+	if (period <= 0 || s->watchdog_armed || s->run.open == 0)
 		return;
 	if (s->watchdog_idle && gs_heap_peek(s->heap, &next) && next.time > s->now)
 		ticks = MAX((next.time - 1 - s->now) / period, 1);
@@ -1828,7 +1755,7 @@ run_loop(Sim *s)
 	GsEvent next, ev;
 	guint64 pass_end, at_instant = 0;
 
-	while (s->open_tasks > 0) {
+	while (s->run.open > 0) {
 		gboolean last_hope = hopeless(s);
 
 		/* Only the retry policy's watchdog can break a deadlock: others end it now. */
@@ -1879,35 +1806,6 @@ run_loop(Sim *s)
 
 /* policy.priority task_id: each first attempt's rank (they are in file order). */
 static void
-rank_by_id(Sim *s)
-{
-	g_autoptr(GArray) ranks = gs_workload_id_ranks(s->w);
-
-	for (guint i = 0; i < s->tasks.len; i++)
-		((SimTask *) table_get(&s->tasks, i))->id_rank = g_array_index(ranks, guint, i);
-}
-
-static void
-add_tasks(Sim *s)
-{
-	for (guint i = 0; i < s->w->tasks->len; i++) {
-		const GsTaskSpec *spec = s->w->tasks->pdata[i];
-
-		for (guint k = 0; k < MAX(spec->repeat, 1); k++) {
-			g_autofree char *id = gs_task_copy_id(spec, k);
-			GsTaskResult *result = gs_result_add_task(s->r, id);
-
-			task_new(s, result, spec, i, 1);
-			s->open_tasks++;
-			schedule(s, gs_time_add(spec->start, gs_time_mul(k, spec->every)),
-				 EV_TASK_ARRIVE, s->tasks.len - 1, 0);
-		}
-	}
-	s->r->totals.tasks = s->open_tasks;
-	rank_by_id(s);
-}
-
-static void
 add_pool_threads(Sim *s)
 {
 	for (guint i = 0; i < s->w->pool_threads->len; i++) {
@@ -1955,9 +1853,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
 	table_init(&s->tasks, sizeof(SimTask));
 	table_init(&s->threads, sizeof(SimThread) + gs_interp_size());
-	g_queue_init(&s->queue);
-	g_queue_init(&s->permit_queue);
-	s->permits = w->policy.concurrent_gpu_tasks;
+	gs_run_tasks_init(&s->run, w, s->r, s->engine, &task_hooks, s);
 	s->next_thread = 1;
 	s->r->tiers[GS_TIER_GPU].capacity = w->gpu.capacity * MAX(w->gpu.devices, 1);
 	s->r->tiers[GS_TIER_HOST].capacity = w->host.capacity;
@@ -1971,20 +1867,20 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 static void
 cut_short(Sim *s, SimTask *task)
 {
-	if (task->status == TASK_ENDED)
+	if (task->run.status == GS_RUN_TASK_ENDED)
 		return;
-	if (task->status == TASK_RUNNING) {
+	if (task->run.status == GS_RUN_TASK_RUNNING) {
 		collect_metrics(s, task);
 		for (guint i = 0; i < task->n_threads; i++) {
 			SimThread *t = thread_of(s, task->first_thread + i);
 
 			if (t->status == T_PARKED)
-				task->result->blocked_ns =
-					gs_time_add(task->result->blocked_ns, s->now - t->since);
+				task->run.result->blocked_ns =
+					gs_time_add(task->run.result->blocked_ns, s->now - t->since);
 		}
 	}
-	task->result->outcome = s->r->outcome;
-	task->result->end_ns = s->now;
+	task->run.result->outcome = s->r->outcome;
+	task->run.result->end_ns = s->now;
 }
 
 static void
@@ -2011,7 +1907,7 @@ sim_finish(Sim *s)
 		r->tiers[tier].mean_used =
 			s->now > 0 ? (gint64) (s->used_integral[tier] / (double) s->now) : 0;
 	if (r->outcome != GS_OUTCOME_DEADLOCK && r->outcome != GS_OUTCOME_TIMEOUT)
-		r->outcome = s->failed_any ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
+		r->outcome = s->run.failed_any ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
 	for (guint i = 0; i < s->threads.len; i++) {
 		SimThread *t = table_get(&s->threads, i);
 
@@ -2043,8 +1939,7 @@ sim_clear(Sim *s)
 		task_clear(table_get(&s->tasks, i));
 	table_clear(&s->threads);
 	table_clear(&s->tasks);
-	g_queue_clear(&s->queue);
-	g_queue_clear(&s->permit_queue);
+	gs_run_tasks_clear(&s->run);
 	g_queue_clear(&s->reserve_waiters);
 	g_queue_clear(&s->gate_waiters);
 	g_queue_clear(&s->open_waiters);
@@ -2065,7 +1960,7 @@ gs_sim_run(const GsWorkload *w, const GsRunOptions *opts)
 	GsResult *r;
 
 	sim_init(&s, w, opts);
-	add_tasks(&s);
+	gs_run_tasks_add_all(&s.run);
 	add_pool_threads(&s);
 	sample(&s);
 	arm_watchdog(&s);

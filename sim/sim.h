@@ -5,10 +5,10 @@
  * virtual clock (integer nanoseconds) and carries out what the interpreter
  * and the engine decide. It owns the modelled memory (src/tiers/memory.h: GPU,
  * host and disk spaces, reservations, spillable buffers, the evacuation
- * gate), the event heap (sim/heap.h), the executor slots and their FIFO
- * queue, the GPU semaphore, task attempts, the periodic watchdog, proactive
+ * gate), the event heap (sim/heap.h), the periodic watchdog, proactive
  * downgrading, and the detection of a run in which threads wait and nothing
- * can wake them.
+ * can wake them. Task attempts, executor slots and the GPU semaphore are the
+ * run layer's (src/run/tasks.h), which both drivers share.
  *
  * The loop, one pass per instant (SPEC §3, DESIGN.md):
  *   1. pop every event due now, in (time, sequence) order: task arrivals,

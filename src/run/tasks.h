@@ -1,0 +1,135 @@
+/*
+ * gpusim: task attempts, executor slots and the GPU semaphore, whichever
+ * driver runs them.
+ *
+ * This module decides when a task starts, which task waits for a slot or a
+ * permit and in what order, and what an attempt that ends leaves: another
+ * attempt, or the logical task's outcome. How threads start, wait and are
+ * woken is the driver's: it keeps its own task records, each with a
+ * GsRunTask as its first member, and is called back through GsRunTaskHooks.
+ * Nothing here waits, reads a clock or takes a lock: the simulator calls it
+ * from its one thread, the real-thread driver under its engine mutex.
+ *
+ * Arrivals. gs_run_tasks_add_all() makes a record for every copy of every
+ * task of the workload (`repeat`), in file order, and tells the driver when
+ * each arrives (`start` plus k times `every`). The driver admits each at its
+ * arrival (gs_run_tasks_admit()).
+ *
+ * Slots (workload executor_slots; 0: no limit). An admitted task starts at
+ * once if a slot is free and no task is queued; otherwise it joins the FIFO
+ * queue ("queued" in the event log). An attempt that finishes gives its slot
+ * to the head of the queue. A task that starts ("start") is ranked for the
+ * engine (policy.priority: by id, or first started first) and its threads are
+ * the driver's to start; its first attempt's start is the task's start.
+ *
+ * Permits (policy.concurrent_gpu_tasks; 0: no semaphore). A task's thread
+ * asks for a permit before its GPU work (gs_run_tasks_take_permit()): the
+ * task takes a free one ("acquire") unless other tasks wait for one, and
+ * otherwise joins the FIFO of waiting tasks ("wait"), once; the driver makes
+ * the thread wait. A permit is held until the attempt finishes; then the
+ * waiting tasks get the free permits in order and the driver wakes their
+ * threads (hooks.permit_granted).
+ *
+ * Attempts. gs_run_tasks_end() ends a running attempt ("done" or "failed"):
+ * the engine forgets the task, the driver stops its threads. Once they are
+ * gone, gs_run_tasks_finish() gives back the slot and the permit; an attempt
+ * that failed, with attempts left (policy.task_attempts), is tried again as a
+ * new record of the same logical task ("retry", admitted after the queue has
+ * taken the freed slot); otherwise the logical task has its outcome.
+ */
+#ifndef GPUSIM_RUN_TASKS_H
+#define GPUSIM_RUN_TASKS_H
+
+#include <gpusim/gpusim.h>
+
+#include "run/result.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+	GS_RUN_TASK_PENDING = 0, /* not arrived */
+	GS_RUN_TASK_QUEUED,      /* waiting for an executor slot */
+	GS_RUN_TASK_RUNNING,
+	GS_RUN_TASK_ENDED,       /* done or failed; its threads may still be stopping */
+} GsRunTaskStatus;
+
+/* One attempt of a task: the first member of the driver's own record. */
+typedef struct {
+	GsTaskResult *result;    /* the logical task's row, shared by its attempts */
+	const GsTaskSpec *spec;
+	GsTaskId engine_id;
+	guint spec_index;        /* its spec in the workload's tasks */
+	guint attempt;           /* 1, 2, ... */
+	guint id_rank;           /* its place when tasks rank by id */
+	guint8 status;           /* GsRunTaskStatus */
+	guint8 waits_for_permit;
+	guint8 failed;           /* how it ended (gs_run_tasks_end) */
+	GsException failure;
+	gint has_permit;         /* g_atomic_int: a real thread may read it without the lock */
+} GsRunTask;
+
+typedef struct {
+	/* A new zeroed record whose first member is a GsRunTask. */
+	GsRunTask *(*task_new)(gpointer driver);
+	/* @task, new, arrives at @at (gs_run_tasks_add_all()). */
+	void (*arrives)(gpointer driver, GsRunTask *task, GsTime at);
+	/* @task has started: the driver starts its threads. */
+	void (*start_threads)(gpointer driver, GsRunTask *task);
+	/* @task's attempt has ended (gs_run_tasks_end()): the driver stops its threads. */
+	void (*stop_threads)(gpointer driver, GsRunTask *task);
+	/* @task was granted its permit: its threads waiting for one go on. */
+	void (*permit_granted)(gpointer driver, GsRunTask *task);
+	/* The time now, in scenario time. */
+	GsTime (*now)(gpointer driver);
+	/* An entry for the event log (GS_LOG_TASK, GS_LOG_SEMAPHORE), its time not set. */
+	void (*log)(gpointer driver, GsLogEntry *entry);
+} GsRunTaskHooks;
+
+typedef struct {
+	const GsWorkload *w;
+	GsResult *result;
+	GsEngine *engine;
+	const GsRunTaskHooks *hooks;
+	gpointer driver;
+	GQueue queue;            /* GsRunTask* waiting for an executor slot, FIFO */
+	GQueue permit_queue;     /* GsRunTask* waiting for a permit, FIFO */
+	guint running;           /* attempts holding a slot */
+	guint started;           /* attempts started so far: the FIFO rank of the next */
+	guint permits;           /* free permits */
+	guint open;              /* logical tasks without an outcome */
+	gboolean failed_any;
+	GsTaskId next_engine_id;
+} GsRunTasks;
+
+void gs_run_tasks_init(GsRunTasks *tasks, const GsWorkload *w, GsResult *result,
+		       GsEngine *engine, const GsRunTaskHooks *hooks, gpointer driver);
+void gs_run_tasks_clear(GsRunTasks *tasks);
+
+/** Makes every task copy's first attempt and its result row, in file order; returns how many. */
+guint gs_run_tasks_add_all(GsRunTasks *tasks);
+
+/** A task arrives: it starts now, or waits for a slot. */
+void gs_run_tasks_admit(GsRunTasks *tasks, GsRunTask *task);
+
+/** Whether tasks need a permit for their GPU work (policy.concurrent_gpu_tasks > 0). */
+gboolean gs_run_tasks_use_permits(const GsRunTasks *tasks);
+
+/** TRUE when @task holds a permit; FALSE: it waits for one, in line. */
+gboolean gs_run_tasks_take_permit(GsRunTasks *tasks, GsRunTask *task);
+
+/** Whether @task holds a permit; safe without the driver's lock. */
+gboolean gs_run_task_has_permit(const GsRunTask *task);
+
+/** Ends @task's running attempt, @failed with @failure or done. */
+void gs_run_tasks_end(GsRunTasks *tasks, GsRunTask *task, gboolean failed, GsException failure);
+
+/**
+ * Once the ended attempt's threads are gone: frees its slot and permit, then
+ * tries it again or gives the logical task its outcome. TRUE when the
+ * logical task is over.
+ */
+gboolean gs_run_tasks_finish(GsRunTasks *tasks, GsRunTask *task);
+
+G_END_DECLS
+
+#endif /* GPUSIM_RUN_TASKS_H */

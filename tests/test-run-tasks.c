@@ -1,0 +1,312 @@
+/*
+ * Unit tests of run/tasks.h through a fake driver: executor slots and their
+ * FIFO queue, the GPU semaphore's permits, attempts and retries, and the
+ * arrivals of a workload's task copies. Each row is a script of driver
+ * steps; the fake driver writes down every call the layer makes back and
+ * every event-log entry, and the row says what that trace must be.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "run/tasks.h"
+#include "testlib.h"
+
+typedef struct {
+	GsRunTasks tasks;
+	GPtrArray *records; /* GsRunTask*, owned: every attempt, in the order made */
+	GString *trace;
+	GsTime now;
+	GsWorkload *w;
+	GsResult *result;
+	GsEngine *engine;
+} Fake;
+
+static GsRunTask *
+fake_task_new(gpointer data)
+{
+	Fake *f = data;
+	GsRunTask *task = g_new0(GsRunTask, 1);
+
+	g_ptr_array_add(f->records, task);
+	return task;
+}
+
+static void
+note(Fake *f, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
+static void
+note(Fake *f, const char *format, ...)
+{
+	va_list args;
+
+	if (f->trace->len > 0)
+		g_string_append(f->trace, ", ");
+	va_start(args, format);
+	g_string_append_vprintf(f->trace, format, args);
+	va_end(args);
+}
+
+static void
+fake_arrives(gpointer data, GsRunTask *task, GsTime at)
+{
+	note(data, "%s arrives at %" G_GINT64_FORMAT, task->result->id, at);
+}
+
+static void
+fake_start(gpointer data, GsRunTask *task)
+{
+	note(data, "start %s#%u", task->result->id, task->attempt);
+}
+
+static void
+fake_stop(gpointer data, GsRunTask *task)
+{
+	note(data, "stop %s#%u", task->result->id, task->attempt);
+}
+
+static void
+fake_granted(gpointer data, GsRunTask *task)
+{
+	note(data, "granted %s#%u", task->result->id, task->attempt);
+}
+
+static GsTime
+fake_now(gpointer data)
+{
+	return ((Fake *) data)->now;
+}
+
+static void
+fake_log(gpointer data, GsLogEntry *e)
+{
+	ck_assert(e->kind == GS_LOG_TASK || e->kind == GS_LOG_SEMAPHORE);
+	note(data, "%s %s", e->task, e->what);
+}
+
+static const GsRunTaskHooks fake_hooks = {
+	.task_new = fake_task_new,
+	.arrives = fake_arrives,
+	.start_threads = fake_start,
+	.stop_threads = fake_stop,
+	.permit_granted = fake_granted,
+	.now = fake_now,
+	.log = fake_log,
+};
+
+static GsTaskSpec *
+add_task(GsWorkload *w, const char *id, GsTime start, guint repeat, GsTime every)
+{
+	GsTaskSpec *spec = gs_task_spec_new(id);
+
+	spec->start = start;
+	spec->repeat = repeat;
+	spec->every = every;
+	g_ptr_array_add(w->tasks, spec);
+	return spec;
+}
+
+/* A fake driver over tasks A, B and C with these limits; the arrivals are not traced. */
+static Fake *
+fake_new(guint slots, guint permits, guint attempts)
+{
+	Fake *f = g_new0(Fake, 1);
+	GsEngineOpts opts;
+
+	f->w = gs_workload_new();
+	f->w->executor_slots = slots;
+	f->w->policy.concurrent_gpu_tasks = permits;
+	f->w->policy.task_attempts = attempts;
+	add_task(f->w, "A", 0, 1, 0);
+	add_task(f->w, "B", 0, 1, 0);
+	add_task(f->w, "C", 0, 1, 0);
+	opts = gs_policy_engine_opts(&f->w->policy);
+	f->engine = gs_engine_new(&opts);
+	f->result = gs_result_new();
+	f->records = g_ptr_array_new_with_free_func(g_free);
+	f->trace = g_string_new(NULL);
+	gs_run_tasks_init(&f->tasks, f->w, f->result, f->engine, &fake_hooks, f);
+	ck_assert_uint_eq(gs_run_tasks_add_all(&f->tasks), 3);
+	g_string_truncate(f->trace, 0);
+	return f;
+}
+
+static void
+fake_free(Fake *f)
+{
+	gs_run_tasks_clear(&f->tasks);
+	g_ptr_array_unref(f->records);
+	g_string_free(f->trace, TRUE);
+	gs_result_free(f->result);
+	gs_engine_free(f->engine);
+	gs_workload_free(f->w);
+	g_free(f);
+}
+
+/* The latest attempt of the task called @id. */
+static GsRunTask *
+latest(Fake *f, char id)
+{
+	for (guint i = f->records->len; i > 0; i--) {
+		GsRunTask *task = f->records->pdata[i - 1];
+
+		if (task->result->id[0] == id)
+			return task;
+	}
+	ck_abort_msg("no task %c", id);
+	return NULL;
+}
+
+/*
+ * Steps, each a letter and a task: +X admits X; pX asks a permit for X
+ * ("X has" or "X waits"); eX ends X done, fX ends it failed; xX finishes it
+ * ("X over" when the logical task is over). Time moves 10 ns a step.
+ */
+static void
+play(Fake *f, const char *script)
+{
+	g_auto(GStrv) steps = g_strsplit(script, " ", -1);
+
+	for (guint i = 0; steps[i] != NULL; i++) {
+		GsRunTask *task = latest(f, steps[i][1]);
+
+		f->now += 10;
+		switch (steps[i][0]) {
+		case '+':
+			gs_run_tasks_admit(&f->tasks, task);
+			break;
+		case 'p':
+			note(f, "%s %s", task->result->id,
+			     gs_run_tasks_take_permit(&f->tasks, task) ? "has" : "waits");
+			break;
+		case 'e':
+		case 'f':
+			gs_run_tasks_end(&f->tasks, task, steps[i][0] == 'f', GS_EXC_GPU_RETRY_OOM);
+			break;
+		case 'x':
+			if (gs_run_tasks_finish(&f->tasks, task))
+				note(f, "%s over", task->result->id);
+			break;
+		default:
+			ck_abort_msg("bad step '%s'", steps[i]);
+		}
+	}
+}
+
+static const struct {
+	const char *what;
+	guint slots, permits, attempts;
+	const char *script;
+	const char *trace;
+} rows[] = {
+	{"one slot: the others queue, first come first served", 1, 0, 1,
+	 "+A +B +C eA xA eB xB eC xC",
+	 "A start, start A#1, B queued, C queued, stop A#1, A done, B start, start B#1, A over, "
+	 "stop B#1, B done, C start, start C#1, B over, stop C#1, C done, C over"},
+	{"no slot limit: every task starts at its arrival", 0, 0, 1,
+	 "+A +B eB xB eA xA",
+	 "A start, start A#1, B start, start B#1, stop B#1, B done, B over, stop A#1, A done, "
+	 "A over"},
+	{"one permit: the second task waits, once, and is granted it at the first's finish", 0, 1,
+	 1, "+A +B pA pB pB eA xA pB",
+	 "A start, start A#1, B start, start B#1, A acquire, A has, B wait, B waits, B waits, "
+	 "stop A#1, A done, B acquire, granted B#1, A over, B has"},
+	{"a task holds its permit across its GPU work", 0, 1, 1, "+A pA pA eA xA",
+	 "A start, start A#1, A acquire, A has, A has, stop A#1, A done, A over"},
+	{"a failed attempt is tried again until the attempts run out", 0, 0, 2, "+A fA xA fA xA",
+	 "A start, start A#1, stop A#1, A failed, A retry, A start, start A#2, stop A#2, A failed, "
+	 "A over"},
+	{"a retry is admitted after the queue took the freed slot", 1, 0, 2,
+	 "+A +B fA xA eB xB eA xA",
+	 "A start, start A#1, B queued, stop A#1, A failed, A retry, B start, start B#1, A queued, "
+	 "stop B#1, B done, A start, start A#2, B over, stop A#2, A done, A over"},
+	{"a task that ends waiting for a permit leaves the line", 0, 1, 1,
+	 "+A +B pA pB eB xB eA xA",
+	 "A start, start A#1, B start, start B#1, A acquire, A has, B wait, B waits, stop B#1, "
+	 "B done, B over, stop A#1, A done, A over"},
+	{"freed permits go before freed slots", 2, 1, 1, "+A +B +C pA pB eA xA",
+	 "A start, start A#1, B start, start B#1, C queued, A acquire, A has, B wait, B waits, "
+	 "stop A#1, A done, B acquire, granted B#1, C start, start C#1, A over"},
+};
+
+START_TEST(test_a_script)
+{
+	Fake *f = fake_new(rows[_i].slots, rows[_i].permits, rows[_i].attempts);
+
+	play(f, rows[_i].script);
+	ck_assert_msg(strcmp(f->trace->str, rows[_i].trace) == 0, "%s:\n got  %s\n want %s",
+		      rows[_i].what, f->trace->str, rows[_i].trace);
+	fake_free(f);
+}
+END_TEST
+
+/* What the result holds after the attempts: outcomes, attempts, start and end, the run's outcome. */
+START_TEST(test_the_result_rows)
+{
+	Fake *f = fake_new(0, 1, 2);
+	GsTaskResult *a = f->result->tasks->pdata[0], *b = f->result->tasks->pdata[1];
+
+	play(f, "+A +B pA fA xA eB xB fA xA");
+	ck_assert_uint_eq(a->attempts, 2);
+	ck_assert_int_eq(a->outcome, GS_OUTCOME_FAILED);
+	ck_assert_int_eq(a->failure, GS_EXC_GPU_RETRY_OOM);
+	ck_assert_int_eq(a->start_ns, 10);
+	ck_assert_int_eq(a->end_ns, 80);
+	ck_assert_uint_eq(b->attempts, 1);
+	ck_assert_int_eq(b->outcome, GS_OUTCOME_COMPLETED);
+	ck_assert_int_eq(b->start_ns, 20);
+	ck_assert_int_eq(b->end_ns, 60);
+	ck_assert_uint_eq(f->result->totals.tasks, 3);
+	ck_assert_uint_eq(f->result->totals.task_attempts, 4);
+	ck_assert(f->tasks.failed_any);
+	ck_assert_uint_eq(f->tasks.open, 1); /* C never came */
+	ck_assert_uint_eq(f->tasks.permits, 1);
+	ck_assert_uint_eq(f->tasks.running, 0);
+	fake_free(f);
+}
+END_TEST
+
+/* Every copy of a repeated task arrives in file order, `every` apart, ranked by id. */
+START_TEST(test_copies_arrive_every_period)
+{
+	Fake *f = g_new0(Fake, 1);
+	GsEngineOpts opts;
+
+	f->w = gs_workload_new();
+	add_task(f->w, "A", 5000, 3, 2000);
+	add_task(f->w, "B", 1000, 1, 0);
+	opts = gs_policy_engine_opts(&f->w->policy);
+	f->engine = gs_engine_new(&opts);
+	f->result = gs_result_new();
+	f->records = g_ptr_array_new_with_free_func(g_free);
+	f->trace = g_string_new(NULL);
+	gs_run_tasks_init(&f->tasks, f->w, f->result, f->engine, &fake_hooks, f);
+	ck_assert_uint_eq(gs_run_tasks_add_all(&f->tasks), 4);
+	ck_assert_str_eq(f->trace->str,
+			 "A#0 arrives at 5000, A#1 arrives at 7000, A#2 arrives at 9000, B arrives at 1000");
+	ck_assert_uint_eq(f->result->totals.tasks, 4);
+	ck_assert_uint_eq(f->tasks.open, 4);
+	for (guint i = 0; i < 4; i++) {
+		GsRunTask *task = f->records->pdata[i];
+
+		ck_assert_uint_eq(task->id_rank, i);
+		ck_assert_int_eq(task->engine_id, i);
+		ck_assert_uint_eq(task->attempt, 1);
+		ck_assert_uint_eq(task->spec_index, i < 3 ? 0 : 1);
+	}
+	fake_free(f);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("run-tasks");
+	TCase *tc = tcase_create("tasks");
+
+	tcase_add_loop_test(tc, test_a_script, 0, G_N_ELEMENTS(rows));
+	tcase_add_test(tc, test_the_result_rows);
+	tcase_add_test(tc, test_copies_arrive_every_period);
+	suite_add_tcase(s, tc);
+	return tl_run_suite(s);
+}
