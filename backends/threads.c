@@ -2037,15 +2037,10 @@ task_free(gpointer data)
 static void
 collect_metrics(Threads *r, Task *task)
 {
-	GsTaskResult *result = task->run.result;
 	gint64 footprint = 0;
 	GsMetrics m;
 
 	gs_engine_task_metrics(r->engine, task->run.engine_id, now(r), &m);
-	result->retries += m.retries;
-	result->splits += m.splits;
-	result->blocked_ns = gs_time_add(result->blocked_ns, m.blocked_ns);
-	result->lost_ns = gs_time_add(result->lost_ns, m.lost_ns);
 	/*
 	 * The engine sees only the allocations that went through it; each
 	 * thread counted its own, so the footprint is summed from those (the
@@ -2054,7 +2049,7 @@ collect_metrics(Threads *r, Task *task)
 	for (guint i = 0; i < task->threads->len; i++)
 		footprint += atomic_load_explicit(
 			&((Worker *) task->threads->pdata[i])->max_footprint, memory_order_relaxed);
-	result->max_footprint = MAX(result->max_footprint, footprint);
+	gs_result_add_task_metrics(task->run.result, &m, footprint);
 	gs_engine_forget_task_metrics(r->engine, task->run.engine_id);
 }
 
@@ -2193,13 +2188,8 @@ unwind(Worker *t)
 static void
 report_leak(Threads *r, Worker *t, gboolean failed)
 {
-	GsLogEntry e = {.kind = GS_LOG_LEAK, .thread = t->result->name, .bytes = t->leaking};
-
-	if (!failed && t->leaking > 0 && t->task != NULL) {
-		e.task = t->task->run.result->id;
-		t->task->run.result->leaked_bytes += t->leaking;
-		log_locked(r, &e);
-	}
+	if (!failed && t->task != NULL)
+		gs_run_tasks_report_leak(&r->run, &t->task->run, t->result->name, t->leaking);
 	t->leaking = 0;
 }
 
@@ -2768,19 +2758,6 @@ threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsR
 
 /* What crossed the links, and whether every copy arrived whole (the model's tags, the backend's patterns). */
 static void
-note_traffic(Threads *r)
-{
-	const GsMemTraffic *traffic = gs_memory_traffic(r->mem);
-
-	r->res->totals.spilled_gpu_to_host = traffic->gpu_to_host;
-	r->res->totals.spilled_host_to_disk = traffic->host_to_disk;
-	r->res->totals.unspilled_host_to_gpu = traffic->host_to_gpu;
-	r->res->totals.unspilled_disk_to_host = traffic->disk_to_host;
-	r->res->totals.copies_checked = traffic->copies;
-	r->res->totals.copies_lost = traffic->tag_mismatches + r->corrupt_moves;
-}
-
-static void
 threads_finish(Threads *r)
 {
 	GsResult *res = r->res;
@@ -2797,7 +2774,7 @@ threads_finish(Threads *r)
 		sample(r); /* a run cut short was sampled where it stopped */
 	res->makespan_ns = r->end_time;
 	if (r->mem != NULL) {
-		note_traffic(r);
+		gs_result_note_traffic(res, gs_memory_traffic(r->mem), r->corrupt_moves);
 	} else {
 		for (guint i = 0; i < r->n_gpus; i++)
 			peak_gpu += atomic_load(&r->gpus[i].peak);
@@ -2811,19 +2788,8 @@ threads_finish(Threads *r)
 			r->last_sample > 0 ? (gint64) (r->used_integral[tier] / (double) r->last_sample)
 					   : 0;
 	}
-	if (res->outcome != GS_OUTCOME_DEADLOCK && res->outcome != GS_OUTCOME_TIMEOUT)
-		res->outcome = r->run.failed_any ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
-	for (guint i = 0; i < res->tasks->len; i++) {
-		GsTaskResult *task = res->tasks->pdata[i];
-
-		res->totals.tasks_completed += task->outcome == GS_OUTCOME_COMPLETED;
-		res->totals.tasks_failed += task->outcome == GS_OUTCOME_FAILED;
-		res->totals.retries += task->retries;
-		res->totals.splits += task->splits;
-		res->totals.blocked_ns += task->blocked_ns;
-		res->totals.lost_ns += task->lost_ns;
-		res->totals.leaked_bytes += task->leaked_bytes;
-	}
+	gs_run_tasks_settle_outcome(&r->run);
+	gs_result_sum_tasks(res);
 	res->events_processed = atomic_load(&r->seq);
 }
 

@@ -1267,13 +1267,8 @@ static void end_task(Sim *s, SimTask *task, gboolean failed, GsException failure
 static void
 report_leak(Sim *s, SimThread *t, gboolean failed)
 {
-	GsLogEntry e = {.kind = GS_LOG_LEAK, .thread = t->result->name, .bytes = t->leaking};
-
-	if (!failed && t->leaking > 0 && t->task != NULL) {
-		e.task = t->task->run.result->id;
-		t->task->run.result->leaked_bytes += t->leaking;
-		emit(s, &e);
-	}
+	if (!failed && t->task != NULL)
+		gs_run_tasks_report_leak(&s->run, &t->task->run, t->result->name, t->leaking);
 	t->leaking = 0;
 }
 
@@ -1456,11 +1451,7 @@ collect_metrics(Sim *s, SimTask *task)
 	GsMetrics m;
 
 	gs_engine_task_metrics(s->engine, task->run.engine_id, s->now, &m);
-	task->run.result->retries += m.retries;
-	task->run.result->splits += m.splits;
-	task->run.result->blocked_ns = gs_time_add(task->run.result->blocked_ns, m.blocked_ns);
-	task->run.result->lost_ns = gs_time_add(task->run.result->lost_ns, m.lost_ns);
-	task->run.result->max_footprint = MAX(task->run.result->max_footprint, m.gpu_max_footprint);
+	gs_result_add_task_metrics(task->run.result, &m, m.gpu_max_footprint);
 	gs_engine_forget_task_metrics(s->engine, task->run.engine_id);
 }
 
@@ -1884,19 +1875,6 @@ cut_short(Sim *s, SimTask *task)
 }
 
 static void
-note_traffic(Sim *s)
-{
-	const GsMemTraffic *traffic = gs_memory_traffic(s->mem);
-
-	s->r->totals.spilled_gpu_to_host = traffic->gpu_to_host;
-	s->r->totals.spilled_host_to_disk = traffic->host_to_disk;
-	s->r->totals.unspilled_host_to_gpu = traffic->host_to_gpu;
-	s->r->totals.unspilled_disk_to_host = traffic->disk_to_host;
-	s->r->totals.copies_checked = traffic->copies;
-	s->r->totals.copies_lost = traffic->tag_mismatches;
-}
-
-static void
 sim_finish(Sim *s)
 {
 	GsResult *r = s->r;
@@ -1906,8 +1884,7 @@ sim_finish(Sim *s)
 	for (int tier = 0; tier < GS_N_TIERS; tier++)
 		r->tiers[tier].mean_used =
 			s->now > 0 ? (gint64) (s->used_integral[tier] / (double) s->now) : 0;
-	if (r->outcome != GS_OUTCOME_DEADLOCK && r->outcome != GS_OUTCOME_TIMEOUT)
-		r->outcome = s->run.failed_any ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
+	gs_run_tasks_settle_outcome(&s->run);
 	for (guint i = 0; i < s->threads.len; i++) {
 		SimThread *t = table_get(&s->threads, i);
 
@@ -1916,18 +1893,8 @@ sim_finish(Sim *s)
 	}
 	for (guint i = 0; i < s->tasks.len; i++)
 		cut_short(s, table_get(&s->tasks, i));
-	for (guint i = 0; i < r->tasks->len; i++) {
-		GsTaskResult *task = r->tasks->pdata[i];
-
-		r->totals.tasks_completed += task->outcome == GS_OUTCOME_COMPLETED;
-		r->totals.tasks_failed += task->outcome == GS_OUTCOME_FAILED;
-		r->totals.retries += task->retries;
-		r->totals.splits += task->splits;
-		r->totals.blocked_ns = gs_time_add(r->totals.blocked_ns, task->blocked_ns);
-		r->totals.lost_ns = gs_time_add(r->totals.lost_ns, task->lost_ns);
-		r->totals.leaked_bytes += task->leaked_bytes;
-	}
-	note_traffic(s);
+	gs_result_sum_tasks(r);
+	gs_result_note_traffic(r, gs_memory_traffic(s->mem), 0);
 }
 
 static void

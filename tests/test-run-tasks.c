@@ -1,7 +1,8 @@
 /*
  * Unit tests of run/tasks.h through a fake driver: executor slots and their
- * FIFO queue, the GPU semaphore's permits, attempts and retries, and the
- * arrivals of a workload's task copies. Each row is a script of driver
+ * FIFO queue, the GPU semaphore's permits, attempts and retries, the
+ * arrivals of a workload's task copies, leak reports and the run's outcome;
+ * and of the result's totals (run/result.h). Each row is a script of driver
  * steps; the fake driver writes down every call the layer makes back and
  * every event-log entry, and the row says what that trace must be.
  */
@@ -80,6 +81,10 @@ fake_now(gpointer data)
 static void
 fake_log(gpointer data, GsLogEntry *e)
 {
+	if (e->kind == GS_LOG_LEAK) {
+		note(data, "%s leaks %" G_GINT64_FORMAT " from %s", e->task, e->bytes, e->thread);
+		return;
+	}
 	ck_assert(e->kind == GS_LOG_TASK || e->kind == GS_LOG_SEMAPHORE);
 	note(data, "%s %s", e->task, e->what);
 }
@@ -266,6 +271,36 @@ START_TEST(test_the_result_rows)
 }
 END_TEST
 
+/* Leaks are reported only when there are any; the totals sum the rows; a cut run keeps its outcome. */
+START_TEST(test_leaks_totals_and_the_outcome)
+{
+	Fake *f = fake_new(0, 0, 1);
+	GsRunTask *b;
+
+	play(f, "+A +B +C fA xA eB xB eC xC");
+	b = latest(f, 'B');
+	g_string_truncate(f->trace, 0);
+	gs_run_tasks_report_leak(&f->tasks, b, "B.0", 0);
+	gs_run_tasks_report_leak(&f->tasks, b, "B.1", 100);
+	gs_run_tasks_report_leak(&f->tasks, b, "B.2", 28);
+	ck_assert_str_eq(f->trace->str, "B leaks 100 from B.1, B leaks 28 from B.2");
+	ck_assert_int_eq(b->result->leaked_bytes, 128);
+	((GsTaskResult *) f->result->tasks->pdata[0])->blocked_ns = GS_TIME_END - 5;
+	((GsTaskResult *) f->result->tasks->pdata[1])->blocked_ns = 10;
+	gs_result_sum_tasks(f->result);
+	ck_assert_uint_eq(f->result->totals.tasks_completed, 2);
+	ck_assert_uint_eq(f->result->totals.tasks_failed, 1);
+	ck_assert_int_eq(f->result->totals.leaked_bytes, 128);
+	ck_assert_int_eq(f->result->totals.blocked_ns, GS_TIME_END); /* saturates */
+	gs_run_tasks_settle_outcome(&f->tasks);
+	ck_assert_int_eq(f->result->outcome, GS_OUTCOME_FAILED);
+	f->result->outcome = GS_OUTCOME_DEADLOCK;
+	gs_run_tasks_settle_outcome(&f->tasks);
+	ck_assert_int_eq(f->result->outcome, GS_OUTCOME_DEADLOCK);
+	fake_free(f);
+}
+END_TEST
+
 /* Every copy of a repeated task arrives in file order, `every` apart, ranked by id. */
 START_TEST(test_copies_arrive_every_period)
 {
@@ -306,6 +341,7 @@ main(void)
 
 	tcase_add_loop_test(tc, test_a_script, 0, G_N_ELEMENTS(rows));
 	tcase_add_test(tc, test_the_result_rows);
+	tcase_add_test(tc, test_leaks_totals_and_the_outcome);
 	tcase_add_test(tc, test_copies_arrive_every_period);
 	suite_add_tcase(s, tc);
 	return tl_run_suite(s);

@@ -124,3 +124,40 @@ gs_result_add_thread(GsResult *r, const char *name, const GsTaskResult *task)
 	g_ptr_array_add(r->threads, t);
 	return t;
 }
+
+void
+gs_result_add_task_metrics(GsTaskResult *task, const GsMetrics *m, gint64 footprint)
+{
+	task->retries += m->retries;
+	task->splits += m->splits;
+	task->blocked_ns = gs_time_add(task->blocked_ns, m->blocked_ns);
+	task->lost_ns = gs_time_add(task->lost_ns, m->lost_ns);
+	task->max_footprint = MAX(task->max_footprint, footprint);
+}
+
+void
+gs_result_sum_tasks(GsResult *r)
+{
+	for (guint i = 0; i < r->tasks->len; i++) {
+		GsTaskResult *task = r->tasks->pdata[i];
+
+		r->totals.tasks_completed += task->outcome == GS_OUTCOME_COMPLETED;
+		r->totals.tasks_failed += task->outcome == GS_OUTCOME_FAILED;
+		r->totals.retries += task->retries;
+		r->totals.splits += task->splits;
+		r->totals.blocked_ns = gs_time_add(r->totals.blocked_ns, task->blocked_ns);
+		r->totals.lost_ns = gs_time_add(r->totals.lost_ns, task->lost_ns);
+		r->totals.leaked_bytes += task->leaked_bytes;
+	}
+}
+
+void
+gs_result_note_traffic(GsResult *r, const GsMemTraffic *traffic, guint64 corrupt)
+{
+	r->totals.spilled_gpu_to_host = traffic->gpu_to_host;
+	r->totals.spilled_host_to_disk = traffic->host_to_disk;
+	r->totals.unspilled_host_to_gpu = traffic->host_to_gpu;
+	r->totals.unspilled_disk_to_host = traffic->disk_to_host;
+	r->totals.copies_checked = traffic->copies;
+	r->totals.copies_lost = traffic->tag_mismatches + corrupt;
+}

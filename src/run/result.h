@@ -13,6 +13,8 @@
 
 #include <gpusim/gpusim.h>
 
+#include "tiers/memory.h"
+
 G_BEGIN_DECLS
 
 typedef enum {
@@ -98,6 +100,15 @@ GS_API GsTaskResult *gs_result_add_task(GsResult *result, const char *id);
 GS_API GsThreadResult *gs_result_add_thread(GsResult *result, const char *name,
 					    const GsTaskResult *task);
 GS_API void gs_result_free(GsResult *result);
+
+/** Adds what the engine counted for one attempt (@footprint: the most GPU bytes its threads held). */
+void gs_result_add_task_metrics(GsTaskResult *task, const GsMetrics *m, gint64 footprint);
+
+/** The totals of the task rows: outcomes, retries, splits, blocked and lost time, leaks. */
+void gs_result_sum_tasks(GsResult *result);
+
+/** The tiers' traffic in the totals; @corrupt more copies lost (on real memory). */
+void gs_result_note_traffic(GsResult *result, const GsMemTraffic *traffic, guint64 corrupt);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsResult, gs_result_free)
 
 /* One line of the event log (--events), in order. */

@@ -208,3 +208,24 @@ gs_run_tasks_finish(GsRunTasks *tasks, GsRunTask *task)
 	hand_on(tasks);
 	return TRUE;
 }
+
+void
+gs_run_tasks_report_leak(GsRunTasks *tasks, GsRunTask *task, const char *thread, gint64 bytes)
+{
+	GsLogEntry e = {.kind = GS_LOG_LEAK, .task = task->result->id, .thread = thread,
+			.bytes = bytes};
+
+	if (bytes <= 0)
+		return;
+	task->result->leaked_bytes += bytes;
+	tasks->hooks->log(tasks->driver, &e);
+}
+
+void
+gs_run_tasks_settle_outcome(GsRunTasks *tasks)
+{
+	GsResult *r = tasks->result;
+
+	if (r->outcome != GS_OUTCOME_DEADLOCK && r->outcome != GS_OUTCOME_TIMEOUT)
+		r->outcome = tasks->failed_any ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
+}

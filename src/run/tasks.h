@@ -130,6 +130,16 @@ void gs_run_tasks_end(GsRunTasks *tasks, GsRunTask *task, gboolean failed, GsExc
  */
 gboolean gs_run_tasks_finish(GsRunTasks *tasks, GsRunTask *task);
 
+/**
+ * A thread of @task that completed left @bytes allocated (Spark's leak
+ * report): added to the task's row and logged (GS_LOG_LEAK), when any.
+ */
+void gs_run_tasks_report_leak(GsRunTasks *tasks, GsRunTask *task, const char *thread,
+			      gint64 bytes);
+
+/** The run's outcome once every task is over: failed if any task failed; a cut run keeps its own. */
+void gs_run_tasks_settle_outcome(GsRunTasks *tasks);
+
 G_END_DECLS
 
 #endif /* GPUSIM_RUN_TASKS_H */
