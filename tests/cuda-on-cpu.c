@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cuda_runtime_api.h>
@@ -133,6 +134,7 @@ static struct {
 	gint copies_to_failure; /* copies still to queue before one is refused; < 0: none is */
 	gint64 launches_left; /* kernels that run before one faults; < 0: none faults */
 	gint fault;           /* atomic: a kernel hit an illegal address; it sticks */
+	gulong pool_grows;    /* times a pool reserved more of its device */
 } cpu = {.lock = PTHREAD_MUTEX_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER,
 	 .copies_to_failure = -1};
 
@@ -318,6 +320,7 @@ pool_needs(cudaMemPool_t pool, gsize charge)
 static void
 pool_reserve(cudaMemPool_t pool, gsize reserved)
 {
+	cpu.pool_grows += reserved > pool->reserved;
 	cpu.device_used[pool->device] += reserved - pool->reserved;
 	pool->reserved = reserved;
 }
@@ -780,12 +783,66 @@ cudaStreamCreate(cudaStream_t *stream)
 	return cudaStreamCreateWithFlags(stream, cudaStreamDefault);
 }
 
+/*
+ * A test may hold the next synchronisation that would run a pattern check
+ * (gs_cuda_on_cpu_hold_next_check()): a cudaStreamSynchronize, or a copy to
+ * pageable memory, which returns once the stream has run. It waits, without
+ * the stand-in's lock, until the test releases it, so that the test can see
+ * what other threads can do meanwhile.
+ */
+enum { HOLD_NONE, HOLD_ARMED, HOLD_HOLDING, HOLD_RELEASED };
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int state;
+} hold = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+/* Under cpu.lock: whether @s has a check queued and a test holds the next such synchronisation. */
+static gboolean
+check_to_hold(const struct CUstream_st *s)
+{
+	gboolean take = FALSE;
+
+	pthread_mutex_lock(&hold.lock);
+	for (GList *l = s->ops.head; hold.state == HOLD_ARMED && l != NULL && !take; l = l->next)
+		take = ((const Op *) l->data)->kind == OP_CHECK;
+	if (take) {
+		hold.state = HOLD_HOLDING;
+		pthread_cond_broadcast(&hold.cond);
+	}
+	pthread_mutex_unlock(&hold.lock);
+	return take;
+}
+
+static void
+wait_for_release(void)
+{
+	pthread_mutex_lock(&hold.lock);
+	while (hold.state != HOLD_RELEASED)
+		pthread_cond_wait(&hold.cond, &hold.lock);
+	hold.state = HOLD_NONE;
+	pthread_mutex_unlock(&hold.lock);
+}
+
+/* Under cpu.lock: runs @s's work, once a test lets go of a check it holds there. */
+static void
+run_stream_held(struct CUstream_st *s)
+{
+	if (check_to_hold(s)) {
+		pthread_mutex_unlock(&cpu.lock);
+		wait_for_release();
+		pthread_mutex_lock(&cpu.lock);
+	}
+	run_stream(s);
+}
+
 cudaError_t
 cudaStreamSynchronize(cudaStream_t stream)
 {
 	if (!lock_cpu())
 		return fail(why_not());
-	run_stream(stream_or_null(stream));
+	run_stream_held(stream_or_null(stream));
 	release_pools();
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
@@ -1056,7 +1113,7 @@ cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind ki
 	}
 	enqueue(s, &op);
 	if (!is_pinned(host, count))
-		run_stream(s);
+		run_stream_held(s); /* pageable memory: the copy is done when the call returns */
 	pthread_mutex_unlock(&cpu.lock);
 	return cudaSuccess;
 }
@@ -1170,4 +1227,55 @@ gs_cuda_on_cpu_set_pool_granule(size_t bytes)
 		return;
 	cpu.pool_granule = bytes > 0 ? bytes : POOL_GRANULE;
 	pthread_mutex_unlock(&cpu.lock);
+}
+
+/* For tests: how many times a pool has reserved more device memory so far. */
+unsigned long
+gs_cuda_on_cpu_pool_grows(void)
+{
+	unsigned long n;
+
+	if (!lock_cpu())
+		return 0;
+	n = cpu.pool_grows;
+	pthread_mutex_unlock(&cpu.lock);
+	return n;
+}
+
+/* For tests: the next synchronisation that would run a pattern check waits for a release. */
+void
+gs_cuda_on_cpu_hold_next_check(void)
+{
+	pthread_mutex_lock(&hold.lock);
+	hold.state = HOLD_ARMED;
+	pthread_mutex_unlock(&hold.lock);
+}
+
+/* For tests: waits until a synchronisation is held, at most @seconds; whether it is. */
+int
+gs_cuda_on_cpu_check_held(double seconds)
+{
+	struct timespec ts;
+	int held;
+
+	clock_gettime(CLOCK_REALTIME, &ts); /* the clock a default condition variable waits on */
+	ts.tv_sec += (time_t) seconds;
+
+	pthread_mutex_lock(&hold.lock);
+	while (hold.state != HOLD_HOLDING &&
+	       pthread_cond_timedwait(&hold.cond, &hold.lock, &ts) == 0)
+		;
+	held = hold.state == HOLD_HOLDING;
+	pthread_mutex_unlock(&hold.lock);
+	return held;
+}
+
+/* For tests: lets the held synchronisation go on. */
+void
+gs_cuda_on_cpu_release_check(void)
+{
+	pthread_mutex_lock(&hold.lock);
+	hold.state = HOLD_RELEASED;
+	pthread_cond_broadcast(&hold.cond);
+	pthread_mutex_unlock(&hold.lock);
 }

@@ -19,6 +19,19 @@ void gs_cuda_on_cpu_refuse_copy(unsigned after);
 /* The device faults now, for good: every later call fails with cudaErrorIllegalAddress. */
 void gs_cuda_on_cpu_fault(void);
 
+/* How many times a pool has reserved more device memory so far (trips to the driver). */
+unsigned long gs_cuda_on_cpu_pool_grows(void);
+
+/*
+ * The next cudaStreamSynchronize that would run a pattern check waits, with
+ * the stand-in free for every other thread, until
+ * gs_cuda_on_cpu_release_check(); gs_cuda_on_cpu_check_held() waits up to
+ * @seconds for it to be held and says whether it is.
+ */
+void gs_cuda_on_cpu_hold_next_check(void);
+int gs_cuda_on_cpu_check_held(double seconds);
+void gs_cuda_on_cpu_release_check(void);
+
 /*
  * Pools made from now on reserve device memory @bytes at a time (0: 2 MiB,
  * as the runtime's pools; GS_CUDA_ON_CPU_POOL_GRANULE sets the first value).

@@ -253,11 +253,6 @@ move_dropping_copies(gpointer state, gpointer thread, guint64 handle, GsTier fro
 }
 
 /*
- * A copy that never happened is caught although its destination is memory
- * that held those very bytes (a pool's just-freed buffer, a pinned block
- * back on the free list): destinations are cleared before a copy.
- */
-/*
  * A copy the runtime refuses halfway through a move (the second of three
  * blocks) fails the move, after the work already queued is done: no memory
  * it writes is freed or handed out again first. The error is no refusal:
@@ -320,6 +315,11 @@ START_TEST(test_a_refusal_is_not_blamed_on_the_next_launch)
 }
 END_TEST
 
+/*
+ * A copy that never happened is caught although its destination is memory
+ * that held those very bytes (a pool's just-freed buffer, a pinned block
+ * back on the free list): destinations are cleared before a copy.
+ */
 START_TEST(test_a_dropped_copy_is_caught)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
@@ -349,6 +349,85 @@ START_TEST(test_a_dropped_copy_is_caught)
 	gs_backend_stats(&gs_backend_cuda, state, &stats);
 	ck_assert_uint_eq(stats.corrupt_buffers, 2);
 	gs_backend_thread_end(&gs_backend_cuda, state, thread);
+	tl_backend_close(&gs_backend_cuda, state, parent);
+}
+END_TEST
+
+typedef struct {
+	gpointer state, thread;
+	guint64 handle;
+	gboolean ok, done;
+} RoundTrip;
+
+static GMutex round_trips_lock;
+static GCond round_trip_done;
+
+static gpointer
+round_trip_main(gpointer data)
+{
+	RoundTrip *rt = data;
+	gboolean ok = gs_backend_round_trip(&gs_backend_cuda, rt->state, rt->thread, rt->handle,
+					    GS_TIER_HOST, NULL);
+
+	g_mutex_lock(&round_trips_lock);
+	rt->ok = ok;
+	rt->done = TRUE;
+	g_cond_broadcast(&round_trip_done);
+	g_mutex_unlock(&round_trips_lock);
+	return NULL;
+}
+
+/* Whether @rt's round trip ends within @seconds. */
+static gboolean
+round_trip_ends_within(RoundTrip *rt, gint64 seconds)
+{
+	gint64 until = g_get_monotonic_time() + seconds * G_TIME_SPAN_SECOND;
+	gboolean done;
+
+	g_mutex_lock(&round_trips_lock);
+	while (!rt->done && g_cond_wait_until(&round_trip_done, &round_trips_lock, until))
+		;
+	done = rt->done;
+	g_mutex_unlock(&round_trips_lock);
+	return done;
+}
+
+/*
+ * While one thread's pattern check waits for its stream, another thread's
+ * round trip on the same GPU goes through: checks never wait for one
+ * another (a lock held across the synchronisation made every unspill on a
+ * device wait for the one before). The held check is let go after the other
+ * round trip, or after a minute without it: a liveness bound, not a timing.
+ */
+START_TEST(test_a_check_in_progress_holds_up_no_other_thread)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
+	gpointer state = open_cuda(w, parent, 64 * MIB);
+	RoundTrip held = {.state = state}, other = {.state = state};
+	GThread *first, *second;
+	gboolean went_through;
+
+	held.thread = gs_backend_thread_begin(&gs_backend_cuda, state);
+	other.thread = gs_backend_thread_begin(&gs_backend_cuda, state);
+	ck_assert(gs_backend_alloc(&gs_backend_cuda, state, held.thread, GS_TIER_GPU, 0, MIB,
+				   &held.handle));
+	ck_assert(gs_backend_alloc(&gs_backend_cuda, state, other.thread, GS_TIER_GPU, 0, MIB,
+				   &other.handle));
+	gs_cuda_on_cpu_hold_next_check();
+	first = g_thread_new("held", round_trip_main, &held);
+	ck_assert(gs_cuda_on_cpu_check_held(60));
+	second = g_thread_new("other", round_trip_main, &other);
+	went_through = round_trip_ends_within(&other, 60);
+	gs_cuda_on_cpu_release_check();
+	g_thread_join(first);
+	g_thread_join(second);
+	ck_assert_msg(went_through, "a round trip waited for another thread's check");
+	ck_assert(held.ok && other.ok);
+	gs_backend_free(&gs_backend_cuda, state, held.thread, GS_TIER_GPU, held.handle);
+	gs_backend_free(&gs_backend_cuda, state, other.thread, GS_TIER_GPU, other.handle);
+	gs_backend_thread_end(&gs_backend_cuda, state, held.thread);
+	gs_backend_thread_end(&gs_backend_cuda, state, other.thread);
 	tl_backend_close(&gs_backend_cuda, state, parent);
 }
 END_TEST
@@ -431,6 +510,9 @@ START_TEST(test_calibrate_writes_includable_yaml)
 {
 	g_autoptr(GString) yaml = g_string_new(NULL);
 	g_autoptr(GError) error = NULL;
+#ifdef GS_CUDA_ON_CPU
+	unsigned long grows = gs_cuda_on_cpu_pool_grows();
+#endif
 
 	ck_assert_msg(gs_backend_calibrate(&gs_backend_cuda, g_get_tmp_dir(), yaml, &error), "%s",
 		      error ? error->message : "?");
@@ -440,6 +522,12 @@ START_TEST(test_calibrate_writes_includable_yaml)
 #ifdef GS_CUDA_ON_CPU
 	/* The stand-in's 80 GiB are free: the RAPIDS Accelerator's pool leaves 640 MiB. */
 	ck_assert_ptr_nonnull(strstr(yaml->str, "  gpu: {capacity: 81280MiB}\n"));
+	/*
+	 * The allocations timed come from a warm pool that keeps what it
+	 * reserved, as the backend's: one trip to the driver, the warming one,
+	 * where a pool at the default release threshold makes one a sample.
+	 */
+	ck_assert_uint_eq(gs_cuda_on_cpu_pool_grows() - grows, 1);
 #endif
 }
 END_TEST
@@ -487,6 +575,7 @@ main(void)
 	tcase_add_test(tc, test_a_refusal_is_not_blamed_on_the_next_launch);
 	tcase_add_test(tc, test_a_dropped_copy_is_caught);
 	tcase_add_test(tc, test_a_move_that_fails_midway_frees_nothing_in_use);
+	tcase_add_test(tc, test_a_check_in_progress_holds_up_no_other_thread);
 #endif
 	suite_add_tcase(s, tc);
 	return tl_run_suite(s);
