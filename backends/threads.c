@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "tiers/memory.h"
+#include "run/reserve.h"
 #include "run/tasks.h"
 #include "threads.h"
 
@@ -73,11 +74,10 @@ typedef struct {
 
 /* A thread's part in the tiers (under lock), made when it first needs one. */
 typedef struct {
-	GPtrArray *reservations; /* GsMemReservation*, by reservation name */
+	GsRunReservations res;   /* its reservations, by reservation name */
 	GsGateThread gate;
 	GArray *locked;          /* GsSpillBufId its synchronous compute or unspill locked */
 	GArray *inputs;          /* GsSpillBufId: retry-block inputs made spillable */
-	const GsOp *waiting;     /* the reserve op a T_RESERVE thread waits on */
 } Tiers;
 
 /* A log entry with the order in which it was taken, for the merge at the end. */
@@ -162,10 +162,9 @@ struct Threads {
 	/* The memory tiers (NULL: the bounded counters alone), all under lock: */
 	GsMemory *mem;
 	GArray *moves;           /* GsSpillMove scratch */
-	GQueue reserve_waiters;  /* Worker* in T_RESERVE, FIFO */
+	GsRunReserve reserve;    /* reservations: Worker* in T_RESERVE wait in line there */
 	pthread_cond_t copies_cond; /* with lock: a move landed, or a thread left the gate */
 	guint gate_scopes;       /* threads in a gate scope */
-	guint64 reservations_made;
 	guint64 corrupt_moves;   /* moves whose bytes did not arrive whole */
 	GsExecutionPool *fair;   /* policy.admission fair_share: the tasks' GPU shares */
 	/* policy.spill.proactive: a downgrader thread per GPU and their state, under lock */
@@ -762,7 +761,7 @@ tiers_of(Worker *t)
 	if (t->tiers == NULL) {
 		Tiers *m = g_new0(Tiers, 1);
 
-		m->reservations = g_ptr_array_new_with_free_func(g_free);
+		gs_run_reservations_init(&m->res, t->result->name, t->spec);
 		m->locked = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		m->inputs = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		gs_gate_thread_init(gs_memory_gate(t->r->mem), &m->gate, t->id);
@@ -776,7 +775,7 @@ tiers_free(Tiers *m)
 {
 	if (m == NULL)
 		return;
-	g_ptr_array_unref(m->reservations);
+	gs_run_reservations_clear(&m->res);
 	g_array_unref(m->locked);
 	g_array_unref(m->inputs);
 	g_free(m);
@@ -848,14 +847,14 @@ stream_id(const Worker *t, gint stream)
 static GsMemReservation *
 thread_reservation(Worker *t, guint index)
 {
-	return gs_memory_reservation_at(tiers_of(t)->reservations, index);
+	return gs_run_reservation(&tiers_of(t)->res, index);
 }
 
 /* The thread's newest held reservation in a space: its stream's, for attribution "stream". */
 static GsMemReservation *
 stream_reservation(Worker *t, GsTier tier, guint device)
 {
-	return gs_memory_newest_reservation(t->tiers != NULL ? t->tiers->reservations : NULL, tier,
+	return gs_memory_newest_reservation(t->tiers != NULL ? t->tiers->res.by_name : NULL, tier,
 					    device);
 }
 
@@ -908,8 +907,6 @@ log_gate(Threads *r, Worker *t, const char *what)
 	log_locked(r, &e);
 }
 
-static void retry_reservations(Threads *r);
-
 /*
  * Memory came free outside an allocation (a copy landed, a lock or a
  * reservation was released): threads blocked on that kind may try again,
@@ -921,7 +918,7 @@ memory_came_free(Threads *r, GsTier tier)
 	if (tier != GS_TIER_DISK)
 		gs_engine_dealloc(r->engine, GS_NO_THREAD,
 				  tier == GS_TIER_GPU ? GS_KIND_GPU : GS_KIND_HOST, 0, now(r));
-	retry_reservations(r);
+	gs_run_reserve_retry(&r->reserve);
 }
 
 /* ---- the gate ---- */
@@ -1379,7 +1376,7 @@ tiered_take(Worker *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, guint
 	if (!ok) {
 		gs_memory_give_page(t->task != NULL ? t->task->pages : NULL, b);
 		gs_memory_free_buffer(r->mem, b, NULL);
-		retry_reservations(r);
+		gs_run_reserve_retry(&r->reserve);
 		g_free(held);
 	} else {
 		held->backend = bk;
@@ -1487,7 +1484,7 @@ tiered_free(Worker *t, Held *held)
 		backend_free_held(r, t->bk, tier, held->backend);
 		g_free(held);
 	}
-	retry_reservations(r);
+	gs_run_reserve_retry(&r->reserve);
 	engine_unlock(r);
 	return tier;
 }
@@ -1645,34 +1642,6 @@ tiered_compute_end(Worker *t)
 
 /* ---- reservations and the other ops of the tiers (under lock) ---- */
 
-static void
-log_reservation(Worker *t, guint name, GsLogKind kind, const char *what,
-		const GsMemReservation *res, gint64 bytes)
-{
-	GsLogEntry e = {.kind = kind, .thread = t->result->name, .what = what, .bytes = bytes,
-			.buf = t->spec->reservations->pdata[name], .tier = res->tier,
-			.device = res->device};
-
-	log_locked(t->r, &e);
-}
-
-static void
-release_reservation(Worker *t, guint name, GsMemReservation *res)
-{
-	gint64 refund = gs_memory_release(t->r->mem, res);
-
-	log_reservation(t, name, GS_LOG_RELEASE, NULL, res, refund);
-	memory_came_free(t->r, res->tier);
-}
-
-static void
-granted(Worker *t, guint name, GsMemReservation *res)
-{
-	res->serial = ++t->r->reservations_made;
-	note_tier_peak(t->r, res->tier);
-	log_reservation(t, name, GS_LOG_RESERVE, "granted", res, res->acct.size);
-}
-
 /*
  * A reserve op. A blocking one that must wait parks the thread (T_RESERVE)
  * until a release or a free lets it through, first come first served.
@@ -1682,58 +1651,71 @@ static GsException
 do_reserve(Worker *t, const GsOp *op)
 {
 	Threads *r = t->r;
-	GsMemReservation *res = thread_reservation(t, op->reserve.res);
-	GsReservationOutcome outcome;
 
-	if (res->held)
-		release_reservation(t, op->reserve.res, res); /* reserved again: the old one goes */
-	outcome = gs_memory_reserve(r->mem, op, res);
-	if (outcome == GS_RESERVATION_GRANTED) {
-		granted(t, op->reserve.res, res);
+	switch (gs_run_reserve(&r->reserve, &tiers_of(t)->res, t, op)) {
+	case GS_RESERVATION_TOO_LARGE:
+		return GS_EXC_RESERVATION_TOO_LARGE;
+	case GS_RESERVATION_WAIT:
+		break;
+	case GS_RESERVATION_GRANTED:
+	case GS_RESERVATION_REFUSED:
+	case GS_N_RESERVATION_OUTCOMES:
 		return GS_EXC_NONE;
 	}
-	log_reservation(t, op->reserve.res, GS_LOG_RESERVE, gs_reservation_outcome_name(outcome),
-			res, op->reserve.size);
-	if (outcome == GS_RESERVATION_TOO_LARGE)
-		return GS_EXC_RESERVATION_TOO_LARGE;
-	if (outcome != GS_RESERVATION_WAIT)
-		return GS_EXC_NONE;
-	tiers_of(t)->waiting = op;
-	g_queue_push_tail(&r->reserve_waiters, t);
 	set_status(r, t, T_RESERVE);
 	t->parked_since = now(r);
 	drain_wakes(r);
 	while (atomic_load(&t->status) == T_RESERVE && !atomic_load(&t->stop))
 		pthread_cond_wait(&t->cond, &r->lock);
 	if (atomic_load(&t->status) == T_RESERVE) {
-		g_queue_remove(&r->reserve_waiters, t);
-		t->tiers->waiting = NULL;
+		gs_run_reserve_leave_line(&r->reserve, &t->tiers->res, t);
 		set_status(r, t, T_READY);
 	}
 	return GS_EXC_NONE;
 }
 
-/* After a release or a free, blocking reservations are asked again, first come first. */
-static void
-retry_reservations(Threads *r)
+/* ---- the run layer's hooks: reservations (under lock) ---- */
+
+static GsRunReservations *
+reservations_of(gpointer thread)
 {
-	guint n = g_queue_get_length(&r->reserve_waiters);
-
-	for (guint i = 0; i < n; i++) {
-		Worker *t = g_queue_pop_head(&r->reserve_waiters);
-		const GsOp *op = t->tiers->waiting;
-		GsMemReservation *res = thread_reservation(t, op->reserve.res);
-
-		if (gs_memory_reserve(r->mem, op, res) != GS_RESERVATION_GRANTED) {
-			g_queue_push_tail(&r->reserve_waiters, t);
-			continue;
-		}
-		granted(t, op->reserve.res, res);
-		t->tiers->waiting = NULL;
-		set_status(r, t, T_READY);
-		pthread_cond_signal(&t->cond);
-	}
+	return &((Worker *) thread)->tiers->res;
 }
+
+static void
+reservation_granted(gpointer data, GsTier tier)
+{
+	note_tier_peak(data, tier);
+}
+
+static void
+reservation_released(gpointer data, GsTier tier)
+{
+	memory_came_free(data, tier);
+}
+
+static void
+reservation_wakes(gpointer data, gpointer thread)
+{
+	Worker *t = thread;
+
+	set_status(data, t, T_READY);
+	pthread_cond_signal(&t->cond);
+}
+
+static void
+reservation_log(gpointer data, GsLogEntry *entry)
+{
+	log_locked(data, entry);
+}
+
+static const GsRunReserveHooks reserve_hooks = {
+	.of = reservations_of,
+	.granted = reservation_granted,
+	.released = reservation_released,
+	.wake = reservation_wakes,
+	.log = reservation_log,
+};
 
 static void
 set_spillable(Worker *t, const GsNames *names, gboolean spillable)
@@ -1752,7 +1734,6 @@ tiered_op(Worker *t, const GsOp *op)
 {
 	Threads *r = t->r;
 	GsException exc = GS_EXC_NONE;
-	GsMemReservation *res;
 
 	pthread_mutex_lock(&r->lock);
 	switch (op->kind) {
@@ -1760,9 +1741,7 @@ tiered_op(Worker *t, const GsOp *op)
 		exc = do_reserve(t, op);
 		break;
 	case GS_OP_RELEASE:
-		res = thread_reservation(t, op->res);
-		if (res->held)
-			release_reservation(t, op->res, res);
+		gs_run_release(&r->reserve, &tiers_of(t)->res, op->res);
 		break;
 	case GS_OP_SYNC:
 		/* Buffers the stream held may be spilled now: a blocked thread may try again. */
@@ -1833,12 +1812,7 @@ tiers_thread_ends(Worker *t)
 			gs_spill_sync(gs_memory_store(r->mem), stream_id(t, (gint) i));
 	}
 	gate_leave(t);
-	for (guint i = 0; i < m->reservations->len; i++) {
-		GsMemReservation *res = m->reservations->pdata[i];
-
-		if (res->held)
-			release_reservation(t, i, res);
-	}
+	gs_run_release_all(&r->reserve, &m->res);
 }
 
 /* ---- effects ---- */
@@ -2752,7 +2726,7 @@ threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsR
 	}
 	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
 		r->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
-	g_queue_init(&r->reserve_waiters);
+	gs_run_reserve_init(&r->reserve, r->mem, &reserve_hooks, r);
 	cond_init(&r->copies_cond);
 }
 
@@ -2800,7 +2774,7 @@ threads_clear(Threads *r)
 	g_ptr_array_unref(r->tasks);
 	gs_run_tasks_clear(&r->run);
 	g_array_unref(r->log);
-	g_queue_clear(&r->reserve_waiters);
+	gs_run_reserve_clear(&r->reserve);
 	pthread_cond_destroy(&r->copies_cond);
 	if (r->moves != NULL)
 		g_array_unref(r->moves);

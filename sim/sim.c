@@ -24,6 +24,7 @@
 
 #include "sim/heap.h"
 #include "tiers/memory.h"
+#include "run/reserve.h"
 #include "run/tasks.h"
 #include "sim/sim.h"
 
@@ -54,7 +55,7 @@ typedef enum {
  */
 typedef struct {
 	GPtrArray *bufs;         /* GsMemBuf*, live, oldest first (only when buffers can move) */
-	GPtrArray *reservations; /* GsMemReservation* by reservation name */
+	GsRunReservations res;   /* its reservations, by reservation name */
 	GArray *copies;          /* GsSpillBufId: copies in flight */
 	GArray *fallbacks;       /* GsSpillBufId: victims whose copy found no room */
 	GArray *locked;          /* GsSpillBufId: the synchronous locks it holds */
@@ -63,7 +64,6 @@ typedef struct {
 	gboolean computing;      /* a synchronous compute holds the locks in .locked */
 	gboolean gave_up;        /* its last fallback moved nothing: the next spill is not tried */
 	After after;
-	const GsOp *waiting;     /* the reserve op a T_RESERVE thread waits on */
 } SimMem;
 
 /* Every record packed in a table holds only pointers and 64-bit integers at most. */
@@ -161,12 +161,11 @@ struct Sim {
 	GsHeap *heap;
 	GsMemory *mem;
 	GsExecutionPool *fair;  /* policy.admission fair_share: the tasks' GPU shares */
-	GQueue reserve_waiters; /* SimThread* in T_RESERVE, FIFO */
+	GsRunReserve reserve;   /* reservations: SimThread* in T_RESERVE wait in line there */
 	GQueue gate_waiters;    /* SimThread* in T_GATE until the gate drains, FIFO */
 	GQueue open_waiters;    /* SimThread* in T_GATE until the gate opens, FIFO */
 	guint gate_scopes;      /* threads in a gate scope */
 	gboolean released;      /* memory was freed or released this instant */
-	guint64 reservations_made;
 	GArray *downgrading;    /* gboolean per GPU device: proactive downgrade in progress */
 	GArray *proactive_copy; /* GsSpillBufId per GPU device: its copy in flight, or 0 */
 	GArray *moves;          /* GsSpillMove scratch */
@@ -201,6 +200,13 @@ emit(Sim *s, GsLogEntry *entry)
 	entry->time = s->now;
 	if (logging(s))
 		s->opts.log(entry, s->opts.log_data);
+}
+
+/* The run layer's log hook. */
+static void
+log_entry(gpointer data, GsLogEntry *entry)
+{
+	emit(data, entry);
 }
 
 static SimThread *
@@ -409,7 +415,7 @@ mem_of(Sim *s, SimThread *t)
 		SimMem *m = g_new0(SimMem, 1);
 
 		m->bufs = g_ptr_array_new();
-		m->reservations = g_ptr_array_new_with_free_func(g_free);
+		gs_run_reservations_init(&m->res, t->result->name, t->spec);
 		m->copies = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		m->fallbacks = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		m->locked = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
@@ -426,7 +432,7 @@ sim_mem_free(SimMem *m)
 	if (m == NULL)
 		return;
 	g_ptr_array_unref(m->bufs);
-	g_ptr_array_unref(m->reservations);
+	gs_run_reservations_clear(&m->res);
 	g_array_unref(m->copies);
 	g_array_unref(m->fallbacks);
 	g_array_unref(m->locked);
@@ -452,14 +458,14 @@ stream_id(const SimThread *t, gint stream)
 static GsMemReservation *
 thread_reservation(Sim *s, SimThread *t, guint index)
 {
-	return gs_memory_reservation_at(mem_of(s, t)->reservations, index);
+	return gs_run_reservation(&mem_of(s, t)->res, index);
 }
 
 /* The thread's newest held reservation in a space: its stream's, for attribution "stream". */
 static GsMemReservation *
 stream_reservation(SimThread *t, GsTier tier, guint device)
 {
-	return gs_memory_newest_reservation(t->mem != NULL ? t->mem->reservations : NULL, tier,
+	return gs_memory_newest_reservation(t->mem != NULL ? t->mem->res.by_name : NULL, tier,
 					    device);
 }
 
@@ -989,52 +995,19 @@ begin_compute(Sim *s, SimThread *t, const GsEffect *effect)
 
 /* ---- ops the driver carries out ---- */
 
-static void
-log_reservation(Sim *s, SimThread *t, guint name, GsLogKind kind, const char *what,
-		const GsMemReservation *res, gint64 bytes)
-{
-	GsLogEntry e = {.kind = kind, .thread = t->result->name, .what = what, .bytes = bytes,
-			.buf = t->spec->reservations->pdata[name], .tier = res->tier,
-			.device = res->device};
-
-	emit(s, &e);
-}
-
-static void
-release_reservation(Sim *s, SimThread *t, guint name, GsMemReservation *res)
-{
-	gint64 refund = gs_memory_release(s->mem, res);
-
-	log_reservation(s, t, name, GS_LOG_RELEASE, NULL, res, refund);
-	memory_came_free(s, res->tier);
-}
-
 /* A reserve op; FALSE when the thread waits for it (mode block). */
 static gboolean
 do_reserve(Sim *s, SimThread *t, const GsOp *op)
 {
-	GsMemReservation *res = thread_reservation(s, t, op->reserve.res);
-	GsReservationOutcome outcome;
-
-	if (res->held)
-		release_reservation(s, t, op->reserve.res, res); /* reserved again: the old one goes */
-	outcome = gs_memory_reserve(s->mem, op, res);
-	log_reservation(s, t, op->reserve.res, GS_LOG_RESERVE, gs_reservation_outcome_name(outcome),
-			res,
-			outcome == GS_RESERVATION_GRANTED ? res->acct.size : op->reserve.size);
-	switch (outcome) {
+	switch (gs_run_reserve(&s->reserve, &mem_of(s, t)->res, t, op)) {
 	case GS_RESERVATION_GRANTED:
-		res->serial = ++s->reservations_made;
-		note_peak(s, res->tier);
 		s->changed = TRUE;
 		break;
 	case GS_RESERVATION_TOO_LARGE:
 		gs_interp_op_failed(interp_of(t), GS_EXC_RESERVATION_TOO_LARGE, s->now);
 		break;
 	case GS_RESERVATION_WAIT:
-		mem_of(s, t)->waiting = op;
 		set_status(s, t, T_RESERVE);
-		g_queue_push_tail(&s->reserve_waiters, t);
 		return FALSE;
 	case GS_RESERVATION_REFUSED:
 	case GS_N_RESERVATION_OUTCOMES:
@@ -1043,28 +1016,41 @@ do_reserve(Sim *s, SimThread *t, const GsOp *op)
 	return TRUE;
 }
 
-/* After a release or a free, blocking reservations are asked again, first come first. */
-static void
-retry_reservations(Sim *s)
+/* ---- the run layer's hooks: reservations ---- */
+
+static GsRunReservations *
+reservations_of(gpointer thread)
 {
-	guint n = g_queue_get_length(&s->reserve_waiters);
-
-	for (guint i = 0; i < n; i++) {
-		SimThread *t = g_queue_pop_head(&s->reserve_waiters);
-		const GsOp *op = t->mem->waiting;
-		GsMemReservation *res = thread_reservation(s, t, op->reserve.res);
-
-		if (gs_memory_reserve(s->mem, op, res) != GS_RESERVATION_GRANTED) {
-			g_queue_push_tail(&s->reserve_waiters, t);
-			continue;
-		}
-		res->serial = ++s->reservations_made;
-		log_reservation(s, t, op->reserve.res, GS_LOG_RESERVE, "granted", res, res->acct.size);
-		note_peak(s, res->tier);
-		t->mem->waiting = NULL;
-		resume_at(s, t, s->now, T_READY);
-	}
+	return &((SimThread *) thread)->mem->res;
 }
+
+static void
+reservation_granted(gpointer data, GsTier tier)
+{
+	note_peak(data, tier);
+}
+
+static void
+reservation_released(gpointer data, GsTier tier)
+{
+	memory_came_free(data, tier);
+}
+
+static void
+reservation_wakes(gpointer data, gpointer thread)
+{
+	Sim *s = data;
+
+	resume_at(s, thread, s->now, T_READY);
+}
+
+static const GsRunReserveHooks reserve_hooks = {
+	.of = reservations_of,
+	.granted = reservation_granted,
+	.released = reservation_released,
+	.wake = reservation_wakes,
+	.log = log_entry,
+};
 
 static void
 set_spillable(Sim *s, SimThread *t, const GsNames *names, gboolean spillable)
@@ -1079,8 +1065,6 @@ set_spillable(Sim *s, SimThread *t, const GsNames *names, gboolean spillable)
 static gboolean
 do_op(Sim *s, SimThread *t, const GsOp *op)
 {
-	GsMemReservation *res;
-
 	switch (op->kind) {
 	case GS_OP_POOL:
 		do_pool(s, t, op);
@@ -1088,9 +1072,7 @@ do_op(Sim *s, SimThread *t, const GsOp *op)
 	case GS_OP_RESERVE:
 		return do_reserve(s, t, op);
 	case GS_OP_RELEASE:
-		res = thread_reservation(s, t, op->res);
-		if (res->held)
-			release_reservation(s, t, op->res, res);
+		gs_run_release(&s->reserve, &mem_of(s, t)->res, op->res);
 		break;
 	case GS_OP_SYNC:
 		/* Buffers the stream held may be spilled now: a blocked thread may try again. */
@@ -1149,8 +1131,7 @@ mem_thread_ends(Sim *s, SimThread *t)
 
 	if (m == NULL)
 		return;
-	if (t->status == T_RESERVE)
-		g_queue_remove(&s->reserve_waiters, t);
+	gs_run_reserve_leave_line(&s->reserve, &m->res, t);
 	if (t->status == T_GATE) {
 		g_queue_remove(&s->gate_waiters, t);
 		g_queue_remove(&s->open_waiters, t);
@@ -1171,12 +1152,7 @@ mem_thread_ends(Sim *s, SimThread *t)
 	m->computing = FALSE;
 	m->after = AFTER_NOTHING;
 	gate_leave(s, t);
-	for (guint i = 0; i < m->reservations->len; i++) {
-		GsMemReservation *res = m->reservations->pdata[i];
-
-		if (res->held)
-			release_reservation(s, t, i, res);
-	}
+	gs_run_release_all(&s->reserve, &m->res);
 }
 
 /* Picks up where the thread left the tiers when it resumes; FALSE if it waits on. */
@@ -1555,12 +1531,6 @@ sim_now(gpointer data)
 	return ((Sim *) data)->now;
 }
 
-static void
-task_log(gpointer data, GsLogEntry *entry)
-{
-	emit(data, entry);
-}
-
 static const GsRunTaskHooks task_hooks = {
 	.task_new = task_new,
 	.arrives = task_arrives,
@@ -1568,7 +1538,7 @@ static const GsRunTaskHooks task_hooks = {
 	.stop_threads = end_threads,
 	.permit_granted = permit_granted,
 	.now = sim_now,
-	.log = task_log,
+	.log = log_entry,
 };
 
 /* ---- the watchdog and the end of a run ---- */
@@ -1638,8 +1608,8 @@ fire(Sim *s, const GsEvent *ev)
 		break;
 	}
 	drain_wakes(s);
-	if (s->released && !g_queue_is_empty(&s->reserve_waiters))
-		retry_reservations(s);
+	if (s->released && !g_queue_is_empty(&s->reserve.waiters))
+		gs_run_reserve_retry(&s->reserve);
 	s->released = FALSE;
 }
 
@@ -1834,7 +1804,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->mem = gs_memory_new(w);
 	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
 		s->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
-	g_queue_init(&s->reserve_waiters);
+	gs_run_reserve_init(&s->reserve, s->mem, &reserve_hooks, s);
 	g_queue_init(&s->gate_waiters);
 	g_queue_init(&s->open_waiters);
 	s->downgrading = g_array_new(FALSE, TRUE, sizeof(gboolean));
@@ -1907,7 +1877,7 @@ sim_clear(Sim *s)
 	table_clear(&s->threads);
 	table_clear(&s->tasks);
 	gs_run_tasks_clear(&s->run);
-	g_queue_clear(&s->reserve_waiters);
+	gs_run_reserve_clear(&s->reserve);
 	g_queue_clear(&s->gate_waiters);
 	g_queue_clear(&s->open_waiters);
 	g_array_unref(s->downgrading);
