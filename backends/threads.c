@@ -26,7 +26,7 @@
 #include <time.h>
 
 #include "tiers/memory.h"
-#include "run/reserve.h"
+#include "run/tier-ops.h"
 #include "run/tasks.h"
 #include "threads.h"
 
@@ -74,7 +74,7 @@ typedef struct {
 
 /* A thread's part in the tiers (under lock), made when it first needs one. */
 typedef struct {
-	GsRunReservations res;   /* its reservations, by reservation name */
+	GsRunThreadTiers res;   /* its reservations, by reservation name */
 	GsGateThread gate;
 	GArray *locked;          /* GsSpillBufId its synchronous compute or unspill locked */
 	GArray *inputs;          /* GsSpillBufId: retry-block inputs made spillable */
@@ -162,7 +162,7 @@ struct Threads {
 	/* The memory tiers (NULL: the bounded counters alone), all under lock: */
 	GsMemory *mem;
 	GArray *moves;           /* GsSpillMove scratch */
-	GsRunReserve reserve;    /* reservations: Worker* in T_RESERVE wait in line there */
+	GsRunTiers tier_ops;    /* reservations: Worker* in T_RESERVE wait in line there */
 	pthread_cond_t copies_cond; /* with lock: a move landed, or a thread left the gate */
 	guint gate_scopes;       /* threads in a gate scope */
 	guint64 corrupt_moves;   /* moves whose bytes did not arrive whole */
@@ -761,7 +761,7 @@ tiers_of(Worker *t)
 	if (t->tiers == NULL) {
 		Tiers *m = g_new0(Tiers, 1);
 
-		gs_run_reservations_init(&m->res, t->result->name, t->spec);
+		gs_run_thread_tiers_init(&m->res, t->id, t->result->name, t->spec);
 		m->locked = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		m->inputs = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		gs_gate_thread_init(gs_memory_gate(t->r->mem), &m->gate, t->id);
@@ -775,7 +775,7 @@ tiers_free(Tiers *m)
 {
 	if (m == NULL)
 		return;
-	gs_run_reservations_clear(&m->res);
+	gs_run_thread_tiers_clear(&m->res);
 	g_array_unref(m->locked);
 	g_array_unref(m->inputs);
 	g_free(m);
@@ -837,19 +837,7 @@ note_tier_peak(Threads *r, GsTier tier)
 	x->peak_charged = MAX(x->peak_charged, gs_memory_charged(r->mem, tier));
 }
 
-static GsSpillStreamId
-stream_id(const Worker *t, gint stream)
-{
-	return stream < 0 ? GS_SPILL_SYNCHRONOUS : ((GsSpillStreamId) t->id << 20) | stream;
-}
-
 /* The reservation the thread holds under name @index (made empty on first use). */
-static GsMemReservation *
-thread_reservation(Worker *t, guint index)
-{
-	return gs_run_reservation(&tiers_of(t)->res, index);
-}
-
 /* The thread's newest held reservation in a space: its stream's, for attribution "stream". */
 static GsMemReservation *
 stream_reservation(Worker *t, GsTier tier, guint device)
@@ -918,7 +906,7 @@ memory_came_free(Threads *r, GsTier tier)
 	if (tier != GS_TIER_DISK)
 		gs_engine_dealloc(r->engine, GS_NO_THREAD,
 				  tier == GS_TIER_GPU ? GS_KIND_GPU : GS_KIND_HOST, 0, now(r));
-	gs_run_reserve_retry(&r->reserve);
+	gs_run_reserve_retry(&r->tier_ops);
 }
 
 /* ---- the gate ---- */
@@ -1324,22 +1312,11 @@ spill_for(Worker *t, GsTier tier, gint64 need)
 static GsMemRequest
 request_for(Worker *t, const GsEffect *e)
 {
-	Threads *r = t->r;
 	const GsOp *op = e->op;
-	GsMemRequest req = {.kind = e->alloc_kind, .size = e->size, .now = now(r)};
+	gboolean names_one = op != NULL && op->kind == GS_OP_ALLOC && op->alloc.reservation >= 0;
 
-	if (gs_memory_spills(r->mem))
-		req.owner = gs_engine_thread_priority(r->engine, t->id);
-	if (op != NULL && op->kind == GS_OP_ALLOC) {
-		req.device = op->alloc.device;
-		req.spillable = op->alloc.spillable;
-		if (op->alloc.reservation >= 0)
-			req.res = thread_reservation(t, (guint) op->alloc.reservation);
-		if (req.res != NULL && req.res->held && req.res->tier == GS_TIER_GPU &&
-		    e->alloc_kind == GS_KIND_GPU)
-			req.device = req.res->device;
-	}
-	return req;
+	return gs_run_request(&t->r->tier_ops, names_one ? &tiers_of(t)->res : NULL, t->id, e,
+			      t->r->engine, now(t->r));
 }
 
 static void
@@ -1376,7 +1353,7 @@ tiered_take(Worker *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, guint
 	if (!ok) {
 		gs_memory_give_page(t->task != NULL ? t->task->pages : NULL, b);
 		gs_memory_free_buffer(r->mem, b, NULL);
-		gs_run_reserve_retry(&r->reserve);
+		gs_run_reserve_retry(&r->tier_ops);
 		g_free(held);
 	} else {
 		held->backend = bk;
@@ -1484,20 +1461,12 @@ tiered_free(Worker *t, Held *held)
 		backend_free_held(r, t->bk, tier, held->backend);
 		g_free(held);
 	}
-	gs_run_reserve_retry(&r->reserve);
+	gs_run_reserve_retry(&r->tier_ops);
 	engine_unlock(r);
 	return tier;
 }
 
 /* ---- computes: locks, and spilled buffers brought back first ---- */
-
-static void
-unlock_all(Threads *r, GArray *ids)
-{
-	for (guint i = 0; i < ids->len; i++)
-		gs_spill_unlock(gs_memory_store(r->mem), g_array_index(ids, GsSpillBufId, i));
-	g_array_set_size(ids, 0);
-}
 
 /* Waits while another thread's copy of one of @ids is in flight. */
 static void
@@ -1582,7 +1551,7 @@ tiered_unspill(Worker *t, const GsEffect *e)
 			break;
 	}
 	if (!ok)
-		unlock_all(r, m->locked);
+		gs_memory_unlock_all(r->mem, m->locked);
 	engine_unlock(r);
 	if (!ok)
 		log_alloc(t, e, FALSE);
@@ -1617,8 +1586,8 @@ tiered_compute_begin(Worker *t, const GsEffect *e, GArray *uses)
 		Tiers *m = tiers_of(t);
 
 		gs_spill_use_begin(gs_memory_store(r->mem), (const GsSpillBufId *) ids->data,
-				   ids->len, stream_id(t, op->compute.stream), now(r));
-		unlock_all(r, m->locked); /* an unspill's locks: ours are taken now */
+				   ids->len, gs_memory_stream_id(t->id, op->compute.stream), now(r));
+		gs_memory_unlock_all(r->mem, m->locked); /* an unspill's locks: ours are taken now */
 		if (op->compute.stream < 0)
 			g_array_append_vals(m->locked, ids->data, ids->len);
 	}
@@ -1635,51 +1604,36 @@ tiered_compute_end(Worker *t)
 	if (t->tiers == NULL || t->tiers->locked->len == 0)
 		return;
 	pthread_mutex_lock(&r->lock);
-	unlock_all(r, t->tiers->locked);
+	gs_memory_unlock_all(r->mem, t->tiers->locked);
 	memory_came_free(r, GS_TIER_GPU);
 	engine_unlock(r);
 }
 
 /* ---- reservations and the other ops of the tiers (under lock) ---- */
 
-/*
- * A reserve op. A blocking one that must wait parks the thread (T_RESERVE)
- * until a release or a free lets it through, first come first served.
- * Returns the exception to throw, or GS_EXC_NONE.
- */
-static GsException
-do_reserve(Worker *t, const GsOp *op)
+/* A blocking reservation in line: the thread waits (T_RESERVE) until it is granted or stopped. */
+static void
+wait_for_reservation(Worker *t)
 {
 	Threads *r = t->r;
 
-	switch (gs_run_reserve(&r->reserve, &tiers_of(t)->res, t, op)) {
-	case GS_RESERVATION_TOO_LARGE:
-		return GS_EXC_RESERVATION_TOO_LARGE;
-	case GS_RESERVATION_WAIT:
-		break;
-	case GS_RESERVATION_GRANTED:
-	case GS_RESERVATION_REFUSED:
-	case GS_N_RESERVATION_OUTCOMES:
-		return GS_EXC_NONE;
-	}
 	set_status(r, t, T_RESERVE);
 	t->parked_since = now(r);
 	drain_wakes(r);
 	while (atomic_load(&t->status) == T_RESERVE && !atomic_load(&t->stop))
 		pthread_cond_wait(&t->cond, &r->lock);
 	if (atomic_load(&t->status) == T_RESERVE) {
-		gs_run_reserve_leave_line(&r->reserve, &t->tiers->res, t);
+		gs_run_reserve_leave_line(&r->tier_ops, &t->tiers->res, t);
 		set_status(r, t, T_READY);
 	}
-	return GS_EXC_NONE;
 }
 
 /* ---- the run layer's hooks: reservations (under lock) ---- */
 
-static GsRunReservations *
-reservations_of(gpointer thread)
+static GsRunThreadTiers *
+tiers_of_thread(gpointer data, gpointer thread)
 {
-	return &((Worker *) thread)->tiers->res;
+	return &tiers_of(thread)->res;
 }
 
 static void
@@ -1709,24 +1663,20 @@ reservation_log(gpointer data, GsLogEntry *entry)
 	log_locked(data, entry);
 }
 
-static const GsRunReserveHooks reserve_hooks = {
-	.of = reservations_of,
+static void
+buffers_of(gpointer thread, const GsNames *names, GArray *ids)
+{
+	buffers_listed(thread, names, ids);
+}
+
+static const GsRunTierHooks tier_hooks = {
+	.of = tiers_of_thread,
 	.granted = reservation_granted,
 	.released = reservation_released,
 	.wake = reservation_wakes,
 	.log = reservation_log,
+	.buffers = buffers_of,
 };
-
-static void
-set_spillable(Worker *t, const GsNames *names, gboolean spillable)
-{
-	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
-
-	if (!gs_memory_spills(t->r->mem))
-		return;
-	buffers_listed(t, names, ids);
-	gs_memory_set_spillable(t->r->mem, ids, spillable);
-}
 
 /* An op of the tiers the interpreter leaves to the driver. */
 static void
@@ -1736,37 +1686,15 @@ tiered_op(Worker *t, const GsOp *op)
 	GsException exc = GS_EXC_NONE;
 
 	pthread_mutex_lock(&r->lock);
-	switch (op->kind) {
-	case GS_OP_RESERVE:
-		exc = do_reserve(t, op);
+	switch (gs_run_tier_op(&r->tier_ops, t, t->id, op)) {
+	case GS_RUN_OP_WAITS:
+		wait_for_reservation(t);
 		break;
-	case GS_OP_RELEASE:
-		gs_run_release(&r->reserve, &tiers_of(t)->res, op->res);
+	case GS_RUN_OP_TOO_LARGE:
+		exc = GS_EXC_RESERVATION_TOO_LARGE;
 		break;
-	case GS_OP_SYNC:
-		/* Buffers the stream held may be spilled now: a blocked thread may try again. */
-		if (gs_memory_spills(r->mem) &&
-		    gs_spill_sync(gs_memory_store(r->mem), stream_id(t, (gint) op->stream)) > 0)
-			memory_came_free(r, GS_TIER_GPU);
+	case GS_RUN_OP_GOES_ON:
 		break;
-	case GS_OP_SPILLABLE:
-	case GS_OP_UNSPILLABLE:
-		set_spillable(t, &op->free.bufs, op->kind == GS_OP_SPILLABLE);
-		break;
-	case GS_OP_ALLOC:
-	case GS_OP_FREE:
-	case GS_OP_COMPUTE:
-	case GS_OP_SLEEP:
-	case GS_OP_UNTIL:
-	case GS_OP_RETRY:
-	case GS_OP_BLOCK_UNTIL_READY:
-	case GS_OP_POOL:
-	case GS_OP_WAIT_ON_POOL:
-	case GS_OP_INJECT:
-	case GS_OP_REPEAT:
-	case GS_OP_TASK_DONE:
-	case GS_N_OP_KINDS:
-		break; /* the interpreter's own, or the pool op (do_pool) */
 	}
 	engine_unlock(r);
 	if (exc != GS_EXC_NONE)
@@ -1807,12 +1735,12 @@ tiers_thread_ends(Worker *t)
 	if (m == NULL)
 		return;
 	if (gs_memory_spills(r->mem)) {
-		unlock_all(r, m->locked);
+		gs_memory_unlock_all(r->mem, m->locked);
 		for (guint i = 0; i < t->spec->streams->len; i++)
-			gs_spill_sync(gs_memory_store(r->mem), stream_id(t, (gint) i));
+			gs_spill_sync(gs_memory_store(r->mem), gs_memory_stream_id(t->id, (gint) i));
 	}
 	gate_leave(t);
-	gs_run_release_all(&r->reserve, &m->res);
+	gs_run_release_all(&r->tier_ops, &m->res);
 }
 
 /* ---- effects ---- */
@@ -2726,7 +2654,7 @@ threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsR
 	}
 	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
 		r->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
-	gs_run_reserve_init(&r->reserve, r->mem, &reserve_hooks, r);
+	gs_run_tiers_init(&r->tier_ops, r->mem, &tier_hooks, r);
 	cond_init(&r->copies_cond);
 }
 
@@ -2774,7 +2702,7 @@ threads_clear(Threads *r)
 	g_ptr_array_unref(r->tasks);
 	gs_run_tasks_clear(&r->run);
 	g_array_unref(r->log);
-	gs_run_reserve_clear(&r->reserve);
+	gs_run_tiers_clear(&r->tier_ops);
 	pthread_cond_destroy(&r->copies_cond);
 	if (r->moves != NULL)
 		g_array_unref(r->moves);

@@ -24,7 +24,7 @@
 
 #include "sim/heap.h"
 #include "tiers/memory.h"
-#include "run/reserve.h"
+#include "run/tier-ops.h"
 #include "run/tasks.h"
 #include "sim/sim.h"
 
@@ -55,7 +55,7 @@ typedef enum {
  */
 typedef struct {
 	GPtrArray *bufs;         /* GsMemBuf*, live, oldest first (only when buffers can move) */
-	GsRunReservations res;   /* its reservations, by reservation name */
+	GsRunThreadTiers res;   /* its reservations, by reservation name */
 	GArray *copies;          /* GsSpillBufId: copies in flight */
 	GArray *fallbacks;       /* GsSpillBufId: victims whose copy found no room */
 	GArray *locked;          /* GsSpillBufId: the synchronous locks it holds */
@@ -161,7 +161,7 @@ struct Sim {
 	GsHeap *heap;
 	GsMemory *mem;
 	GsExecutionPool *fair;  /* policy.admission fair_share: the tasks' GPU shares */
-	GsRunReserve reserve;   /* reservations: SimThread* in T_RESERVE wait in line there */
+	GsRunTiers tier_ops;   /* reservations: SimThread* in T_RESERVE wait in line there */
 	GQueue gate_waiters;    /* SimThread* in T_GATE until the gate drains, FIFO */
 	GQueue open_waiters;    /* SimThread* in T_GATE until the gate opens, FIFO */
 	guint gate_scopes;      /* threads in a gate scope */
@@ -415,7 +415,7 @@ mem_of(Sim *s, SimThread *t)
 		SimMem *m = g_new0(SimMem, 1);
 
 		m->bufs = g_ptr_array_new();
-		gs_run_reservations_init(&m->res, t->result->name, t->spec);
+		gs_run_thread_tiers_init(&m->res, t->id, t->result->name, t->spec);
 		m->copies = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		m->fallbacks = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		m->locked = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
@@ -432,7 +432,7 @@ sim_mem_free(SimMem *m)
 	if (m == NULL)
 		return;
 	g_ptr_array_unref(m->bufs);
-	gs_run_reservations_clear(&m->res);
+	gs_run_thread_tiers_clear(&m->res);
 	g_array_unref(m->copies);
 	g_array_unref(m->fallbacks);
 	g_array_unref(m->locked);
@@ -448,19 +448,7 @@ buf_name(const GsMemBuf *b)
 	return owner->spec->buffers->pdata[b->name];
 }
 
-static GsSpillStreamId
-stream_id(const SimThread *t, gint stream)
-{
-	return stream < 0 ? GS_SPILL_SYNCHRONOUS : ((GsSpillStreamId) t->id << 20) | stream;
-}
-
 /* The reservation the thread holds under name @index (made empty on first use). */
-static GsMemReservation *
-thread_reservation(Sim *s, SimThread *t, guint index)
-{
-	return gs_run_reservation(&mem_of(s, t)->res, index);
-}
-
 /* The thread's newest held reservation in a space: its stream's, for attribution "stream". */
 static GsMemReservation *
 stream_reservation(SimThread *t, GsTier tier, guint device)
@@ -659,14 +647,6 @@ spill_for(Sim *s, SimThread *t, GsTier tier, gint64 need)
 }
 
 static void
-unlock_all(Sim *s, GArray *ids)
-{
-	for (guint i = 0; i < ids->len; i++)
-		gs_spill_unlock(gs_memory_store(s->mem), g_array_index(ids, GsSpillBufId, i));
-	g_array_set_size(ids, 0);
-}
-
-static void
 commit_copies(Sim *s, SimMem *m)
 {
 	for (guint i = 0; i < m->copies->len; i++) {
@@ -743,7 +723,7 @@ copies_landed(Sim *s, SimThread *t)
 		m->gave_up = TRUE; /* every victim stayed: spilling again now would change nothing */
 	}
 	gate_leave(s, t);
-	unlock_all(s, m->locked);
+	gs_memory_unlock_all(s->mem, m->locked);
 	m->after = AFTER_NOTHING;
 	if (after == AFTER_ALLOC)
 		t->try_due = TRUE;
@@ -786,21 +766,10 @@ static GsMemRequest
 request_for(Sim *s, SimThread *t, const GsEffect *effect)
 {
 	const GsOp *op = effect->op;
-	GsMemRequest req = {.kind = effect->alloc_kind, .size = effect->size, .now = s->now};
+	gboolean names_one = op != NULL && op->kind == GS_OP_ALLOC && op->alloc.reservation >= 0;
 
-	/* The owner's rank orders victims: only a store that spills needs it. */
-	if (gs_memory_spills(s->mem))
-		req.owner = gs_engine_thread_priority(s->engine, t->id);
-	if (op != NULL && op->kind == GS_OP_ALLOC) {
-		req.device = op->alloc.device;
-		req.spillable = op->alloc.spillable;
-		if (op->alloc.reservation >= 0)
-			req.res = thread_reservation(s, t, (guint) op->alloc.reservation);
-		if (req.res != NULL && req.res->held && req.res->tier == GS_TIER_GPU &&
-		    effect->alloc_kind == GS_KIND_GPU)
-			req.device = req.res->device;
-	}
-	return req;
+	return gs_run_request(&s->tier_ops, names_one ? &mem_of(s, t)->res : NULL, t->id, effect,
+			      s->engine, s->now);
 }
 
 static void
@@ -934,7 +903,7 @@ try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 	}
 	if (spill_for(s, t, GS_TIER_GPU, short_by))
 		return;
-	unlock_all(s, m->locked);
+	gs_memory_unlock_all(s->mem, m->locked);
 	log_alloc(s, t, effect, GS_TIER_GPU, FALSE);
 	gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
 }
@@ -985,7 +954,7 @@ begin_compute(Sim *s, SimThread *t, const GsEffect *effect)
 		return FALSE;
 	}
 	gs_spill_use_begin(gs_memory_store(s->mem), (const GsSpillBufId *) ids->data, ids->len,
-			   stream_id(t, op->compute.stream), s->now);
+			   gs_memory_stream_id(t->id, op->compute.stream), s->now);
 	if (op->compute.stream < 0) {
 		g_array_append_vals(mem_of(s, t)->locked, ids->data, ids->len);
 		mem_of(s, t)->computing = TRUE;
@@ -995,39 +964,27 @@ begin_compute(Sim *s, SimThread *t, const GsEffect *effect)
 
 /* ---- ops the driver carries out ---- */
 
-/* A reserve op; FALSE when the thread waits for it (mode block). */
-static gboolean
-do_reserve(Sim *s, SimThread *t, const GsOp *op)
-{
-	switch (gs_run_reserve(&s->reserve, &mem_of(s, t)->res, t, op)) {
-	case GS_RESERVATION_GRANTED:
-		s->changed = TRUE;
-		break;
-	case GS_RESERVATION_TOO_LARGE:
-		gs_interp_op_failed(interp_of(t), GS_EXC_RESERVATION_TOO_LARGE, s->now);
-		break;
-	case GS_RESERVATION_WAIT:
-		set_status(s, t, T_RESERVE);
-		return FALSE;
-	case GS_RESERVATION_REFUSED:
-	case GS_N_RESERVATION_OUTCOMES:
-		break;
-	}
-	return TRUE;
-}
-
 /* ---- the run layer's hooks: reservations ---- */
 
-static GsRunReservations *
-reservations_of(gpointer thread)
+static GsRunThreadTiers *
+tiers_of_thread(gpointer data, gpointer thread)
 {
-	return &((SimThread *) thread)->mem->res;
+	return &mem_of(data, thread)->res;
 }
 
 static void
 reservation_granted(gpointer data, GsTier tier)
 {
-	note_peak(data, tier);
+	Sim *s = data;
+
+	note_peak(s, tier);
+	s->changed = TRUE;
+}
+
+static void
+buffers_of(gpointer thread, const GsNames *names, GArray *ids)
+{
+	buffers_listed(thread, names, ids);
 }
 
 static void
@@ -1044,59 +1001,34 @@ reservation_wakes(gpointer data, gpointer thread)
 	resume_at(s, thread, s->now, T_READY);
 }
 
-static const GsRunReserveHooks reserve_hooks = {
-	.of = reservations_of,
+static const GsRunTierHooks tier_hooks = {
+	.of = tiers_of_thread,
 	.granted = reservation_granted,
 	.released = reservation_released,
 	.wake = reservation_wakes,
 	.log = log_entry,
+	.buffers = buffers_of,
 };
-
-static void
-set_spillable(Sim *s, SimThread *t, const GsNames *names, gboolean spillable)
-{
-	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
-
-	buffers_listed(t, names, ids);
-	gs_memory_set_spillable(s->mem, ids, spillable);
-}
 
 /* Carries out an op the interpreter leaves to the driver; FALSE when the thread must wait. */
 static gboolean
 do_op(Sim *s, SimThread *t, const GsOp *op)
 {
-	switch (op->kind) {
-	case GS_OP_POOL:
+	if (op->kind == GS_OP_POOL) {
 		do_pool(s, t, op);
+		return TRUE;
+	}
+	if (!gs_run_is_tier_op(op))
+		return TRUE; /* the interpreter's own */
+	switch (gs_run_tier_op(&s->tier_ops, t, t->id, op)) {
+	case GS_RUN_OP_WAITS:
+		set_status(s, t, T_RESERVE);
+		return FALSE;
+	case GS_RUN_OP_TOO_LARGE:
+		gs_interp_op_failed(interp_of(t), GS_EXC_RESERVATION_TOO_LARGE, s->now);
 		break;
-	case GS_OP_RESERVE:
-		return do_reserve(s, t, op);
-	case GS_OP_RELEASE:
-		gs_run_release(&s->reserve, &mem_of(s, t)->res, op->res);
+	case GS_RUN_OP_GOES_ON:
 		break;
-	case GS_OP_SYNC:
-		/* Buffers the stream held may be spilled now: a blocked thread may try again. */
-		if (gs_memory_spills(s->mem) &&
-		    gs_spill_sync(gs_memory_store(s->mem), stream_id(t, (gint) op->stream)) > 0)
-			memory_came_free(s, GS_TIER_GPU);
-		break;
-	case GS_OP_SPILLABLE:
-	case GS_OP_UNSPILLABLE:
-		set_spillable(s, t, &op->free.bufs, op->kind == GS_OP_SPILLABLE);
-		break;
-	case GS_OP_ALLOC:
-	case GS_OP_FREE:
-	case GS_OP_COMPUTE:
-	case GS_OP_SLEEP:
-	case GS_OP_UNTIL:
-	case GS_OP_RETRY:
-	case GS_OP_BLOCK_UNTIL_READY:
-	case GS_OP_WAIT_ON_POOL:
-	case GS_OP_INJECT:
-	case GS_OP_REPEAT:
-	case GS_OP_TASK_DONE:
-	case GS_N_OP_KINDS:
-		break; /* the interpreter's own */
 	}
 	return TRUE;
 }
@@ -1131,7 +1063,7 @@ mem_thread_ends(Sim *s, SimThread *t)
 
 	if (m == NULL)
 		return;
-	gs_run_reserve_leave_line(&s->reserve, &m->res, t);
+	gs_run_reserve_leave_line(&s->tier_ops, &m->res, t);
 	if (t->status == T_GATE) {
 		g_queue_remove(&s->gate_waiters, t);
 		g_queue_remove(&s->open_waiters, t);
@@ -1145,14 +1077,14 @@ mem_thread_ends(Sim *s, SimThread *t)
 	g_array_set_size(m->copies, 0);
 	g_array_set_size(m->fallbacks, 0);
 	if (gs_memory_spills(s->mem)) {
-		unlock_all(s, m->locked);
+		gs_memory_unlock_all(s->mem, m->locked);
 		for (guint i = 0; i < t->spec->streams->len; i++)
-			gs_spill_sync(gs_memory_store(s->mem), stream_id(t, (gint) i));
+			gs_spill_sync(gs_memory_store(s->mem), gs_memory_stream_id(t->id, (gint) i));
 	}
 	m->computing = FALSE;
 	m->after = AFTER_NOTHING;
 	gate_leave(s, t);
-	gs_run_release_all(&s->reserve, &m->res);
+	gs_run_release_all(&s->tier_ops, &m->res);
 }
 
 /* Picks up where the thread left the tiers when it resumes; FALSE if it waits on. */
@@ -1164,7 +1096,7 @@ mem_resume(Sim *s, SimThread *t)
 	if (m->computing) {
 		/* The compute is over: its buffers may be spilled again. */
 		m->computing = FALSE;
-		unlock_all(s, m->locked);
+		gs_memory_unlock_all(s->mem, m->locked);
 		memory_came_free(s, GS_TIER_GPU);
 	}
 	if (m->after != AFTER_NOTHING)
@@ -1608,8 +1540,8 @@ fire(Sim *s, const GsEvent *ev)
 		break;
 	}
 	drain_wakes(s);
-	if (s->released && !g_queue_is_empty(&s->reserve.waiters))
-		gs_run_reserve_retry(&s->reserve);
+	if (s->released && !g_queue_is_empty(&s->tier_ops.waiters))
+		gs_run_reserve_retry(&s->tier_ops);
 	s->released = FALSE;
 }
 
@@ -1804,7 +1736,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->mem = gs_memory_new(w);
 	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
 		s->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
-	gs_run_reserve_init(&s->reserve, s->mem, &reserve_hooks, s);
+	gs_run_tiers_init(&s->tier_ops, s->mem, &tier_hooks, s);
 	g_queue_init(&s->gate_waiters);
 	g_queue_init(&s->open_waiters);
 	s->downgrading = g_array_new(FALSE, TRUE, sizeof(gboolean));
@@ -1877,7 +1809,7 @@ sim_clear(Sim *s)
 	table_clear(&s->threads);
 	table_clear(&s->tasks);
 	gs_run_tasks_clear(&s->run);
-	gs_run_reserve_clear(&s->reserve);
+	gs_run_tiers_clear(&s->tier_ops);
 	g_queue_clear(&s->gate_waiters);
 	g_queue_clear(&s->open_waiters);
 	g_array_unref(s->downgrading);

@@ -107,6 +107,20 @@ gs_memory_store(GsMemory *m)
 	return m->store;
 }
 
+GsSpillStreamId
+gs_memory_stream_id(GsThreadId thread, gint stream)
+{
+	return stream < 0 ? GS_SPILL_SYNCHRONOUS : ((GsSpillStreamId) thread << 20) | stream;
+}
+
+void
+gs_memory_unlock_all(GsMemory *m, GArray *ids)
+{
+	for (guint i = 0; i < ids->len; i++)
+		gs_spill_unlock(m->store, g_array_index(ids, GsSpillBufId, i));
+	g_array_set_size(ids, 0);
+}
+
 GsGate *
 gs_memory_gate(GsMemory *m)
 {

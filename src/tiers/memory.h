@@ -144,6 +144,12 @@ gboolean gs_memory_res_in_space(const GsMemReservation *res, GsTier tier, guint 
 /* ---- spilling ---- */
 
 GsSpillStore *gs_memory_store(GsMemory *m);
+
+/** The spill store's id of stream @stream of thread @thread (< 0: synchronous work). */
+GsSpillStreamId gs_memory_stream_id(GsThreadId thread, gint stream);
+
+/** Lets go of the synchronous locks on @ids, and empties it. */
+void gs_memory_unlock_all(GsMemory *m, GArray *ids);
 GsGate *gs_memory_gate(GsMemory *m);
 
 /**

@@ -1,5 +1,5 @@
 /*
- * Unit tests of run/reserve.h through a fake driver over the real tier
+ * Unit tests of run/tier-ops.h through a fake driver over the real tier
  * model: grants, refusals and waits, a name reserved again, the line of
  * waiting threads served first come first served, a thread that leaves the
  * line, and every reservation given back at a thread's end. The fake driver
@@ -10,18 +10,18 @@
 
 #include <string.h>
 
-#include "run/reserve.h"
+#include "run/tier-ops.h"
 #include "testlib.h"
 
 #define MIB ((gint64) 1 << 20)
 
 typedef struct {
-	GsRunReservations res;
+	GsRunThreadTiers res;
 	const char *name;
 } Thread;
 
 typedef struct {
-	GsRunReserve reserve;
+	GsRunTiers tier_ops;
 	GsWorkload *w;
 	GsMemory *mem;
 	GsThreadSpec *spec;
@@ -46,8 +46,8 @@ note(Fake *f, const char *format, ...)
 	va_end(args);
 }
 
-static GsRunReservations *
-fake_of(gpointer thread)
+static GsRunThreadTiers *
+fake_of(gpointer data, gpointer thread)
 {
 	return &((Thread *) thread)->res;
 }
@@ -80,12 +80,24 @@ fake_log(gpointer data, GsLogEntry *e)
 	     e->what != NULL ? e->what : "-", e->bytes / MIB);
 }
 
-static const GsRunReserveHooks fake_hooks = {
+static void
+fake_buffers(gpointer thread, const GsNames *names, GArray *ids)
+{
+	/* The fake's threads hold buffer n + 1 under name n. */
+	for (guint i = 0; i < names->len; i++) {
+		GsSpillBufId id = gs_names_data(names)[i] + 1;
+
+		g_array_append_val(ids, id);
+	}
+}
+
+static const GsRunTierHooks fake_hooks = {
 	.of = fake_of,
 	.granted = fake_granted,
 	.released = fake_released,
 	.wake = fake_wake,
 	.log = fake_log,
+	.buffers = fake_buffers,
 };
 
 /* Two threads, T1 and T2, whose specs name reservations r and s, on a 100 MiB GPU. */
@@ -101,10 +113,10 @@ fake_new(void)
 	g_ptr_array_add(f->spec->reservations, g_strdup("r"));
 	g_ptr_array_add(f->spec->reservations, g_strdup("s"));
 	f->trace = g_string_new(NULL);
-	gs_run_reserve_init(&f->reserve, f->mem, &fake_hooks, f);
+	gs_run_tiers_init(&f->tier_ops, f->mem, &fake_hooks, f);
 	for (guint i = 0; i < 2; i++) {
 		f->threads[i].name = i == 0 ? "T1" : "T2";
-		gs_run_reservations_init(&f->threads[i].res, f->threads[i].name, f->spec);
+		gs_run_thread_tiers_init(&f->threads[i].res, i + 1, f->threads[i].name, f->spec);
 	}
 	return f;
 }
@@ -113,8 +125,8 @@ static void
 fake_free(Fake *f)
 {
 	for (guint i = 0; i < 2; i++)
-		gs_run_reservations_clear(&f->threads[i].res);
-	gs_run_reserve_clear(&f->reserve);
+		gs_run_thread_tiers_clear(&f->threads[i].res);
+	gs_run_tiers_clear(&f->tier_ops);
 	gs_memory_free(f->mem);
 	gs_thread_spec_free(f->spec);
 	gs_workload_free(f->w);
@@ -134,7 +146,7 @@ reserve(Fake *f, guint i, guint name, gint64 mib, GsReserveMode mode)
 	op->reserve.size = mib * MIB;
 	op->reserve.tier = GS_TIER_GPU;
 	op->reserve.mode = mode;
-	return gs_run_reserve(&f->reserve, &f->threads[i].res, &f->threads[i], op);
+	return gs_run_reserve(&f->tier_ops, &f->threads[i].res, &f->threads[i], op);
 }
 
 static void
@@ -154,11 +166,11 @@ START_TEST(test_a_blocking_request_waits_in_line)
 	ck_assert_int_eq(reserve(f, 1, 0, 60, GS_RESERVE_BLOCK), GS_RESERVATION_WAIT);
 	expect(f, "T1 reserves r granted 60MiB, T2 reserves r wait 60MiB");
 	ck_assert_ptr_nonnull(f->threads[1].res.waiting);
-	gs_run_reserve_retry(&f->reserve);
+	gs_run_reserve_retry(&f->tier_ops);
 	expect(f, "");
-	gs_run_release(&f->reserve, &f->threads[0].res, 0);
-	gs_run_release(&f->reserve, &f->threads[0].res, 0); /* not held: nothing */
-	gs_run_reserve_retry(&f->reserve);
+	gs_run_release(&f->tier_ops, &f->threads[0].res, 0);
+	gs_run_release(&f->tier_ops, &f->threads[0].res, 0); /* not held: nothing */
+	gs_run_reserve_retry(&f->tier_ops);
 	expect(f, "T1 releases r - 60MiB, gpu came free, T2 reserves r granted 60MiB, wake T2");
 	ck_assert_ptr_null(f->threads[1].res.waiting);
 	ck_assert(gs_run_reservation(&f->threads[1].res, 0)->held);
@@ -178,7 +190,7 @@ START_TEST(test_a_name_reserved_again_and_a_thread_that_ends)
 	expect(f, "T1 reserves r granted 30MiB, T1 reserves s granted 20MiB, "
 		  "T1 releases r - 30MiB, gpu came free, T1 reserves r granted 40MiB");
 	ck_assert_uint_eq(gs_run_reservation(&f->threads[0].res, 0)->serial, 3);
-	gs_run_release_all(&f->reserve, &f->threads[0].res);
+	gs_run_release_all(&f->tier_ops, &f->threads[0].res);
 	expect(f, "T1 releases r - 40MiB, gpu came free, T1 releases s - 20MiB, gpu came free");
 	fake_free(f);
 }
@@ -195,12 +207,55 @@ START_TEST(test_first_come_first_served_and_leaving_the_line)
 	ck_assert_int_eq(reserve(f, 0, 1, 40, GS_RESERVE_OR_NULL), GS_RESERVATION_REFUSED);
 	expect(f, "T1 reserves r granted 80MiB, T2 reserves r wait 50MiB, "
 		  "T2 reserves s granted 10MiB, T1 reserves s refused 40MiB");
-	gs_run_reserve_leave_line(&f->reserve, &f->threads[1].res, &f->threads[1]);
-	gs_run_reserve_leave_line(&f->reserve, &f->threads[1].res, &f->threads[1]);
-	ck_assert(g_queue_is_empty(&f->reserve.waiters));
-	gs_run_release(&f->reserve, &f->threads[0].res, 0);
-	gs_run_reserve_retry(&f->reserve);
+	gs_run_reserve_leave_line(&f->tier_ops, &f->threads[1].res, &f->threads[1]);
+	gs_run_reserve_leave_line(&f->tier_ops, &f->threads[1].res, &f->threads[1]);
+	ck_assert(g_queue_is_empty(&f->tier_ops.waiters));
+	gs_run_release(&f->tier_ops, &f->threads[0].res, 0);
+	gs_run_reserve_retry(&f->tier_ops);
 	expect(f, "T1 releases r - 80MiB, gpu came free");
+	fake_free(f);
+}
+END_TEST
+
+/*
+ * The ops as a driver hands them over: a reserve that waits or is too
+ * large, a release by op, and an op that is not the tiers' does nothing.
+ * An allocation's request takes the device of the reservation it names.
+ */
+START_TEST(test_the_ops_and_an_allocations_request)
+{
+	Fake *f = fake_new();
+	GsOp release = {.kind = GS_OP_RELEASE, .res = 0}, sleep = {.kind = GS_OP_SLEEP};
+	GsOp alloc = {.kind = GS_OP_ALLOC};
+	GsEffect effect = {.alloc_kind = GS_KIND_GPU, .size = MIB, .op = &alloc};
+	GsOp *big = &f->ops[f->n_ops++], *wait = &f->ops[f->n_ops++];
+	GsMemRequest req;
+
+	big->kind = wait->kind = GS_OP_RESERVE;
+	big->reserve.size = 200 * MIB;
+	wait->reserve.size = 60 * MIB;
+	big->reserve.tier = wait->reserve.tier = GS_TIER_GPU;
+	ck_assert(gs_run_is_tier_op(&release) && !gs_run_is_tier_op(&sleep));
+	ck_assert_int_eq(gs_run_tier_op(&f->tier_ops, &f->threads[0], 1, big), GS_RUN_OP_TOO_LARGE);
+	ck_assert_int_eq(reserve(f, 1, 0, 60, GS_RESERVE_BLOCK), GS_RESERVATION_GRANTED);
+	ck_assert_int_eq(gs_run_tier_op(&f->tier_ops, &f->threads[0], 1, wait), GS_RUN_OP_WAITS);
+	ck_assert_int_eq(gs_run_tier_op(&f->tier_ops, &f->threads[0], 1, &sleep), GS_RUN_OP_GOES_ON);
+	expect(f, "T1 reserves r too_large 200MiB, T2 reserves r granted 60MiB, "
+		  "T1 reserves r wait 60MiB");
+	ck_assert_int_eq(gs_run_tier_op(&f->tier_ops, &f->threads[1], 2, &release),
+			 GS_RUN_OP_GOES_ON);
+	gs_run_reserve_retry(&f->tier_ops);
+	expect(f, "T2 releases r - 60MiB, gpu came free, T1 reserves r granted 60MiB, wake T1");
+	alloc.alloc.reservation = -1;
+	alloc.alloc.device = 0;
+	req = gs_run_request(&f->tier_ops, NULL, 1, &effect, NULL, 5);
+	ck_assert_ptr_null(req.res);
+	ck_assert_int_eq(req.size, MIB);
+	ck_assert_int_eq(req.now, 5);
+	alloc.alloc.reservation = 0;
+	req = gs_run_request(&f->tier_ops, &f->threads[0].res, 1, &effect, NULL, 5);
+	ck_assert_ptr_eq(req.res, gs_run_reservation(&f->threads[0].res, 0));
+	ck_assert_uint_eq(req.device, req.res->device);
 	fake_free(f);
 }
 END_TEST
@@ -208,12 +263,13 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("run-reserve");
+	Suite *s = suite_create("run-tier-ops");
 	TCase *tc = tcase_create("reserve");
 
 	tcase_add_test(tc, test_a_blocking_request_waits_in_line);
 	tcase_add_test(tc, test_a_name_reserved_again_and_a_thread_that_ends);
 	tcase_add_test(tc, test_first_come_first_served_and_leaving_the_line);
+	tcase_add_test(tc, test_the_ops_and_an_allocations_request);
 	suite_add_tcase(s, tc);
 	return tl_run_suite(s);
 }

@@ -1,0 +1,221 @@
+/*
+ * gpusim: the ops of the memory tiers (see tier-ops.h).
+ */
+#include "config.h"
+
+#include "run/tier-ops.h"
+
+void
+gs_run_tiers_init(GsRunTiers *run, GsMemory *mem, const GsRunTierHooks *hooks,
+		    gpointer driver)
+{
+	*run = (GsRunTiers){.mem = mem, .hooks = hooks, .driver = driver};
+	g_queue_init(&run->waiters);
+}
+
+void
+gs_run_tiers_clear(GsRunTiers *run)
+{
+	g_queue_clear(&run->waiters);
+}
+
+void
+gs_run_thread_tiers_init(GsRunThreadTiers *mine, GsThreadId id, const char *thread,
+			 const GsThreadSpec *spec)
+{
+	*mine = (GsRunThreadTiers){.id = id, .by_name = g_ptr_array_new_with_free_func(g_free),
+				   .thread = thread, .spec = spec};
+}
+
+void
+gs_run_thread_tiers_clear(GsRunThreadTiers *mine)
+{
+	g_clear_pointer(&mine->by_name, g_ptr_array_unref);
+}
+
+GsMemReservation *
+gs_run_reservation(GsRunThreadTiers *mine, guint index)
+{
+	return gs_memory_reservation_at(mine->by_name, index);
+}
+
+static void
+log_reservation(GsRunTiers *run, GsRunThreadTiers *mine, guint name, GsLogKind kind,
+		const char *what, const GsMemReservation *res, gint64 bytes)
+{
+	GsLogEntry e = {.kind = kind, .thread = mine->thread, .what = what, .bytes = bytes,
+			.buf = mine->spec->reservations->pdata[name], .tier = res->tier,
+			.device = res->device};
+
+	run->hooks->log(run->driver, &e);
+}
+
+static void
+grant(GsRunTiers *run, GsRunThreadTiers *mine, guint name, GsMemReservation *res)
+{
+	res->serial = ++run->made;
+	log_reservation(run, mine, name, GS_LOG_RESERVE, "granted", res, res->acct.size);
+	run->hooks->granted(run->driver, res->tier);
+}
+
+void
+gs_run_release(GsRunTiers *run, GsRunThreadTiers *mine, guint index)
+{
+	GsMemReservation *res = gs_run_reservation(mine, index);
+	gint64 refund;
+
+	if (!res->held)
+		return;
+	refund = gs_memory_release(run->mem, res);
+	log_reservation(run, mine, index, GS_LOG_RELEASE, NULL, res, refund);
+	run->hooks->released(run->driver, res->tier);
+}
+
+void
+gs_run_release_all(GsRunTiers *run, GsRunThreadTiers *mine)
+{
+	for (guint i = 0; i < mine->by_name->len; i++)
+		gs_run_release(run, mine, i);
+}
+
+GsReservationOutcome
+gs_run_reserve(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread, const GsOp *op)
+{
+	guint name = op->reserve.res;
+	GsMemReservation *res = gs_run_reservation(mine, name);
+	GsReservationOutcome outcome;
+
+	gs_run_release(run, mine, name); /* reserved again: the old one goes */
+	outcome = gs_memory_reserve(run->mem, op, res);
+	if (outcome == GS_RESERVATION_GRANTED) {
+		grant(run, mine, name, res);
+		return outcome;
+	}
+	log_reservation(run, mine, name, GS_LOG_RESERVE, gs_reservation_outcome_name(outcome), res,
+			op->reserve.size);
+	if (outcome == GS_RESERVATION_WAIT) {
+		mine->waiting = op;
+		g_queue_push_tail(&run->waiters, thread);
+	}
+	return outcome;
+}
+
+void
+gs_run_reserve_retry(GsRunTiers *run)
+{
+	guint n = g_queue_get_length(&run->waiters);
+
+	for (guint i = 0; i < n; i++) {
+		gpointer thread = g_queue_pop_head(&run->waiters);
+		GsRunThreadTiers *mine = run->hooks->of(run->driver, thread);
+		guint name = mine->waiting->reserve.res;
+		GsMemReservation *res = gs_run_reservation(mine, name);
+
+		if (gs_memory_reserve(run->mem, mine->waiting, res) != GS_RESERVATION_GRANTED) {
+			g_queue_push_tail(&run->waiters, thread);
+			continue;
+		}
+		mine->waiting = NULL;
+		grant(run, mine, name, res);
+		run->hooks->wake(run->driver, thread);
+	}
+}
+
+void
+gs_run_reserve_leave_line(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread)
+{
+	if (mine->waiting == NULL)
+		return;
+	g_queue_remove(&run->waiters, thread);
+	mine->waiting = NULL;
+}
+
+gboolean
+gs_run_is_tier_op(const GsOp *op)
+{
+	switch (op->kind) {
+	case GS_OP_RESERVE:
+	case GS_OP_RELEASE:
+	case GS_OP_SYNC:
+	case GS_OP_SPILLABLE:
+	case GS_OP_UNSPILLABLE:
+		return TRUE;
+	case GS_OP_ALLOC:
+	case GS_OP_FREE:
+	case GS_OP_COMPUTE:
+	case GS_OP_SLEEP:
+	case GS_OP_UNTIL:
+	case GS_OP_RETRY:
+	case GS_OP_BLOCK_UNTIL_READY:
+	case GS_OP_POOL:
+	case GS_OP_WAIT_ON_POOL:
+	case GS_OP_INJECT:
+	case GS_OP_REPEAT:
+	case GS_OP_TASK_DONE:
+	case GS_N_OP_KINDS:
+		break;
+	}
+	return FALSE;
+}
+
+static void
+set_spillable(GsRunTiers *run, gpointer thread, const GsNames *names, gboolean spillable)
+{
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+
+	if (!gs_memory_spills(run->mem))
+		return;
+	run->hooks->buffers(thread, names, ids);
+	gs_memory_set_spillable(run->mem, ids, spillable);
+}
+
+/* A sync: buffers the stream held may be spilled now, and a blocked thread may try again. */
+static void
+sync_stream(GsRunTiers *run, GsThreadId id, guint stream)
+{
+	if (gs_memory_spills(run->mem) &&
+	    gs_spill_sync(gs_memory_store(run->mem), gs_memory_stream_id(id, (gint) stream)) > 0)
+		run->hooks->released(run->driver, GS_TIER_GPU);
+}
+
+GsRunOpNext
+gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const GsOp *op)
+{
+	GsReservationOutcome outcome;
+
+	if (op->kind == GS_OP_RESERVE) {
+		outcome = gs_run_reserve(run, run->hooks->of(run->driver, thread), thread, op);
+		if (outcome == GS_RESERVATION_WAIT)
+			return GS_RUN_OP_WAITS;
+		return outcome == GS_RESERVATION_TOO_LARGE ? GS_RUN_OP_TOO_LARGE : GS_RUN_OP_GOES_ON;
+	}
+	if (op->kind == GS_OP_RELEASE)
+		gs_run_release(run, run->hooks->of(run->driver, thread), op->res);
+	else if (op->kind == GS_OP_SYNC)
+		sync_stream(run, id, op->stream);
+	else if (op->kind == GS_OP_SPILLABLE || op->kind == GS_OP_UNSPILLABLE)
+		set_spillable(run, thread, &op->free.bufs, op->kind == GS_OP_SPILLABLE);
+	return GS_RUN_OP_GOES_ON;
+}
+
+GsMemRequest
+gs_run_request(const GsRunTiers *run, GsRunThreadTiers *mine, GsThreadId thread,
+	       const GsEffect *effect, GsEngine *engine, GsTime now)
+{
+	const GsOp *op = effect->op;
+	GsMemRequest req = {.kind = effect->alloc_kind, .size = effect->size, .now = now};
+
+	/* The owner's rank orders victims: only a store that spills needs it. */
+	if (gs_memory_spills(run->mem))
+		req.owner = gs_engine_thread_priority(engine, thread);
+	if (op != NULL && op->kind == GS_OP_ALLOC) {
+		req.device = op->alloc.device;
+		req.spillable = op->alloc.spillable;
+		if (op->alloc.reservation >= 0)
+			req.res = gs_run_reservation(mine, (guint) op->alloc.reservation);
+		if (req.res != NULL && req.res->held && req.res->tier == GS_TIER_GPU &&
+		    effect->alloc_kind == GS_KIND_GPU)
+			req.device = req.res->device;
+	}
+	return req;
+}

@@ -1,0 +1,125 @@
+/*
+ * gpusim: the ops of the memory tiers, whichever driver runs them: reserve
+ * and release (cuCascade's reservation requests, SPEC §1.3), sync,
+ * spillable and unspillable, and what an allocation asks the tier model.
+ *
+ * This module decides what those ops do to a thread's reservations, its
+ * buffers and the run. Reservations: a name reserved again gives back its old
+ * reservation first; the tier model grants, refuses or makes wait (a
+ * blocking request, policy.reservation); a granted reservation is numbered
+ * (a buffer credits only the grant it was made in); a waiting thread joins
+ * the run's FIFO of waiters and is granted, first come first served, when
+ * the driver asks again (gs_run_reserve_retry(), after a release or a free).
+ * Every grant, refusal, wait and release is logged (GS_LOG_RESERVE,
+ * GS_LOG_RELEASE). A sync lets the spill store take the buffers the
+ * stream held, and memory may come free with it; spillable and unspillable
+ * mark the thread's buffers of those names. An allocation's request names
+ * its device, whether the buffer may spill, the reservation it draws on
+ * (whose device then wins) and, when buffers spill, its owner's rank. How a
+ * thread waits, which buffers it holds, and what memory coming free does
+ * are the driver's, through GsRunTierHooks.
+ */
+#ifndef GPUSIM_RUN_TIER_OPS_H
+#define GPUSIM_RUN_TIER_OPS_H
+
+#include <gpusim/gpusim.h>
+
+#include "run/result.h"
+#include "tiers/memory.h"
+
+G_BEGIN_DECLS
+
+/* One thread's part in the tiers: a member of the driver's thread record. */
+typedef struct {
+	GsThreadId id;
+	GPtrArray *by_name;      /* GsMemReservation*, by the spec's reservation names */
+	const GsOp *waiting;     /* the reserve op it waits on; NULL while it does not */
+	const char *thread;      /* its name, for the log */
+	const GsThreadSpec *spec;
+} GsRunThreadTiers;
+
+typedef struct {
+	/* @thread's part in the tiers, made on first use. */
+	GsRunThreadTiers *(*of)(gpointer driver, gpointer thread);
+	/* A reservation of @tier was granted: the run's peaks, and that something changed. */
+	void (*granted)(gpointer driver, GsTier tier);
+	/* A reservation of @tier was given back: its memory came free. */
+	void (*released)(gpointer driver, GsTier tier);
+	/* @thread, in line, has its reservation now: it goes on. */
+	void (*wake)(gpointer driver, gpointer thread);
+	/* An entry for the event log, its time not set. */
+	void (*log)(gpointer driver, GsLogEntry *entry);
+	/* Appends to @ids the GsSpillBufId of every buffer @thread holds under one of @names. */
+	void (*buffers)(gpointer thread, const GsNames *names, GArray *ids);
+} GsRunTierHooks;
+
+/* The run's side: the tier model, the threads in line, the grants made. */
+typedef struct {
+	GsMemory *mem;
+	GQueue waiters;          /* driver threads waiting for a reservation, FIFO */
+	guint64 made;            /* grants so far: the next grant's serial is made + 1 */
+	const GsRunTierHooks *hooks;
+	gpointer driver;
+} GsRunTiers;
+
+void gs_run_tiers_init(GsRunTiers *run, GsMemory *mem, const GsRunTierHooks *hooks,
+			 gpointer driver);
+void gs_run_tiers_clear(GsRunTiers *run);
+
+void gs_run_thread_tiers_init(GsRunThreadTiers *mine, GsThreadId id, const char *thread,
+			      const GsThreadSpec *spec);
+void gs_run_thread_tiers_clear(GsRunThreadTiers *mine);
+
+/** The reservation called by the spec's name @index (made empty on first use). */
+GsMemReservation *gs_run_reservation(GsRunThreadTiers *mine, guint index);
+
+/**
+ * Carries out @op, a reserve op of @thread: GS_RESERVATION_WAIT puts it in
+ * line, and the driver makes it wait until hooks.wake (or stops it:
+ * gs_run_reserve_leave_line()); GS_RESERVATION_TOO_LARGE is the driver's to
+ * throw.
+ */
+GsReservationOutcome gs_run_reserve(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread,
+				    const GsOp *op);
+
+/** Gives back the reservation called by name @index, if held. */
+void gs_run_release(GsRunTiers *run, GsRunThreadTiers *mine, guint index);
+
+/** Gives back every reservation @mine holds (its thread ends). */
+void gs_run_release_all(GsRunTiers *run, GsRunThreadTiers *mine);
+
+/** Asks again for every reservation in line, in order; those granted are woken. */
+void gs_run_reserve_retry(GsRunTiers *run);
+
+/** @thread, stopped while in line, leaves it. */
+void gs_run_reserve_leave_line(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread);
+
+/* What a thread does after an op of the tiers. */
+typedef enum {
+	GS_RUN_OP_GOES_ON = 0,
+	GS_RUN_OP_WAITS,          /* in line for a reservation: the driver makes it wait */
+	GS_RUN_OP_TOO_LARGE,      /* the driver throws GS_EXC_RESERVATION_TOO_LARGE */
+} GsRunOpNext;
+
+/**
+ * Carries out @op, one of the tiers' (reserve, release, sync, spillable,
+ * unspillable), for @thread, whose id is @id; any other op is not the
+ * tiers' and does nothing here. Only a reserve or a release makes the
+ * thread's part in the tiers (hooks.of).
+ */
+GsRunOpNext gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const GsOp *op);
+
+/** Whether @op is one of those gs_run_tier_op() carries out. */
+gboolean gs_run_is_tier_op(const GsOp *op);
+
+/**
+ * What allocating @effect asks the tier model at @now for @thread, whose
+ * part in the tiers is @mine (NULL when it has none and names no
+ * reservation); @engine ranks the owner.
+ */
+GsMemRequest gs_run_request(const GsRunTiers *run, GsRunThreadTiers *mine, GsThreadId thread,
+			    const GsEffect *effect, GsEngine *engine, GsTime now);
+
+G_END_DECLS
+
+#endif /* GPUSIM_RUN_TIER_OPS_H */
