@@ -28,16 +28,10 @@
 #include "tiers/memory.h"
 #include "run/tier-ops.h"
 #include "run/tasks.h"
+#include "run/thread.h"
 #include "threads.h"
 
-typedef enum {
-	T_READY,     /* running ops */
-	T_SLEEPING,  /* a sleep op: the watchdog may count it as waiting */
-	T_PARKED,    /* waiting in the engine for a wake-up */
-	T_SEMAPHORE, /* waiting for a GPU permit */
-	T_RESERVE,   /* a blocking reservation waits for a release or a free */
-	T_DONE,
-} Status;
+typedef GsRunStatus Status;
 
 /* Memory admitted in one space: a bounded counter, on its own cache line. */
 typedef struct {
@@ -162,7 +156,7 @@ struct Threads {
 	/* The memory tiers (NULL: the bounded counters alone), all under lock: */
 	GsMemory *mem;
 	GArray *moves;           /* GsSpillMove scratch */
-	GsRunTiers tier_ops;    /* reservations: Worker* in T_RESERVE wait in line there */
+	GsRunTiers tier_ops;    /* reservations: Worker* in GS_RUN_RESERVE wait in line there */
 	pthread_cond_t copies_cond; /* with lock: a move landed, or a thread left the gate */
 	guint gate_scopes;       /* threads in a gate scope */
 	guint64 corrupt_moves;   /* moves whose bytes did not arrive whole */
@@ -292,7 +286,7 @@ thread_of(Threads *r, GsThreadId id)
 static gboolean
 counts_active(Status s)
 {
-	return s == T_READY || s == T_SLEEPING;
+	return s == GS_RUN_READY || s == GS_RUN_SLEEPING;
 }
 
 /*
@@ -342,8 +336,8 @@ drain_wakes(Threads *r)
 		 * the engine, which answers WAIT again.
 		 */
 		t->woken = TRUE;
-		if (atomic_load(&t->status) == T_PARKED) {
-			set_status(r, t, T_READY);
+		if (atomic_load(&t->status) == GS_RUN_PARKED) {
+			set_status(r, t, GS_RUN_READY);
 			pthread_cond_signal(&t->cond);
 		}
 	}
@@ -1611,20 +1605,20 @@ tiered_compute_end(Worker *t)
 
 /* ---- reservations and the other ops of the tiers (under lock) ---- */
 
-/* A blocking reservation in line: the thread waits (T_RESERVE) until it is granted or stopped. */
+/* A blocking reservation in line: the thread waits (GS_RUN_RESERVE) until it is granted or stopped. */
 static void
 wait_for_reservation(Worker *t)
 {
 	Threads *r = t->r;
 
-	set_status(r, t, T_RESERVE);
+	set_status(r, t, GS_RUN_RESERVE);
 	t->parked_since = now(r);
 	drain_wakes(r);
-	while (atomic_load(&t->status) == T_RESERVE && !atomic_load(&t->stop))
+	while (atomic_load(&t->status) == GS_RUN_RESERVE && !atomic_load(&t->stop))
 		pthread_cond_wait(&t->cond, &r->lock);
-	if (atomic_load(&t->status) == T_RESERVE) {
+	if (atomic_load(&t->status) == GS_RUN_RESERVE) {
 		gs_run_reserve_leave_line(&r->tier_ops, &t->tiers->res, t);
-		set_status(r, t, T_READY);
+		set_status(r, t, GS_RUN_READY);
 	}
 }
 
@@ -1653,7 +1647,7 @@ reservation_wakes(gpointer data, gpointer thread)
 {
 	Worker *t = thread;
 
-	set_status(data, t, T_READY);
+	set_status(data, t, GS_RUN_READY);
 	pthread_cond_signal(&t->cond);
 }
 
@@ -1858,13 +1852,13 @@ take_permit(Worker *t)
 		return TRUE;
 	pthread_mutex_lock(&r->lock);
 	if (!gs_run_tasks_take_permit(&r->run, &task->run)) {
-		set_status(r, t, T_SEMAPHORE);
+		set_status(r, t, GS_RUN_SEMAPHORE);
 		t->semaphore_since = now(r);
-		while (atomic_load(&t->status) == T_SEMAPHORE && !atomic_load(&t->stop))
+		while (atomic_load(&t->status) == GS_RUN_SEMAPHORE && !atomic_load(&t->stop))
 			pthread_cond_wait(&t->cond, &r->lock);
-		if (atomic_load(&t->status) == T_SEMAPHORE) {
+		if (atomic_load(&t->status) == GS_RUN_SEMAPHORE) {
 			r->res->totals.semaphore_wait_ns += now(r) - t->semaphore_since;
-			set_status(r, t, T_READY);
+			set_status(r, t, GS_RUN_READY);
 		}
 	}
 	ok = !atomic_load(&t->stop);
@@ -1883,12 +1877,12 @@ park(Worker *t)
 
 	pthread_mutex_lock(&r->lock);
 	if (!t->woken) {
-		set_status(r, t, T_PARKED);
+		set_status(r, t, GS_RUN_PARKED);
 		t->parked_since = now(r);
 		while (!t->woken && !atomic_load(&t->stop))
 			pthread_cond_wait(&t->cond, &r->lock);
-		if (atomic_load(&t->status) == T_PARKED)
-			set_status(r, t, T_READY);
+		if (atomic_load(&t->status) == GS_RUN_PARKED)
+			set_status(r, t, GS_RUN_READY);
 	}
 	t->woken = FALSE;
 	ok = !atomic_load(&t->stop);
@@ -2037,9 +2031,9 @@ carry_out(Worker *t, const GsEffect *e, gboolean *ends_task, gboolean *failed,
 	case GS_EFFECT_SLEEP: {
 		gboolean ok;
 
-		atomic_store(&t->status, T_SLEEPING); /* active either way: no lock needed */
+		atomic_store(&t->status, GS_RUN_SLEEPING); /* active either way: no lock needed */
 		ok = wait_until(t, gs_time_add(now(r), e->time));
-		atomic_store(&t->status, T_READY);
+		atomic_store(&t->status, GS_RUN_READY);
 		return ok;
 	}
 	case GS_EFFECT_UNTIL:
@@ -2122,7 +2116,7 @@ thread_main(gpointer data)
 		tiers_thread_ends(t);
 	if (!stopped)
 		report_leak(r, t, failed);
-	set_status(r, t, T_DONE);
+	set_status(r, t, GS_RUN_DONE);
 	thread_exited(r, t, ends_task, failed, failure);
 	engine_unlock(r);
 	return NULL;
@@ -2150,9 +2144,9 @@ thread_new(Threads *r, const GsThreadSpec *spec, Task *task, const char *name)
 	t->id = r->next_thread++;
 	t->spec = spec;
 	t->task = task;
-	atomic_init(&t->status, T_DONE);
+	atomic_init(&t->status, GS_RUN_DONE);
 	atomic_init(&t->engine_state, GS_THREAD_UNKNOWN);
-	set_status(r, t, T_READY);
+	set_status(r, t, GS_RUN_READY);
 	cond_init(&t->cond);
 	pthread_mutex_init(&t->sleep_lock, NULL);
 	cond_init(&t->sleep_cond);
@@ -2243,7 +2237,7 @@ stop_threads(gpointer data, GsRunTask *run)
 	for (guint i = 0; i < task->threads->len; i++) {
 		Worker *t = task->threads->pdata[i];
 
-		if (atomic_load(&t->status) != T_DONE)
+		if (atomic_load(&t->status) != GS_RUN_DONE)
 			stop_thread(t);
 	}
 }
@@ -2257,9 +2251,9 @@ permit_granted(gpointer data, GsRunTask *run)
 	for (guint i = 0; i < task->threads->len; i++) {
 		Worker *t = task->threads->pdata[i];
 
-		if (atomic_load(&t->status) == T_SEMAPHORE) {
+		if (atomic_load(&t->status) == GS_RUN_SEMAPHORE) {
 			r->res->totals.semaphore_wait_ns += now(r) - t->semaphore_since;
-			set_status(r, t, T_READY);
+			set_status(r, t, GS_RUN_READY);
 			pthread_cond_signal(&t->cond);
 		}
 	}
@@ -2322,7 +2316,7 @@ sample_values(Threads *r, GsSample *x)
 	guint live = 0;
 
 	for (guint i = 0; i < r->threads->len; i++)
-		live += atomic_load(&((Worker *) r->threads->pdata[i])->status) != T_DONE;
+		live += atomic_load(&((Worker *) r->threads->pdata[i])->status) != GS_RUN_DONE;
 	for (int tier = 0; tier < GS_N_TIERS; tier++) {
 		x->used[tier] = tier_used(r, tier);
 		x->charged[tier] = r->mem != NULL ? gs_memory_charged(r->mem, tier) : x->used[tier];
@@ -2370,7 +2364,7 @@ watchdog(Threads *r)
 		Worker *t = r->threads->pdata[i];
 		Status s = atomic_load(&t->status);
 
-		if ((s == T_SLEEPING && r->w->policy.sleep_is_blocked) || s == T_SEMAPHORE)
+		if (gs_run_waits_outside(s, &r->w->policy))
 			g_array_append_val(outside, t->id);
 	}
 	gs_engine_check_deadlocks(r->engine, (GsThreadId *) outside->data, outside->len, now(r));
@@ -2399,7 +2393,7 @@ snapshot_threads(Threads *r, gboolean deadlock)
 			continue;
 		t->result->final_state = gs_engine_thread_state(r->engine, t->id);
 		t->result->waiting_at_end =
-			deadlock && (s == T_PARKED || s == T_SEMAPHORE || s == T_RESERVE);
+			deadlock && gs_run_waits_on_another(s);
 	}
 }
 
@@ -2414,7 +2408,7 @@ cut_short(Threads *r, Task *task)
 		for (guint i = 0; i < task->threads->len; i++) {
 			Worker *t = task->threads->pdata[i];
 
-			if (atomic_load(&t->status) == T_PARKED)
+			if (atomic_load(&t->status) == GS_RUN_PARKED)
 				task->run.result->blocked_ns += now(r) - t->parked_since;
 		}
 	}

@@ -26,21 +26,12 @@
 #include "tiers/memory.h"
 #include "run/tier-ops.h"
 #include "run/tasks.h"
+#include "run/thread.h"
 #include "sim/sim.h"
 
 typedef enum { EV_TASK_ARRIVE, EV_THREAD_RESUME, EV_WATCHDOG, EV_PROACTIVE } EventKind;
 
-typedef enum {
-	T_READY,
-	T_BUSY,
-	T_SLEEPING,
-	T_PARKED,
-	T_SEMAPHORE,
-	T_RESERVE, /* a blocking reservation waits for a release or a free */
-	T_GATE,    /* a copy found the gate closed: waits for the copies inside to land,
-		      or, an unspill, for the gate to open */
-	T_DONE,
-} Status;
+typedef GsRunStatus Status;
 
 /* What a thread does once the copies it carries out have landed. */
 typedef enum {
@@ -131,7 +122,7 @@ typedef struct {
 	guint8 status;          /* Status */
 	guint try_due : 1;       /* the interpreter's allocation is tried when it resumes */
 	guint reported : 1;      /* its final state and exceptions are in its result */
-	GsTime since;           /* when it began to wait, in T_SEMAPHORE or T_PARKED */
+	GsTime since;           /* when it began to wait, in GS_RUN_SEMAPHORE or GS_RUN_PARKED */
 	SimMem *mem;            /* NULL until the thread uses the memory tiers */
 	gint64 leaking;         /* bytes handed back as the thread ended (a leak if it completes) */
 	/* its interpreter follows, in the same allocation: interp_of() */
@@ -161,9 +152,9 @@ struct Sim {
 	GsHeap *heap;
 	GsMemory *mem;
 	GsExecutionPool *fair;  /* policy.admission fair_share: the tasks' GPU shares */
-	GsRunTiers tier_ops;   /* reservations: SimThread* in T_RESERVE wait in line there */
-	GQueue gate_waiters;    /* SimThread* in T_GATE until the gate drains, FIFO */
-	GQueue open_waiters;    /* SimThread* in T_GATE until the gate opens, FIFO */
+	GsRunTiers tier_ops;   /* reservations: SimThread* in GS_RUN_RESERVE wait in line there */
+	GQueue gate_waiters;    /* SimThread* in GS_RUN_GATE until the gate drains, FIFO */
+	GQueue open_waiters;    /* SimThread* in GS_RUN_GATE until the gate opens, FIFO */
 	guint gate_scopes;      /* threads in a gate scope */
 	gboolean released;      /* memory was freed or released this instant */
 	GArray *downgrading;    /* gboolean per GPU device: proactive downgrade in progress */
@@ -216,25 +207,18 @@ thread_of(Sim *s, GsThreadId id)
 	return id >= 1 && id <= s->threads.len ? table_get(&s->threads, id - 1) : NULL;
 }
 
-/* Waiting on something only another thread can give (T_GATE ends when copies land). */
-static gboolean
-is_waiting(Status status)
-{
-	return status == T_PARKED || status == T_SEMAPHORE || status == T_RESERVE;
-}
-
 /* Every status change goes through here, so that the counts stay O(1) to read. */
 static void
 set_status(Sim *s, SimThread *t, Status status)
 {
 	if (t->task != NULL) {
-		s->waiting -= is_waiting(t->status);
-		s->waiting += is_waiting(status);
-		s->live_dedicated -= t->status != T_DONE;
-		s->live_dedicated += status != T_DONE;
+		s->waiting -= gs_run_waits_on_another(t->status);
+		s->waiting += gs_run_waits_on_another(status);
+		s->live_dedicated -= t->status != GS_RUN_DONE;
+		s->live_dedicated += status != GS_RUN_DONE;
 	}
-	s->live -= t->status != T_DONE;
-	s->live += status != T_DONE;
+	s->live -= t->status != GS_RUN_DONE;
+	s->live += status != GS_RUN_DONE;
 	t->status = status;
 }
 
@@ -308,8 +292,8 @@ drain_wakes(Sim *s)
 	while (gs_engine_pop_wake(s->engine, &id)) {
 		SimThread *t = thread_of(s, id);
 
-		if (t != NULL && t->status == T_PARKED)
-			resume_at(s, t, s->now, T_READY);
+		if (t != NULL && t->status == GS_RUN_PARKED)
+			resume_at(s, t, s->now, GS_RUN_READY);
 	}
 }
 
@@ -358,7 +342,7 @@ take_permit(Sim *s, SimThread *t)
 {
 	if (t->task == NULL || gs_run_tasks_take_permit(&s->run, &t->task->run))
 		return TRUE;
-	set_status(s, t, T_SEMAPHORE);
+	set_status(s, t, GS_RUN_SEMAPHORE);
 	t->since = s->now;
 	return FALSE;
 }
@@ -537,12 +521,12 @@ gate_settle(Sim *s)
 	if (!gs_gate_is_closed(gate) || !gs_gate_drained(gate))
 		return;
 	while (!g_queue_is_empty(&s->gate_waiters))
-		resume_at(s, g_queue_pop_head(&s->gate_waiters), s->now, T_READY);
+		resume_at(s, g_queue_pop_head(&s->gate_waiters), s->now, GS_RUN_READY);
 	if (s->gate_scopes != 0 || !gs_gate_reset(gate))
 		return;
 	log_gate(s, NULL, "open");
 	while (!g_queue_is_empty(&s->open_waiters))
-		resume_at(s, g_queue_pop_head(&s->open_waiters), s->now, T_READY);
+		resume_at(s, g_queue_pop_head(&s->open_waiters), s->now, GS_RUN_READY);
 }
 
 static void
@@ -613,7 +597,7 @@ wait_for_copies(Sim *s, SimThread *t, GsTime duration, After after)
 {
 	t->mem->after = after;
 	s->r->totals.spill_block_ns = gs_time_add(s->r->totals.spill_block_ns, duration);
-	resume_at(s, t, gs_time_add(s->now, duration), T_BUSY);
+	resume_at(s, t, gs_time_add(s->now, duration), GS_RUN_BUSY);
 }
 
 static gboolean
@@ -696,7 +680,7 @@ take_fallbacks(Sim *s, SimThread *t)
 
 /*
  * The thread's copies have landed. Victims that must fall back wait until
- * the gate has drained (T_GATE), then go to disk or stay; then the thread
+ * the gate has drained (GS_RUN_GATE), then go to disk or stay; then the thread
  * goes on with what it was doing. FALSE while it must wait again.
  */
 static gboolean
@@ -710,7 +694,7 @@ copies_landed(Sim *s, SimThread *t)
 	commit_copies(s, m);
 	if (m->fallbacks->len > 0) {
 		if (gs_gate_is_closed(gate) && !gs_gate_drained(gate)) {
-			set_status(s, t, T_GATE);
+			set_status(s, t, GS_RUN_GATE);
 			g_queue_push_tail(&s->gate_waiters, t);
 			return FALSE;
 		}
@@ -866,10 +850,10 @@ wait_for_open_gate(Sim *s, SimThread *t)
 {
 	t->mem->after = AFTER_ALLOC;
 	if (!gs_gate_is_closed(gs_memory_gate(s->mem))) {
-		resume_at(s, t, s->now, T_READY); /* it opened as this thread left */
+		resume_at(s, t, s->now, GS_RUN_READY); /* it opened as this thread left */
 		return;
 	}
-	set_status(s, t, T_GATE);
+	set_status(s, t, GS_RUN_GATE);
 	g_queue_push_tail(&s->open_waiters, t);
 }
 
@@ -998,7 +982,7 @@ reservation_wakes(gpointer data, gpointer thread)
 {
 	Sim *s = data;
 
-	resume_at(s, thread, s->now, T_READY);
+	resume_at(s, thread, s->now, GS_RUN_READY);
 }
 
 static const GsRunTierHooks tier_hooks = {
@@ -1022,7 +1006,7 @@ do_op(Sim *s, SimThread *t, const GsOp *op)
 		return TRUE; /* the interpreter's own */
 	switch (gs_run_tier_op(&s->tier_ops, t, t->id, op)) {
 	case GS_RUN_OP_WAITS:
-		set_status(s, t, T_RESERVE);
+		set_status(s, t, GS_RUN_RESERVE);
 		return FALSE;
 	case GS_RUN_OP_TOO_LARGE:
 		gs_interp_op_failed(interp_of(t), GS_EXC_RESERVATION_TOO_LARGE, s->now);
@@ -1064,7 +1048,7 @@ mem_thread_ends(Sim *s, SimThread *t)
 	if (m == NULL)
 		return;
 	gs_run_reserve_leave_line(&s->tier_ops, &m->res, t);
-	if (t->status == T_GATE) {
+	if (t->status == GS_RUN_GATE) {
 		g_queue_remove(&s->gate_waiters, t);
 		g_queue_remove(&s->open_waiters, t);
 	}
@@ -1185,7 +1169,7 @@ thread_ended(Sim *s, SimThread *t, gboolean ends_task, gboolean failed, GsExcept
 {
 	mem_thread_ends(s, t);
 	report_leak(s, t, failed);
-	set_status(s, t, T_DONE);
+	set_status(s, t, GS_RUN_DONE);
 	t->generation++;
 	if (t->task == NULL || t->task->run.status != GS_RUN_TASK_RUNNING)
 		return;
@@ -1213,7 +1197,7 @@ run_thread(Sim *s, SimThread *t)
 			/* The interpreter hands out its pending ALLOC again: try it now. */
 			t->try_due = FALSE;
 			try_alloc(s, t, &e);
-			if (t->status != T_READY)
+			if (t->status != GS_RUN_READY)
 				return; /* spilling, or waiting for the gate */
 			continue;
 		}
@@ -1227,11 +1211,11 @@ run_thread(Sim *s, SimThread *t)
 			if (s->w->links.alloc_latency > 0) {
 				t->try_due = TRUE;
 				resume_at(s, t, gs_time_add(s->now, s->w->links.alloc_latency),
-					  T_BUSY);
+					  GS_RUN_BUSY);
 				return;
 			}
 			try_alloc(s, t, &e);
-			if (t->status != T_READY)
+			if (t->status != GS_RUN_READY)
 				return; /* spilling, or waiting for the gate */
 			break;
 		case GS_EFFECT_FREE:
@@ -1240,14 +1224,14 @@ run_thread(Sim *s, SimThread *t)
 		case GS_EFFECT_COMPUTE:
 			if (!begin_compute(s, t, &e))
 				break; /* its spilled buffers are asked for first */
-			resume_at(s, t, gs_time_add(s->now, e.time), T_BUSY);
+			resume_at(s, t, gs_time_add(s->now, e.time), GS_RUN_BUSY);
 			return;
 		case GS_EFFECT_SLEEP:
-			resume_at(s, t, gs_time_add(s->now, e.time), T_SLEEPING);
+			resume_at(s, t, gs_time_add(s->now, e.time), GS_RUN_SLEEPING);
 			return;
 		case GS_EFFECT_UNTIL:
 			if (e.time > s->now) {
-				resume_at(s, t, e.time, T_BUSY);
+				resume_at(s, t, e.time, GS_RUN_BUSY);
 				return;
 			}
 			break;
@@ -1256,7 +1240,7 @@ run_thread(Sim *s, SimThread *t)
 				return;
 			break;
 		case GS_EFFECT_WAIT:
-			set_status(s, t, T_PARKED);
+			set_status(s, t, GS_RUN_PARKED);
 			t->since = s->now;
 			return;
 		case GS_EFFECT_TASK_DONE:
@@ -1289,8 +1273,8 @@ thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 	t->id = s->next_thread++;
 	t->spec = spec;
 	t->task = task;
-	t->status = T_DONE; /* not counted yet */
-	set_status(s, t, T_READY);
+	t->status = GS_RUN_DONE; /* not counted yet */
+	set_status(s, t, GS_RUN_READY);
 	t->result = gs_result_add_thread(s->r, name, task != NULL ? task->run.result : NULL);
 	if (task != NULL)
 		gs_engine_register_dedicated(s->engine, t->id, task->run.engine_id, s->now);
@@ -1336,19 +1320,19 @@ stop_threads(Sim *s, SimTask *task)
 	for (guint i = 0; i < task->n_threads; i++) {
 		SimThread *t = thread_of(s, task->first_thread + i);
 
-		if (t->status == T_DONE)
+		if (t->status == GS_RUN_DONE)
 			continue;
-		if (t->status == T_SEMAPHORE)
+		if (t->status == GS_RUN_SEMAPHORE)
 			s->r->totals.semaphore_wait_ns =
 				gs_time_add(s->r->totals.semaphore_wait_ns, s->now - t->since);
-		if (t->status == T_PARKED)
+		if (t->status == GS_RUN_PARKED)
 			drain_frees(s, t);
 		mem_thread_ends(s, t);
 		t->try_due = FALSE;
 		gs_interp_abort(interp_of(t), s->now);
 		drain_frees(s, t);
 		t->leaking = 0;
-		set_status(s, t, T_DONE);
+		set_status(s, t, GS_RUN_DONE);
 		t->generation++;
 	}
 }
@@ -1426,7 +1410,7 @@ start_threads(gpointer data, GsRunTask *run)
 
 		task->n_threads++;
 		task->live_threads++;
-		resume_at(s, t, s->now, T_READY);
+		resume_at(s, t, s->now, GS_RUN_READY);
 	}
 	if (task->live_threads == 0)
 		end_task(s, task, FALSE, GS_EXC_NONE);
@@ -1448,11 +1432,11 @@ permit_granted(gpointer data, GsRunTask *run)
 	for (guint i = 0; i < task->n_threads; i++) {
 		SimThread *t = thread_of(s, task->first_thread + i);
 
-		if (t->status == T_SEMAPHORE) {
+		if (t->status == GS_RUN_SEMAPHORE) {
 			GsTime *wait = &s->r->totals.semaphore_wait_ns;
 
 			*wait = gs_time_add(*wait, s->now - t->since);
-			resume_at(s, t, s->now, T_READY);
+			resume_at(s, t, s->now, GS_RUN_READY);
 		}
 	}
 }
@@ -1491,8 +1475,7 @@ watchdog(Sim *s)
 	for (guint i = 0; i < s->threads.len; i++) {
 		SimThread *t = table_get(&s->threads, i);
 
-		if ((t->status == T_SLEEPING && s->w->policy.sleep_is_blocked) ||
-		    t->status == T_SEMAPHORE || t->status == T_RESERVE)
+		if (gs_run_waits_outside(t->status, &s->w->policy))
 			g_array_append_val(outside, t->id);
 	}
 	gs_engine_check_deadlocks(s->engine, (GsThreadId *) outside->data, outside->len, s->now);
@@ -1505,7 +1488,7 @@ mark_deadlock(Sim *s)
 	for (guint i = 0; i < s->threads.len; i++) {
 		SimThread *t = table_get(&s->threads, i);
 
-		if (is_waiting(t->status))
+		if (gs_run_waits_on_another(t->status))
 			t->result->waiting_at_end = TRUE;
 	}
 	s->r->outcome = GS_OUTCOME_DEADLOCK;
@@ -1526,8 +1509,8 @@ fire(Sim *s, const GsEvent *ev)
 		break;
 	case EV_THREAD_RESUME:
 		t = thread_of(s, ev->target);
-		if (t != NULL && t->generation == ev->generation && t->status != T_DONE) {
-			set_status(s, t, T_READY);
+		if (t != NULL && t->generation == ev->generation && t->status != GS_RUN_DONE) {
+			set_status(s, t, GS_RUN_READY);
 			run_thread(s, t);
 		}
 		break;
@@ -1705,7 +1688,7 @@ add_pool_threads(Sim *s)
 		const GsThreadSpec *spec = s->w->pool_threads->pdata[i];
 		SimThread *t = thread_new(s, spec, NULL, spec->name);
 
-		resume_at(s, t, 0, T_READY);
+		resume_at(s, t, 0, GS_RUN_READY);
 	}
 }
 
@@ -1767,7 +1750,7 @@ cut_short(Sim *s, SimTask *task)
 		for (guint i = 0; i < task->n_threads; i++) {
 			SimThread *t = thread_of(s, task->first_thread + i);
 
-			if (t->status == T_PARKED)
+			if (t->status == GS_RUN_PARKED)
 				task->run.result->blocked_ns =
 					gs_time_add(task->run.result->blocked_ns, s->now - t->since);
 		}

@@ -14,8 +14,10 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <glib/gstdio.h>
 
@@ -359,8 +361,9 @@ typedef struct {
 	gboolean ok, done;
 } RoundTrip;
 
-static GMutex round_trips_lock;
-static GCond round_trip_done;
+/* pthread rather than GLib locks: ThreadSanitizer sees these. */
+static pthread_mutex_t round_trips_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t round_trip_done = PTHREAD_COND_INITIALIZER;
 
 static gpointer
 round_trip_main(gpointer data)
@@ -369,11 +372,11 @@ round_trip_main(gpointer data)
 	gboolean ok = gs_backend_round_trip(&gs_backend_cuda, rt->state, rt->thread, rt->handle,
 					    GS_TIER_HOST, NULL);
 
-	g_mutex_lock(&round_trips_lock);
+	pthread_mutex_lock(&round_trips_lock);
 	rt->ok = ok;
 	rt->done = TRUE;
-	g_cond_broadcast(&round_trip_done);
-	g_mutex_unlock(&round_trips_lock);
+	pthread_cond_broadcast(&round_trip_done);
+	pthread_mutex_unlock(&round_trips_lock);
 	return NULL;
 }
 
@@ -381,14 +384,16 @@ round_trip_main(gpointer data)
 static gboolean
 round_trip_ends_within(RoundTrip *rt, gint64 seconds)
 {
-	gint64 until = g_get_monotonic_time() + seconds * G_TIME_SPAN_SECOND;
+	struct timespec until;
 	gboolean done;
 
-	g_mutex_lock(&round_trips_lock);
-	while (!rt->done && g_cond_wait_until(&round_trip_done, &round_trips_lock, until))
+	clock_gettime(CLOCK_REALTIME, &until); /* the clock a default condition variable waits on */
+	until.tv_sec += seconds;
+	pthread_mutex_lock(&round_trips_lock);
+	while (!rt->done && pthread_cond_timedwait(&round_trip_done, &round_trips_lock, &until) == 0)
 		;
 	done = rt->done;
-	g_mutex_unlock(&round_trips_lock);
+	pthread_mutex_unlock(&round_trips_lock);
 	return done;
 }
 

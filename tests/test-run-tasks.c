@@ -2,7 +2,8 @@
  * Unit tests of run/tasks.h through a fake driver: executor slots and their
  * FIFO queue, the GPU semaphore's permits, attempts and retries, the
  * arrivals of a workload's task copies, leak reports and the run's outcome;
- * and of the result's totals (run/result.h). Each row is a script of driver
+ * the result's totals (run/result.h) and the rules of a thread's status
+ * (run/thread.h). Each row is a script of driver
  * steps; the fake driver writes down every call the layer makes back and
  * every event-log entry, and the row says what that trace must be.
  */
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "run/tasks.h"
+#include "run/thread.h"
 #include "testlib.h"
 
 typedef struct {
@@ -333,6 +335,36 @@ START_TEST(test_copies_arrive_every_period)
 }
 END_TEST
 
+/* Which waits count as what: one rule for both drivers' deadlocks and watchdogs. */
+static const struct {
+	GsRunStatus status;
+	gboolean on_another, outside_if_sleep_blocks, outside;
+} status_rows[] = {
+	{GS_RUN_READY, FALSE, FALSE, FALSE},
+	{GS_RUN_BUSY, FALSE, FALSE, FALSE},
+	{GS_RUN_SLEEPING, FALSE, TRUE, FALSE},
+	{GS_RUN_PARKED, TRUE, FALSE, FALSE},
+	{GS_RUN_SEMAPHORE, TRUE, TRUE, TRUE},
+	{GS_RUN_RESERVE, TRUE, TRUE, TRUE},
+	{GS_RUN_GATE, FALSE, FALSE, FALSE},
+	{GS_RUN_DONE, FALSE, FALSE, FALSE},
+};
+
+START_TEST(test_the_status_rules)
+{
+	GsPolicy policy;
+
+	gs_policy_init(&policy);
+	ck_assert_int_eq(gs_run_waits_on_another(status_rows[_i].status), status_rows[_i].on_another);
+	policy.sleep_is_blocked = TRUE;
+	ck_assert_int_eq(gs_run_waits_outside(status_rows[_i].status, &policy),
+			 status_rows[_i].outside_if_sleep_blocks);
+	policy.sleep_is_blocked = FALSE;
+	ck_assert_int_eq(gs_run_waits_outside(status_rows[_i].status, &policy),
+			 status_rows[_i].outside);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -343,6 +375,7 @@ main(void)
 	tcase_add_test(tc, test_the_result_rows);
 	tcase_add_test(tc, test_leaks_totals_and_the_outcome);
 	tcase_add_test(tc, test_copies_arrive_every_period);
+	tcase_add_loop_test(tc, test_the_status_rules, 0, G_N_ELEMENTS(status_rows));
 	suite_add_tcase(s, tc);
 	return tl_run_suite(s);
 }
