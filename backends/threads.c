@@ -142,6 +142,7 @@ struct Threads {
 	Space host;
 	atomic_int contended;    /* records in a state other than RUNNING */
 	atomic_uint_fast64_t seq;
+	atomic_uint_fast64_t events; /* the result's events_processed */
 	atomic_uint_fast64_t fast_allocs, locked_allocs, fast_frees, frees;
 	GPtrArray *tasks;        /* Task*, every attempt (under lock) */
 	GPtrArray *threads;      /* Worker*, index id - 1 (under lock) */
@@ -377,6 +378,13 @@ stop_thread(Worker *t)
 	pthread_mutex_unlock(&t->sleep_lock);
 }
 
+/* One more event handled: an arrival, a thread going on after a wait, a tick, a proactive copy. */
+static void
+count_event(Threads *r)
+{
+	atomic_fetch_add_explicit(&r->events, 1, memory_order_relaxed);
+}
+
 /*
  * Virtual clock, under lock: waits on @cond until the run loop moves the
  * clock to @until (advance_clock ends the wait), or until *@stop.
@@ -425,6 +433,7 @@ wait_copies(Worker *t)
 	r->idle++;
 	note_quiet(r);
 	pthread_cond_wait(&r->copies_cond, &r->lock);
+	count_event(r);
 	if (r->copies_changes == changes) { /* woken by a stop, or by nothing */
 		r->copy_waiters--;
 		r->idle--;
@@ -452,6 +461,7 @@ wait_until(Worker *t, GsTime until)
 	gint64 deadline = real_at(t->r, until);
 	gboolean stopped;
 
+	count_event(t->r);
 	if (t->r->virtual_clock)
 		return wait_virtual(t, until);
 
@@ -1183,6 +1193,7 @@ downgrader_main(void *data)
 				   gs_time_add(now(r), g_array_index(moves, Move, 0).modelled),
 				   &r->ended);
 		r->active--;
+		count_event(r);
 		move_land(r, bk, &g_array_index(moves, Move, 0));
 		g_array_set_size(moves, 0);
 		copies_changed(r);
@@ -1616,6 +1627,7 @@ wait_for_reservation(Worker *t)
 	drain_wakes(r);
 	while (atomic_load(&t->status) == GS_RUN_RESERVE && !atomic_load(&t->stop))
 		pthread_cond_wait(&t->cond, &r->lock);
+	count_event(r);
 	if (atomic_load(&t->status) == GS_RUN_RESERVE) {
 		gs_run_reserve_leave_line(&r->tier_ops, &t->tiers->res, t);
 		set_status(r, t, GS_RUN_READY);
@@ -1856,6 +1868,7 @@ take_permit(Worker *t)
 		t->semaphore_since = now(r);
 		while (atomic_load(&t->status) == GS_RUN_SEMAPHORE && !atomic_load(&t->stop))
 			pthread_cond_wait(&t->cond, &r->lock);
+		count_event(r);
 		if (atomic_load(&t->status) == GS_RUN_SEMAPHORE) {
 			r->res->totals.semaphore_wait_ns += now(r) - t->semaphore_since;
 			set_status(r, t, GS_RUN_READY);
@@ -1881,6 +1894,7 @@ park(Worker *t)
 		t->parked_since = now(r);
 		while (!t->woken && !atomic_load(&t->stop))
 			pthread_cond_wait(&t->cond, &r->lock);
+		count_event(r);
 		if (atomic_load(&t->status) == GS_RUN_PARKED)
 			set_status(r, t, GS_RUN_READY);
 	}
@@ -2098,6 +2112,7 @@ thread_main(gpointer data)
 	GsException failure = GS_EXC_NONE;
 
 	t->bk = gs_backend_thread_begin(r->ops, r->bk);
+	count_event(r); /* its start */
 	for (;;) {
 		GsEffect e;
 
@@ -2360,6 +2375,7 @@ watchdog(Threads *r)
 {
 	g_autoptr(GArray) outside = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
 
+	count_event(r);
 	for (guint i = 0; i < r->threads->len; i++) {
 		Worker *t = r->threads->pdata[i];
 		Status s = atomic_load(&t->status);
@@ -2538,8 +2554,10 @@ run_loop(Threads *r)
 
 		t = now(r);
 		wake = r->virtual_clock ? G_MAXINT64 : t + tick;
-		while (arrived < arrivals->len && ((Task *) arrivals->pdata[arrived])->arrival <= t)
+		while (arrived < arrivals->len && ((Task *) arrivals->pdata[arrived])->arrival <= t) {
+			count_event(r);
 			gs_run_tasks_admit(&r->run, arrivals->pdata[arrived++]);
+		}
 		if (r->virtual_clock)
 			wait_quiet(r);
 		if (r->run.open == 0 || r->ended)
@@ -2686,7 +2704,7 @@ threads_finish(Threads *r)
 	}
 	gs_run_tasks_settle_outcome(&r->run);
 	gs_result_sum_tasks(res);
-	res->events_processed = atomic_load(&r->seq);
+	res->events_processed = atomic_load(&r->events);
 }
 
 static void

@@ -351,6 +351,28 @@ START_TEST(test_the_virtual_clock_ignores_the_machines_speed)
 }
 END_TEST
 
+/*
+ * Events count what the driver handled, as the simulator's do (arrivals,
+ * threads going on after a wait, ticks), whether or not anybody reads the
+ * event log: one task whose one thread allocates, computes twice and frees
+ * has an arrival, its start, and three waits (the allocation's latency and
+ * two computes) on the virtual clock, as in the simulator.
+ */
+START_TEST(test_events_count_what_the_driver_handled)
+{
+	g_autoptr(GsWorkload) w = load_text(
+		"gpusim: 1\nname: events\nmemory: {gpu: {capacity: 10MiB}}\n"
+		"tasks:\n  - {id: A, threads: [{ops: [{alloc: {buf: a, size: 1MiB}}, "
+		"{compute: 1ms}, {compute: 1ms}, {free: a}]}]}\n");
+	g_autoptr(GsResult) sim = simulate(w);
+	Run run = run_on(w, &gs_backend_host, GS_LOCKING_FAST, GS_CLOCK_VIRTUAL);
+
+	ck_assert_uint_eq(run.result->events_processed, sim->events_processed);
+	ck_assert_uint_eq(run.result->events_processed, 5);
+	gs_result_free(run.result);
+}
+END_TEST
+
 /* ---- the host backend: patterns, round trips, the private directory ---- */
 
 START_TEST(test_round_trips_keep_every_byte)
@@ -583,6 +605,7 @@ gs_test_suite_threads(void)
 	tcase_add_loop_test(tc, test_the_gpu_semaphore_orders_tasks, 0, 2);
 	tcase_add_loop_test(tc, test_spills_under_contention, 0, 2);
 	tcase_add_loop_test(tc, test_the_virtual_clock_ignores_the_machines_speed, 0, 2);
+	tcase_add_test(tc, test_events_count_what_the_driver_handled);
 	tcase_add_loop_test(tc, test_a_buffer_used_twice_comes_up_once, 0, 2);
 	suite_add_tcase(s, tc);
 	tcase_add_test(bk, test_round_trips_keep_every_byte);

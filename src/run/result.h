@@ -69,7 +69,8 @@ typedef struct {
 	GsOutcome outcome;
 	char *stop_reason;   /* a timeout other than --max-time's: why the run stopped; else NULL */
 	GsTime makespan_ns;
-	guint64 events_processed;
+	guint64 events_processed; /* what the driver handled: arrivals, threads going on after
+				     a wait (their start too), watchdog ticks, proactive copies */
 	guint64 seed;
 	struct {
 		guint tasks, tasks_completed, tasks_failed, task_attempts;
