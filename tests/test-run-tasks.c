@@ -35,20 +35,7 @@ fake_task_new(gpointer data)
 	return task;
 }
 
-static void
-note(Fake *f, const char *format, ...) G_GNUC_PRINTF(2, 3);
-
-static void
-note(Fake *f, const char *format, ...)
-{
-	va_list args;
-
-	if (f->trace->len > 0)
-		g_string_append(f->trace, ", ");
-	va_start(args, format);
-	g_string_append_vprintf(f->trace, format, args);
-	va_end(args);
-}
+#define note(f, ...) tl_trace_add(((Fake *) (f))->trace, __VA_ARGS__)
 
 static void
 fake_arrives(gpointer data, GsRunTask *task, GsTime at)
@@ -113,27 +100,37 @@ add_task(GsWorkload *w, const char *id, GsTime start, guint repeat, GsTime every
 	return spec;
 }
 
-/* A fake driver over tasks A, B and C with these limits; the arrivals are not traced. */
+/* A fake driver over @w (taken), its tasks added; the trace holds their arrivals. */
 static Fake *
-fake_new(guint slots, guint permits, guint attempts)
+fake_over(GsWorkload *w, guint copies)
 {
 	Fake *f = g_new0(Fake, 1);
-	GsEngineOpts opts;
+	GsEngineOpts opts = gs_policy_engine_opts(&w->policy);
 
-	f->w = gs_workload_new();
-	f->w->executor_slots = slots;
-	f->w->policy.concurrent_gpu_tasks = permits;
-	f->w->policy.task_attempts = attempts;
-	add_task(f->w, "A", 0, 1, 0);
-	add_task(f->w, "B", 0, 1, 0);
-	add_task(f->w, "C", 0, 1, 0);
-	opts = gs_policy_engine_opts(&f->w->policy);
+	f->w = w;
 	f->engine = gs_engine_new(&opts);
 	f->result = gs_result_new();
 	f->records = g_ptr_array_new_with_free_func(g_free);
 	f->trace = g_string_new(NULL);
 	gs_run_tasks_init(&f->tasks, f->w, f->result, f->engine, &fake_hooks, f);
-	ck_assert_uint_eq(gs_run_tasks_add_all(&f->tasks), 3);
+	ck_assert_uint_eq(gs_run_tasks_add_all(&f->tasks), copies);
+	return f;
+}
+
+/* A fake driver over tasks A, B and C with these limits; the arrivals are not traced. */
+static Fake *
+fake_new(guint slots, guint permits, guint attempts)
+{
+	GsWorkload *w = gs_workload_new();
+	Fake *f;
+
+	w->executor_slots = slots;
+	w->policy.concurrent_gpu_tasks = permits;
+	w->policy.task_attempts = attempts;
+	add_task(w, "A", 0, 1, 0);
+	add_task(w, "B", 0, 1, 0);
+	add_task(w, "C", 0, 1, 0);
+	f = fake_over(w, 3);
 	g_string_truncate(f->trace, 0);
 	return f;
 }
@@ -306,19 +303,12 @@ END_TEST
 /* Every copy of a repeated task arrives in file order, `every` apart, ranked by id. */
 START_TEST(test_copies_arrive_every_period)
 {
-	Fake *f = g_new0(Fake, 1);
-	GsEngineOpts opts;
+	GsWorkload *w = gs_workload_new();
+	Fake *f;
 
-	f->w = gs_workload_new();
-	add_task(f->w, "A", 5000, 3, 2000);
-	add_task(f->w, "B", 1000, 1, 0);
-	opts = gs_policy_engine_opts(&f->w->policy);
-	f->engine = gs_engine_new(&opts);
-	f->result = gs_result_new();
-	f->records = g_ptr_array_new_with_free_func(g_free);
-	f->trace = g_string_new(NULL);
-	gs_run_tasks_init(&f->tasks, f->w, f->result, f->engine, &fake_hooks, f);
-	ck_assert_uint_eq(gs_run_tasks_add_all(&f->tasks), 4);
+	add_task(w, "A", 5000, 3, 2000);
+	add_task(w, "B", 1000, 1, 0);
+	f = fake_over(w, 4);
 	ck_assert_str_eq(f->trace->str,
 			 "A#0 arrives at 5000, A#1 arrives at 7000, A#2 arrives at 9000, B arrives at 1000");
 	ck_assert_uint_eq(f->result->totals.tasks, 4);

@@ -31,20 +31,7 @@ typedef struct {
 	GString *trace;
 } Fake;
 
-static void
-note(Fake *f, const char *format, ...) G_GNUC_PRINTF(2, 3);
-
-static void
-note(Fake *f, const char *format, ...)
-{
-	va_list args;
-
-	if (f->trace->len > 0)
-		g_string_append(f->trace, ", ");
-	va_start(args, format);
-	g_string_append_vprintf(f->trace, format, args);
-	va_end(args);
-}
+#define note(f, ...) tl_trace_add(((Fake *) (f))->trace, __VA_ARGS__)
 
 static GsRunThreadTiers *
 fake_of(gpointer data, gpointer thread)

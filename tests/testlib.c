@@ -262,3 +262,15 @@ tl_run_suite(Suite *suite)
 	srunner_free(runner);
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
+
+void
+tl_trace_add(GString *trace, const char *format, ...)
+{
+	va_list args;
+
+	if (trace->len > 0)
+		g_string_append(trace, ", ");
+	va_start(args, format);
+	g_string_append_vprintf(trace, format, args);
+	va_end(args);
+}

@@ -81,4 +81,7 @@ gboolean tl_reached(TlEngine *t, GsThreadId thread, GsThreadState state);
 /* Runs @suite and returns the process exit status. */
 int tl_run_suite(Suite *suite);
 
+/* Appends a step to @trace, a comma-separated list of what a fake driver saw. */
+void tl_trace_add(GString *trace, const char *format, ...) G_GNUC_PRINTF(2, 3);
+
 #endif /* GPUSIM_TESTLIB_H */
