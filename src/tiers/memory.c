@@ -272,31 +272,49 @@ record_free(GsMemory *m, GsMemBuf *b)
 }
 
 /*
- * The over-reservation policy for an allocation of @size inside @res that
- * does not fit in it (§A.7). Returns FALSE when the allocation must fail.
+ * The over-reservation policies (policy.reservations.over, §A.7), as data:
+ * whether an allocation @extra bytes past its reservation @res goes on.
  */
+static gboolean
+over_ignore(GsMemory *m, GsSpaceAccount *acct, GsMemReservation *res, gint64 extra)
+{
+	(void) m, (void) acct, (void) res, (void) extra;
+	return TRUE;
+}
+
+static gboolean
+over_fail(GsMemory *m, GsSpaceAccount *acct, GsMemReservation *res, gint64 extra)
+{
+	(void) m, (void) acct, (void) res, (void) extra;
+	return FALSE;
+}
+
+/* Grown first, so the allocation then fits and nothing is charged twice. */
+static gboolean
+over_increase(GsMemory *m, GsSpaceAccount *acct, GsMemReservation *res, gint64 extra)
+{
+	gint64 grown = gs_bytes_scaled(extra, m->w->policy.reservations.increase_factor);
+
+	return gs_space_account_grow(acct, &res->acct, grown) ||
+	       gs_space_account_grow(acct, &res->acct, extra);
+}
+
+static gboolean (*const over_policies[])(GsMemory *, GsSpaceAccount *, GsMemReservation *,
+					  gint64) = {
+	[GS_OVER_IGNORE] = over_ignore,
+	[GS_OVER_FAIL] = over_fail,
+	[GS_OVER_INCREASE] = over_increase,
+};
+
+/* An allocation of @size inside @res; FALSE when it must fail. */
 static gboolean
 over_reservation(GsMemory *m, GsSpaceAccount *acct, GsMemReservation *res, gint64 size)
 {
-	gint64 padded = (size + gs_space_account_get_granule(acct) - 1) /
-			gs_space_account_get_granule(acct) * gs_space_account_get_granule(acct);
-	gint64 extra = res->acct.allocated + padded - res->acct.size;
+	gint64 granule = gs_space_account_get_granule(acct);
+	gint64 extra = res->acct.allocated + (size + granule - 1) / granule * granule -
+		       res->acct.size;
 
-	if (extra <= 0)
-		return TRUE;
-	switch (m->w->policy.reservations.over) {
-	case GS_OVER_IGNORE:
-		return TRUE;
-	case GS_OVER_FAIL:
-		return FALSE;
-	case GS_OVER_INCREASE:
-		/* Grown first, so the allocation then fits and nothing is charged twice. */
-		return gs_space_account_grow(acct, &res->acct,
-					     gs_bytes_scaled(extra,
-							     m->w->policy.reservations.increase_factor)) ||
-		       gs_space_account_grow(acct, &res->acct, extra);
-	}
-	return TRUE;
+	return extra <= 0 || over_policies[m->w->policy.reservations.over](m, acct, res, extra);
 }
 
 GsMemAlloc

@@ -620,6 +620,20 @@ take_smallest_fit(const GPtrArray *sorted, gint64 need, GsTime now, GArray *out)
 	return got;
 }
 
+/*
+ * The victim rules (policy.spill.victim), as data: the order candidates are
+ * sorted in, and how victims are taken from that order.
+ */
+static const struct {
+	GCompareFunc order;
+	gint64 (*take)(const GPtrArray *sorted, gint64 need, GsTime now, GArray *out);
+} victim_rules[] = {
+	[GS_VICTIM_LRU] = {sort_lru, take_prefix},
+	[GS_VICTIM_LARGEST] = {sort_largest, take_prefix},
+	[GS_VICTIM_SMALLEST_FIT] = {sort_smallest, take_smallest_fit},
+	[GS_VICTIM_PRIORITY] = {sort_priority, take_prefix},
+};
+
 gint64
 gs_spill_plan(const GsSpillStore *store, GsTier tier_from, gint64 bytes_needed,
 	      GsSpillVictim victim_policy, GsTime now, GArray *out)
@@ -629,6 +643,7 @@ gs_spill_plan(const GsSpillStore *store, GsTier tier_from, gint64 bytes_needed,
 	g_return_val_if_fail(store != NULL && out != NULL, 0);
 	g_return_val_if_fail(g_array_get_element_size(out) == sizeof(GsSpillMove), 0);
 	g_return_val_if_fail(tier_valid(tier_from), 0);
+	g_return_val_if_fail((guint) victim_policy < G_N_ELEMENTS(victim_rules), 0);
 	g_array_set_size(out, 0);
 	/* Nothing lies below disk, so nothing spills out of it. */
 	if (bytes_needed <= 0 || tier_from == GS_TIER_DISK)
@@ -640,21 +655,8 @@ gs_spill_plan(const GsSpillStore *store, GsTier tier_from, gint64 bytes_needed,
 		if (is_candidate(b, tier_from))
 			g_ptr_array_add(candidates, (gpointer) b);
 	}
-	switch (victim_policy) {
-	case GS_VICTIM_LRU:
-		g_ptr_array_sort(candidates, sort_lru);
-		return take_prefix(candidates, bytes_needed, now, out);
-	case GS_VICTIM_LARGEST:
-		g_ptr_array_sort(candidates, sort_largest);
-		return take_prefix(candidates, bytes_needed, now, out);
-	case GS_VICTIM_SMALLEST_FIT:
-		g_ptr_array_sort(candidates, sort_smallest);
-		return take_smallest_fit(candidates, bytes_needed, now, out);
-	case GS_VICTIM_PRIORITY:
-		g_ptr_array_sort(candidates, sort_priority);
-		return take_prefix(candidates, bytes_needed, now, out);
-	}
-	g_return_val_if_reached(0);
+	g_ptr_array_sort(candidates, victim_rules[victim_policy].order);
+	return victim_rules[victim_policy].take(candidates, bytes_needed, now, out);
 }
 
 gint64
