@@ -68,8 +68,7 @@ typedef struct {
 
 /* A thread's part in the tiers (under lock), made when it first needs one. */
 typedef struct {
-	GsRunThreadTiers res;   /* its reservations, by reservation name */
-	GsGateThread gate;
+	GsRunThreadTiers res;   /* its reservations and its place in the gate's scopes */
 	GArray *locked;          /* GsSpillBufId its synchronous compute or unspill locked */
 	GArray *inputs;          /* GsSpillBufId: retry-block inputs made spillable */
 } Tiers;
@@ -159,7 +158,6 @@ struct Threads {
 	GArray *moves;           /* GsSpillMove scratch */
 	GsRunTiers tier_ops;    /* reservations: Worker* in GS_RUN_RESERVE wait in line there */
 	pthread_cond_t copies_cond; /* with lock: a move landed, or a thread left the gate */
-	guint gate_scopes;       /* threads in a gate scope */
 	guint64 corrupt_moves;   /* moves whose bytes did not arrive whole */
 	GsExecutionPool *fair;   /* policy.admission fair_share: the tasks' GPU shares */
 	/* policy.spill.proactive: a downgrader thread per GPU and their state, under lock */
@@ -765,10 +763,9 @@ tiers_of(Worker *t)
 	if (t->tiers == NULL) {
 		Tiers *m = g_new0(Tiers, 1);
 
-		gs_run_thread_tiers_init(&m->res, t->id, t->result->name, t->spec);
+		gs_run_thread_tiers_init(&m->res, &t->r->tier_ops, t->id, t->result->name, t->spec);
 		m->locked = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		m->inputs = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
-		gs_gate_thread_init(gs_memory_gate(t->r->mem), &m->gate, t->id);
 		t->tiers = m;
 	}
 	return t->tiers;
@@ -890,15 +887,6 @@ log_copy(Threads *r, const Held *held, GsTier from, GsTier to, gboolean ok)
 	log_locked(r, &e);
 }
 
-static void
-log_gate(Threads *r, Worker *t, const char *what)
-{
-	GsLogEntry e = {.kind = GS_LOG_GATE, .thread = t != NULL ? t->result->name : NULL,
-			.what = what};
-
-	log_locked(r, &e);
-}
-
 /*
  * Memory came free outside an allocation (a copy landed, a lock or a
  * reservation was released): threads blocked on that kind may try again,
@@ -915,45 +903,22 @@ memory_came_free(Threads *r, GsTier tier)
 
 /* ---- the gate ---- */
 
-static void
-gate_enter(Worker *t, gboolean *closed)
+static gboolean
+gate_enter(Worker *t)
 {
-	Tiers *m = tiers_of(t);
-
-	if (m->gate.level == 0) {
-		t->r->gate_scopes++;
-		*closed = gs_gate_enter(gs_memory_gate(t->r->mem), &m->gate) == GS_GATE_CLOSED;
-	} else {
-		*closed = m->gate.fell_back;
-	}
+	return gs_run_gate_enter(&t->r->tier_ops, &tiers_of(t)->res);
 }
 
+/* Leaves the thread's scope; the last one out may open the gate. Threads waiting on it look again. */
 static void
 gate_leave(Worker *t)
 {
 	Threads *r = t->r;
-	GsGate *gate = gs_memory_gate(r->mem);
 
-	if (t->tiers == NULL || t->tiers->gate.level == 0)
+	if (t->tiers == NULL || !gs_run_gate_leave(&r->tier_ops, &t->tiers->res))
 		return;
-	gs_gate_leave(gate, &t->tiers->gate);
-	r->gate_scopes--;
-	if (r->gate_scopes == 0 && gs_gate_is_closed(gate) && gs_gate_reset(gate))
-		log_gate(r, NULL, "open");
+	gs_run_gate_reopen(&r->tier_ops);
 	copies_changed(r);
-}
-
-/* A copy found no room in its destination: the gate closes (with policy.evac_gate). */
-static void
-gate_close(Worker *t)
-{
-	GsGate *gate = gs_memory_gate(t->r->mem);
-
-	if (!t->r->w->policy.evac_gate)
-		return;
-	if (!gs_gate_is_closed(gate))
-		log_gate(t->r, t, "close");
-	gs_gate_close(gate, &tiers_of(t)->gate);
 }
 
 /* Waits until every copy still inside the closed gate has landed. */
@@ -1268,7 +1233,7 @@ take_fallbacks(Worker *t, GArray *fallbacks, GArray *moves)
 		    r->w->policy.spill.host_full == GS_HOST_FULL_DISK)
 			move_begin(t->r, held, GS_TIER_DISK, moves);
 	}
-	log_gate(r, t, "fallback");
+	gs_run_gate_fallback(&r->tier_ops, &tiers_of(t)->res);
 	return moves_make(t, moves);
 }
 
@@ -1291,7 +1256,7 @@ spill_for(Worker *t, GsTier tier, gint64 need)
 	gs_memory_plan_victims(r->mem, tier, need, now(r), r->moves, allocated_by, t);
 	if (r->moves->len == 0)
 		return FALSE;
-	gate_enter(t, &closed);
+	closed = gate_enter(t);
 	for (guint i = 0; i < r->moves->len; i++) {
 		GsMemBuf *b = gs_memory_buffer(r->mem, g_array_index(r->moves, GsSpillMove, i).id);
 		Held *held = b != NULL ? b->owner : NULL;
@@ -1301,7 +1266,7 @@ spill_for(Worker *t, GsTier tier, gint64 need)
 		if (!closed && move_begin(t->r, held, tier + 1, moves))
 			continue;
 		if (!closed) {
-			gate_close(t);
+			gs_run_gate_close(&r->tier_ops, &tiers_of(t)->res);
 			closed = r->w->policy.evac_gate;
 		}
 		g_array_append_val(fallbacks, b->id);
@@ -1537,7 +1502,7 @@ tiered_unspill(Worker *t, const GsEffect *e)
 			ok = TRUE;
 			break;
 		}
-		gate_enter(t, &closed);
+		closed = gate_enter(t);
 		if (closed) {
 			gate_leave(t);
 			gate_wait_open(t);
@@ -2666,7 +2631,7 @@ threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsR
 	}
 	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
 		r->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
-	gs_run_tiers_init(&r->tier_ops, r->mem, &tier_hooks, r);
+	gs_run_tiers_init(&r->tier_ops, w, r->mem, &tier_hooks, r);
 	cond_init(&r->copies_cond);
 }
 

@@ -51,7 +51,6 @@ typedef struct {
 	GArray *fallbacks;       /* GsSpillBufId: victims whose copy found no room */
 	GArray *locked;          /* GsSpillBufId: the synchronous locks it holds */
 	GArray *inputs;          /* GsSpillBufId: buffers made spillable by its retry blocks */
-	GsGateThread gate;
 	gboolean computing;      /* a synchronous compute holds the locks in .locked */
 	gboolean gave_up;        /* its last fallback moved nothing: the next spill is not tried */
 	After after;
@@ -155,7 +154,6 @@ struct Sim {
 	GsRunTiers tier_ops;   /* reservations: SimThread* in GS_RUN_RESERVE wait in line there */
 	GQueue gate_waiters;    /* SimThread* in GS_RUN_GATE until the gate drains, FIFO */
 	GQueue open_waiters;    /* SimThread* in GS_RUN_GATE until the gate opens, FIFO */
-	guint gate_scopes;      /* threads in a gate scope */
 	gboolean released;      /* memory was freed or released this instant */
 	GArray *downgrading;    /* gboolean per GPU device: proactive downgrade in progress */
 	GArray *proactive_copy; /* GsSpillBufId per GPU device: its copy in flight, or 0 */
@@ -399,12 +397,11 @@ mem_of(Sim *s, SimThread *t)
 		SimMem *m = g_new0(SimMem, 1);
 
 		m->bufs = g_ptr_array_new();
-		gs_run_thread_tiers_init(&m->res, t->id, t->result->name, t->spec);
+		gs_run_thread_tiers_init(&m->res, &s->tier_ops, t->id, t->result->name, t->spec);
 		m->copies = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		m->fallbacks = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		m->locked = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 		m->inputs = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
-		gs_gate_thread_init(gs_memory_gate(s->mem), &m->gate, t->id);
 		t->mem = m;
 	}
 	return t->mem;
@@ -472,15 +469,6 @@ log_copy(Sim *s, const GsMemBuf *b, GsTier from, GsTier to, gboolean ok)
 	emit(s, &e);
 }
 
-static void
-log_gate(Sim *s, SimThread *t, const char *what)
-{
-	GsLogEntry e = {.kind = GS_LOG_GATE, .thread = t != NULL ? t->result->name : NULL,
-			.what = what};
-
-	emit(s, &e);
-}
-
 /*
  * Memory came free outside an allocation (a spill landed, a reservation was
  * released): threads blocked on that kind may try again, as the reference's
@@ -497,19 +485,12 @@ memory_came_free(Sim *s, GsTier tier)
 				  0, s->now);
 }
 
-/* ---- the gate ---- */
+/* ---- the gate (its scopes are the run layer's) ---- */
 
-static void
-gate_enter(Sim *s, SimThread *t, gboolean *closed)
+static gboolean
+gate_enter(Sim *s, SimThread *t)
 {
-	SimMem *m = mem_of(s, t);
-
-	if (m->gate.level == 0) {
-		s->gate_scopes++;
-		*closed = gs_gate_enter(gs_memory_gate(s->mem), &m->gate) == GS_GATE_CLOSED;
-	} else {
-		*closed = m->gate.fell_back;
-	}
+	return gs_run_gate_enter(&s->tier_ops, &mem_of(s, t)->res);
 }
 
 /* Once every copy inside has landed, the threads that fell back go on; once all left, it opens. */
@@ -522,9 +503,8 @@ gate_settle(Sim *s)
 		return;
 	while (!g_queue_is_empty(&s->gate_waiters))
 		resume_at(s, g_queue_pop_head(&s->gate_waiters), s->now, GS_RUN_READY);
-	if (s->gate_scopes != 0 || !gs_gate_reset(gate))
+	if (!gs_run_gate_reopen(&s->tier_ops))
 		return;
-	log_gate(s, NULL, "open");
 	while (!g_queue_is_empty(&s->open_waiters))
 		resume_at(s, g_queue_pop_head(&s->open_waiters), s->now, GS_RUN_READY);
 }
@@ -532,24 +512,8 @@ gate_settle(Sim *s)
 static void
 gate_leave(Sim *s, SimThread *t)
 {
-	SimMem *m = t->mem;
-
-	if (m == NULL || m->gate.level == 0)
-		return;
-	gs_gate_leave(gs_memory_gate(s->mem), &m->gate);
-	s->gate_scopes--;
-	gate_settle(s);
-}
-
-/* A copy found no room in its destination: the gate closes (with policy.evac_gate). */
-static void
-gate_close(Sim *s, SimThread *t)
-{
-	if (!s->w->policy.evac_gate)
-		return;
-	if (!gs_gate_is_closed(gs_memory_gate(s->mem)))
-		log_gate(s, t, "close");
-	gs_gate_close(gs_memory_gate(s->mem), &mem_of(s, t)->gate);
+	if (t->mem != NULL && gs_run_gate_leave(&s->tier_ops, &t->mem->res))
+		gate_settle(s);
 }
 
 /* ---- copies a thread carries out ---- */
@@ -565,7 +529,7 @@ start_copies_down(Sim *s, SimThread *t, GsTier tier, GsTime *duration)
 	SimMem *m = mem_of(s, t);
 	gboolean closed;
 
-	gate_enter(s, t, &closed);
+	closed = gate_enter(s, t);
 	for (guint i = 0; i < s->moves->len; i++) {
 		const GsSpillMove *mv = &g_array_index(s->moves, GsSpillMove, i);
 		GsMemBuf *b = gs_memory_buffer(s->mem, mv->id);
@@ -579,7 +543,7 @@ start_copies_down(Sim *s, SimThread *t, GsTier tier, GsTime *duration)
 			continue;
 		}
 		if (!closed) {
-			gate_close(s, t);
+			gs_run_gate_close(&s->tier_ops, &mem_of(s, t)->res);
 			closed = s->w->policy.evac_gate;
 		}
 		g_array_append_val(m->fallbacks, b->id);
@@ -673,7 +637,7 @@ take_fallbacks(Sim *s, SimThread *t)
 		}
 	}
 	if (m->fallbacks->len > 0)
-		log_gate(s, t, "fallback");
+		gs_run_gate_fallback(&s->tier_ops, &m->res);
 	g_array_set_size(m->fallbacks, 0);
 	return duration;
 }
@@ -875,7 +839,7 @@ try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 	gs_spill_use_begin(gs_memory_store(s->mem), (const GsSpillBufId *) ids->data, ids->len,
 			   GS_SPILL_SYNCHRONOUS, s->now);
 	g_array_append_vals(m->locked, ids->data, ids->len);
-	gate_enter(s, t, &closed);
+	closed = gate_enter(s, t);
 	if (!closed && start_copies_up(s, t, ids, &duration, &short_by)) {
 		wait_for_copies(s, t, duration, AFTER_ALLOC);
 		return;
@@ -1719,7 +1683,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->mem = gs_memory_new(w);
 	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
 		s->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
-	gs_run_tiers_init(&s->tier_ops, s->mem, &tier_hooks, s);
+	gs_run_tiers_init(&s->tier_ops, w, s->mem, &tier_hooks, s);
 	g_queue_init(&s->gate_waiters);
 	g_queue_init(&s->open_waiters);
 	s->downgrading = g_array_new(FALSE, TRUE, sizeof(gboolean));

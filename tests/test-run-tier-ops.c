@@ -2,7 +2,9 @@
  * Unit tests of run/tier-ops.h through a fake driver over the real tier
  * model: grants, refusals and waits, a name reserved again, the line of
  * waiting threads served first come first served, a thread that leaves the
- * line, and every reservation given back at a thread's end. The fake driver
+ * line, every reservation given back at a thread's end, the ops as a
+ * driver hands them over, an allocation's request, and the evacuation
+ * gate's scopes. The fake driver
  * writes down the log and every call back; each test says what that trace
  * must be.
  */
@@ -61,6 +63,10 @@ fake_wake(gpointer data, gpointer thread)
 static void
 fake_log(gpointer data, GsLogEntry *e)
 {
+	if (e->kind == GS_LOG_GATE) {
+		note(data, "%s gate %s", e->thread != NULL ? e->thread : "-", e->what);
+		return;
+	}
 	ck_assert(e->kind == GS_LOG_RESERVE || e->kind == GS_LOG_RELEASE);
 	note(data, "%s %s %s %s %" G_GINT64_FORMAT "MiB", e->thread,
 	     e->kind == GS_LOG_RESERVE ? "reserves" : "releases", e->buf,
@@ -100,10 +106,11 @@ fake_new(void)
 	g_ptr_array_add(f->spec->reservations, g_strdup("r"));
 	g_ptr_array_add(f->spec->reservations, g_strdup("s"));
 	f->trace = g_string_new(NULL);
-	gs_run_tiers_init(&f->tier_ops, f->mem, &fake_hooks, f);
+	gs_run_tiers_init(&f->tier_ops, f->w, f->mem, &fake_hooks, f);
 	for (guint i = 0; i < 2; i++) {
 		f->threads[i].name = i == 0 ? "T1" : "T2";
-		gs_run_thread_tiers_init(&f->threads[i].res, i + 1, f->threads[i].name, f->spec);
+		gs_run_thread_tiers_init(&f->threads[i].res, &f->tier_ops, i + 1, f->threads[i].name,
+					 f->spec);
 	}
 	return f;
 }
@@ -247,6 +254,41 @@ START_TEST(test_the_ops_and_an_allocations_request)
 }
 END_TEST
 
+/*
+ * The gate's scopes: a thread enters once however deep its copies nest; a
+ * copy that finds no room closes the gate (logged once); the gate opens
+ * again only when nobody is left in a scope.
+ */
+START_TEST(test_the_gates_scopes)
+{
+	Fake *f = fake_new();
+	GsRunThreadTiers *t1 = &f->threads[0].res, *t2 = &f->threads[1].res;
+
+	f->w->policy.evac_gate = TRUE;
+	ck_assert(!gs_run_gate_enter(&f->tier_ops, t1));
+	ck_assert(!gs_run_gate_enter(&f->tier_ops, t1));
+	ck_assert(!gs_run_gate_enter(&f->tier_ops, t2));
+	ck_assert_uint_eq(f->tier_ops.gate_scopes, 2);
+	gs_run_gate_close(&f->tier_ops, t1);
+	gs_run_gate_close(&f->tier_ops, t1);
+	gs_run_gate_fallback(&f->tier_ops, t1);
+	ck_assert(!gs_run_gate_reopen(&f->tier_ops));
+	ck_assert(gs_run_gate_leave(&f->tier_ops, t2));
+	ck_assert(!gs_run_gate_leave(&f->tier_ops, t2));
+	ck_assert(!gs_run_gate_reopen(&f->tier_ops));
+	ck_assert(gs_run_gate_leave(&f->tier_ops, t1));
+	ck_assert_uint_eq(f->tier_ops.gate_scopes, 0);
+	ck_assert(gs_run_gate_reopen(&f->tier_ops));
+	ck_assert(!gs_run_gate_reopen(&f->tier_ops));
+	expect(f, "T1 gate close, T1 gate fallback, - gate open");
+	f->w->policy.evac_gate = FALSE;
+	ck_assert(!gs_run_gate_enter(&f->tier_ops, t1));
+	gs_run_gate_close(&f->tier_ops, t1);
+	expect(f, "");
+	fake_free(f);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -257,6 +299,7 @@ main(void)
 	tcase_add_test(tc, test_a_name_reserved_again_and_a_thread_that_ends);
 	tcase_add_test(tc, test_first_come_first_served_and_leaving_the_line);
 	tcase_add_test(tc, test_the_ops_and_an_allocations_request);
+	tcase_add_test(tc, test_the_gates_scopes);
 	suite_add_tcase(s, tc);
 	return tl_run_suite(s);
 }

@@ -6,10 +6,10 @@
 #include "run/tier-ops.h"
 
 void
-gs_run_tiers_init(GsRunTiers *run, GsMemory *mem, const GsRunTierHooks *hooks,
-		    gpointer driver)
+gs_run_tiers_init(GsRunTiers *run, const GsWorkload *w, GsMemory *mem,
+		  const GsRunTierHooks *hooks, gpointer driver)
 {
-	*run = (GsRunTiers){.mem = mem, .hooks = hooks, .driver = driver};
+	*run = (GsRunTiers){.w = w, .mem = mem, .hooks = hooks, .driver = driver};
 	g_queue_init(&run->waiters);
 }
 
@@ -20,11 +20,12 @@ gs_run_tiers_clear(GsRunTiers *run)
 }
 
 void
-gs_run_thread_tiers_init(GsRunThreadTiers *mine, GsThreadId id, const char *thread,
-			 const GsThreadSpec *spec)
+gs_run_thread_tiers_init(GsRunThreadTiers *mine, const GsRunTiers *run, GsThreadId id,
+			 const char *thread, const GsThreadSpec *spec)
 {
 	*mine = (GsRunThreadTiers){.id = id, .by_name = g_ptr_array_new_with_free_func(g_free),
 				   .thread = thread, .spec = spec};
+	gs_gate_thread_init(gs_memory_gate(run->mem), &mine->gate, id);
 }
 
 void
@@ -218,4 +219,62 @@ gs_run_request(const GsRunTiers *run, GsRunThreadTiers *mine, GsThreadId thread,
 			req.device = req.res->device;
 	}
 	return req;
+}
+
+/* ---- the evacuation gate's scopes ---- */
+
+static void
+log_gate(GsRunTiers *run, const char *thread, const char *what)
+{
+	GsLogEntry e = {.kind = GS_LOG_GATE, .thread = thread, .what = what};
+
+	run->hooks->log(run->driver, &e);
+}
+
+gboolean
+gs_run_gate_enter(GsRunTiers *run, GsRunThreadTiers *mine)
+{
+	if (mine->gate.level > 0)
+		return mine->gate.fell_back;
+	run->gate_scopes++;
+	return gs_gate_enter(gs_memory_gate(run->mem), &mine->gate) == GS_GATE_CLOSED;
+}
+
+gboolean
+gs_run_gate_leave(GsRunTiers *run, GsRunThreadTiers *mine)
+{
+	if (mine->gate.level == 0)
+		return FALSE;
+	gs_gate_leave(gs_memory_gate(run->mem), &mine->gate);
+	run->gate_scopes--;
+	return TRUE;
+}
+
+gboolean
+gs_run_gate_reopen(GsRunTiers *run)
+{
+	GsGate *gate = gs_memory_gate(run->mem);
+
+	if (run->gate_scopes != 0 || !gs_gate_is_closed(gate) || !gs_gate_reset(gate))
+		return FALSE;
+	log_gate(run, NULL, "open");
+	return TRUE;
+}
+
+void
+gs_run_gate_close(GsRunTiers *run, GsRunThreadTiers *mine)
+{
+	GsGate *gate = gs_memory_gate(run->mem);
+
+	if (!run->w->policy.evac_gate)
+		return;
+	if (!gs_gate_is_closed(gate))
+		log_gate(run, mine->thread, "close");
+	gs_gate_close(gate, &mine->gate);
+}
+
+void
+gs_run_gate_fallback(GsRunTiers *run, GsRunThreadTiers *mine)
+{
+	log_gate(run, mine->thread, "fallback");
 }

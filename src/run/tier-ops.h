@@ -13,7 +13,12 @@
  * Every grant, refusal, wait and release is logged (GS_LOG_RESERVE,
  * GS_LOG_RELEASE). A sync lets the spill store take the buffers the
  * stream held, and memory may come free with it; spillable and unspillable
- * mark the thread's buffers of those names. An allocation's request names
+ * mark the thread's buffers of those names. The evacuation gate's scopes
+ * (Shenandoah's protocol, reference §D): a thread enters once however deep
+ * its copies nest, a copy that finds no room closes the gate (with
+ * policy.evac_gate), and once no thread is in a scope a closed gate that
+ * could be reset opens again ("close", "fallback" and "open" are logged).
+ * An allocation's request names
  * its device, whether the buffer may spill, the reservation it draws on
  * (whose device then wins) and, when buffers spill, its owner's rank. How a
  * thread waits, which buffers it holds, and what memory coming free does
@@ -32,6 +37,7 @@ G_BEGIN_DECLS
 /* One thread's part in the tiers: a member of the driver's thread record. */
 typedef struct {
 	GsThreadId id;
+	GsGateThread gate;       /* its place in the evacuation gate's scopes */
 	GPtrArray *by_name;      /* GsMemReservation*, by the spec's reservation names */
 	const GsOp *waiting;     /* the reserve op it waits on; NULL while it does not */
 	const char *thread;      /* its name, for the log */
@@ -55,19 +61,21 @@ typedef struct {
 
 /* The run's side: the tier model, the threads in line, the grants made. */
 typedef struct {
+	const GsWorkload *w;
 	GsMemory *mem;
+	guint gate_scopes;       /* threads in a scope of the gate */
 	GQueue waiters;          /* driver threads waiting for a reservation, FIFO */
 	guint64 made;            /* grants so far: the next grant's serial is made + 1 */
 	const GsRunTierHooks *hooks;
 	gpointer driver;
 } GsRunTiers;
 
-void gs_run_tiers_init(GsRunTiers *run, GsMemory *mem, const GsRunTierHooks *hooks,
-			 gpointer driver);
+void gs_run_tiers_init(GsRunTiers *run, const GsWorkload *w, GsMemory *mem,
+		       const GsRunTierHooks *hooks, gpointer driver);
 void gs_run_tiers_clear(GsRunTiers *run);
 
-void gs_run_thread_tiers_init(GsRunThreadTiers *mine, GsThreadId id, const char *thread,
-			      const GsThreadSpec *spec);
+void gs_run_thread_tiers_init(GsRunThreadTiers *mine, const GsRunTiers *run, GsThreadId id,
+			      const char *thread, const GsThreadSpec *spec);
 void gs_run_thread_tiers_clear(GsRunThreadTiers *mine);
 
 /** The reservation called by the spec's name @index (made empty on first use). */
@@ -93,6 +101,21 @@ void gs_run_reserve_retry(GsRunTiers *run);
 
 /** @thread, stopped while in line, leaves it. */
 void gs_run_reserve_leave_line(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread);
+
+/** Enters the gate's scope, once however deep; TRUE when it is closed: the copy falls back. */
+gboolean gs_run_gate_enter(GsRunTiers *run, GsRunThreadTiers *mine);
+
+/** Leaves the thread's scope of the gate; FALSE when it was in none. */
+gboolean gs_run_gate_leave(GsRunTiers *run, GsRunThreadTiers *mine);
+
+/** With no thread in a scope, a closed gate that can be reset opens; TRUE when it did. */
+gboolean gs_run_gate_reopen(GsRunTiers *run);
+
+/** A copy of @mine's found no room where it goes: the gate closes (policy.evac_gate). */
+void gs_run_gate_close(GsRunTiers *run, GsRunThreadTiers *mine);
+
+/** @mine's copies fell back, for the log. */
+void gs_run_gate_fallback(GsRunTiers *run, GsRunThreadTiers *mine);
 
 /* What a thread does after an op of the tiers. */
 typedef enum {
