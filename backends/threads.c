@@ -25,11 +25,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "tiers/memory.h"
-#include "run/tier-ops.h"
 #include "run/tasks.h"
 #include "run/thread.h"
+#include "run/tier-ops.h"
 #include "threads.h"
+#include "tiers/memory.h"
 
 typedef GsRunStatus Status;
 
@@ -156,7 +156,7 @@ struct Threads {
 	/* The memory tiers (NULL: the bounded counters alone), all under lock: */
 	GsMemory *mem;
 	GArray *moves;           /* GsSpillMove scratch */
-	GsRunTiers tier_ops;    /* reservations: Worker* in GS_RUN_RESERVE wait in line there */
+	GsRunTiers tier_ops;    /* reservations and the gate's scopes: the run layer's */
 	pthread_cond_t copies_cond; /* with lock: a move landed, or a thread left the gate */
 	guint64 corrupt_moves;   /* moves whose bytes did not arrive whole */
 	GsExecutionPool *fair;   /* policy.admission fair_share: the tasks' GPU shares */

@@ -1,12 +1,12 @@
 /*
  * gpusim: the discrete-event simulator (see sim.h for the loop and its rules).
  *
- * Threads move between a few driver statuses: READY (a resumption is due),
- * BUSY (computing, paying allocation latency, or waiting for its copies),
- * SLEEPING (a sleep op: the watchdog may count it as waiting outside the
- * allocator), PARKED (waiting in the engine for a wake-up), SEMAPHORE
- * (waiting for a GPU permit), RESERVE (a blocking reservation), GATE (a copy
- * waiting for the evacuation gate to drain) and DONE. Every scheduled
+ * Threads move between the run layer's statuses (src/run/thread.h): READY
+ * (a resumption is due), BUSY (computing, paying allocation latency, or
+ * waiting for its copies), SLEEPING, PARKED (waiting in the engine for a
+ * wake-up), SEMAPHORE (waiting for a GPU permit), RESERVE (a blocking
+ * reservation), GATE (a copy waiting for the evacuation gate to drain) and
+ * DONE. Every scheduled
  * resumption carries the thread's generation; bumping it cancels the ones in
  * flight (when a task ends under a busy thread).
  *
@@ -22,12 +22,12 @@
 
 #include <gpusim/pages.h>
 
-#include "sim/heap.h"
-#include "tiers/memory.h"
-#include "run/tier-ops.h"
 #include "run/tasks.h"
 #include "run/thread.h"
+#include "run/tier-ops.h"
+#include "sim/heap.h"
 #include "sim/sim.h"
+#include "tiers/memory.h"
 
 typedef enum { EV_TASK_ARRIVE, EV_THREAD_RESUME, EV_WATCHDOG, EV_PROACTIVE } EventKind;
 
@@ -151,7 +151,7 @@ struct Sim {
 	GsHeap *heap;
 	GsMemory *mem;
 	GsExecutionPool *fair;  /* policy.admission fair_share: the tasks' GPU shares */
-	GsRunTiers tier_ops;   /* reservations: SimThread* in GS_RUN_RESERVE wait in line there */
+	GsRunTiers tier_ops;    /* reservations and the gate's scopes: the run layer's */
 	GQueue gate_waiters;    /* SimThread* in GS_RUN_GATE until the gate drains, FIFO */
 	GQueue open_waiters;    /* SimThread* in GS_RUN_GATE until the gate opens, FIFO */
 	gboolean released;      /* memory was freed or released this instant */
