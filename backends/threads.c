@@ -114,7 +114,8 @@ struct Worker {
 struct Task {
 	GsRunTask run;           /* first: the attempt as the run layer keeps it (under lock) */
 	GPtrArray *threads;      /* Worker* */
-	guint alive;             /* threads that have not exited (under lock) */
+	gboolean failed;         /* how it ended, kept until its threads have exited */
+	GsException failure;
 	GsTime arrival;
 	GsPageTable *pages;      /* its host pages (Spark's page table), made at its first; under lock */
 };
@@ -1941,7 +1942,7 @@ finish_task(Threads *r, Task *task)
 
 		t->result->final_state = gs_engine_thread_state(r->engine, t->id);
 	}
-	if (gs_run_tasks_finish(&r->run, &task->run)) {
+	if (gs_run_tasks_finish(&r->run, &task->run, task->failed, task->failure)) {
 		r->end_time = now(r);
 		pthread_cond_broadcast(&r->done_cond);
 	}
@@ -1953,7 +1954,9 @@ end_task(Threads *r, Task *task, gboolean failed, GsException failure)
 {
 	if (r->fair != NULL)
 		gs_execution_pool_release_all(r->fair, task->run.engine_id);
-	gs_run_tasks_end(&r->run, &task->run, failed, failure);
+	task->failed = failed;
+	task->failure = failure;
+	gs_run_tasks_end(&r->run, &task->run, failed);
 }
 
 /* Under lock: a thread of @t's task is gone; the task may end or finish with it. */
@@ -1964,12 +1967,12 @@ thread_exited(Threads *r, Worker *t, gboolean ends_task, gboolean failed, GsExce
 
 	if (task == NULL)
 		return;
-	task->alive--;
+	task->run.alive--;
 	if (r->ended)
 		return;
-	if (task->run.status == GS_RUN_TASK_RUNNING && (ends_task || task->alive == 0))
+	if (task->run.status == GS_RUN_TASK_RUNNING && (ends_task || task->run.alive == 0))
 		end_task(r, task, failed, failure);
-	if (task->run.status == GS_RUN_TASK_ENDED && task->alive == 0)
+	if (task->run.status == GS_RUN_TASK_ENDED && task->run.alive == 0)
 		finish_task(r, task);
 }
 
@@ -2197,9 +2200,9 @@ start_threads(gpointer data, GsRunTask *run)
 		g_autofree char *name = gs_task_thread_name(run->spec, run->result->id, spec);
 
 		g_ptr_array_add(task->threads, thread_new(r, spec, task, name));
-		task->alive++;
+		task->run.alive++;
 	}
-	if (task->alive == 0) {
+	if (task->run.alive == 0) {
 		end_task(r, task, FALSE, GS_EXC_NONE);
 		finish_task(r, task);
 		return;

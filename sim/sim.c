@@ -137,10 +137,9 @@ interp_of(SimThread *t)
 
 struct SimTask {
 	GsRunTask run;          /* first: the attempt as the run layer keeps it */
-	GsThreadId first_thread;/* its threads, once started: ids first_thread .. + n_threads - 1 */
 	GsPageTable *pages;     /* its host pages (Spark's page table), made at its first */
-	guint n_threads;
-	guint live_threads;
+	guint32 first_thread;   /* its threads, once started: ids first_thread .. + n_threads - 1 */
+	guint32 n_threads;      /* (a run holds at most ten million threads) */
 };
 
 struct Sim {
@@ -1137,8 +1136,8 @@ thread_ended(Sim *s, SimThread *t, gboolean ends_task, gboolean failed, GsExcept
 	t->generation++;
 	if (t->task == NULL || t->task->run.status != GS_RUN_TASK_RUNNING)
 		return;
-	t->task->live_threads--;
-	if (ends_task || t->task->live_threads == 0)
+	t->task->run.alive--;
+	if (ends_task || t->task->run.alive == 0)
 		end_task(s, t->task, failed, failure);
 }
 
@@ -1321,7 +1320,7 @@ report_thread(Sim *s, SimThread *t)
 }
 
 static void
-release_task(Sim *s, SimTask *task)
+release_task(Sim *s, SimTask *task, gboolean failed, GsException failure)
 {
 	for (guint i = 0; i < task->n_threads; i++) {
 		SimThread *t = thread_of(s, task->first_thread + i);
@@ -1331,14 +1330,14 @@ release_task(Sim *s, SimTask *task)
 	}
 	if (s->fair != NULL)
 		gs_execution_pool_release_all(s->fair, task->run.engine_id);
-	gs_run_tasks_finish(&s->run, &task->run);
+	gs_run_tasks_finish(&s->run, &task->run, failed, failure);
 }
 
 static void
 end_task(Sim *s, SimTask *task, gboolean failed, GsException failure)
 {
-	gs_run_tasks_end(&s->run, &task->run, failed, failure);
-	release_task(s, task);
+	gs_run_tasks_end(&s->run, &task->run, failed);
+	release_task(s, task, failed, failure);
 }
 
 /* ---- the run layer's hooks: the simulator's tasks ---- */
@@ -1366,17 +1365,17 @@ start_threads(gpointer data, GsRunTask *run)
 	Sim *s = data;
 	SimTask *task = (SimTask *) run;
 
-	task->first_thread = s->next_thread;
+	task->first_thread = (guint32) s->next_thread;
 	for (guint i = 0; i < run->spec->threads->len; i++) {
 		const GsThreadSpec *spec = run->spec->threads->pdata[i];
 		g_autofree char *name = gs_task_thread_name(run->spec, run->result->id, spec);
 		SimThread *t = thread_new(s, spec, task, name);
 
 		task->n_threads++;
-		task->live_threads++;
+		task->run.alive++;
 		resume_at(s, t, s->now, GS_RUN_READY);
 	}
-	if (task->live_threads == 0)
+	if (task->run.alive == 0)
 		end_task(s, task, FALSE, GS_EXC_NONE);
 }
 

@@ -17,7 +17,7 @@
 
 typedef struct {
 	GsRunTasks tasks;
-	GPtrArray *records; /* GsRunTask*, owned: every attempt, in the order made */
+	GPtrArray *records; /* FakeTask*, owned: every attempt, in the order made */
 	GString *trace;
 	GsTime now;
 	GsWorkload *w;
@@ -25,14 +25,20 @@ typedef struct {
 	GsEngine *engine;
 } Fake;
 
+/* The fake's record of an attempt, as a driver's: the run layer's part first. */
+typedef struct {
+	GsRunTask run;
+	gboolean failed;
+} FakeTask;
+
 static GsRunTask *
 fake_task_new(gpointer data)
 {
 	Fake *f = data;
-	GsRunTask *task = g_new0(GsRunTask, 1);
+	FakeTask *task = g_new0(FakeTask, 1);
 
 	g_ptr_array_add(f->records, task);
-	return task;
+	return &task->run;
 }
 
 #define note(f, ...) tl_trace_add(((Fake *) (f))->trace, __VA_ARGS__)
@@ -185,10 +191,12 @@ play(Fake *f, const char *script)
 			break;
 		case 'e':
 		case 'f':
-			gs_run_tasks_end(&f->tasks, task, steps[i][0] == 'f', GS_EXC_GPU_RETRY_OOM);
+			((FakeTask *) task)->failed = steps[i][0] == 'f';
+			gs_run_tasks_end(&f->tasks, task, ((FakeTask *) task)->failed);
 			break;
 		case 'x':
-			if (gs_run_tasks_finish(&f->tasks, task))
+			if (gs_run_tasks_finish(&f->tasks, task, ((FakeTask *) task)->failed,
+						GS_EXC_GPU_RETRY_OOM))
 				note(f, "%s over", task->result->id);
 			break;
 		default:

@@ -159,13 +159,11 @@ grant_permits(GsRunTasks *tasks)
 }
 
 void
-gs_run_tasks_end(GsRunTasks *tasks, GsRunTask *task, gboolean failed, GsException failure)
+gs_run_tasks_end(GsRunTasks *tasks, GsRunTask *task, gboolean failed)
 {
 	GsTime now = tasks->hooks->now(tasks->driver);
 
 	task->status = GS_RUN_TASK_ENDED;
-	task->failed = failed;
-	task->failure = failure;
 	gs_engine_task_done(tasks->engine, task->engine_id, now);
 	tasks->hooks->stop_threads(tasks->driver, task);
 	log_task(tasks, task, failed ? "failed" : "done");
@@ -182,7 +180,7 @@ hand_on(GsRunTasks *tasks)
 }
 
 gboolean
-gs_run_tasks_finish(GsRunTasks *tasks, GsRunTask *task)
+gs_run_tasks_finish(GsRunTasks *tasks, GsRunTask *task, gboolean failed, GsException failure)
 {
 	if (gs_run_task_has_permit(task)) {
 		g_atomic_int_set(&task->has_permit, FALSE);
@@ -191,7 +189,7 @@ gs_run_tasks_finish(GsRunTasks *tasks, GsRunTask *task)
 	if (task->waits_for_permit)
 		g_queue_remove(&tasks->permit_queue, task);
 	tasks->running--;
-	if (task->failed && task->attempt < tasks->w->policy.task_attempts) {
+	if (failed && task->attempt < tasks->w->policy.task_attempts) {
 		/* Ranked 0 by id, as both drivers have always ranked a new attempt. */
 		GsRunTask *again = attempt_new(tasks, task->result, task->spec, task->spec_index,
 					       task->attempt + 1, 0);
@@ -201,9 +199,9 @@ gs_run_tasks_finish(GsRunTasks *tasks, GsRunTask *task)
 		gs_run_tasks_admit(tasks, again);
 		return FALSE;
 	}
-	task->result->outcome = task->failed ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
-	task->result->failure = task->failure;
-	tasks->failed_any |= task->failed;
+	task->result->outcome = failed ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
+	task->result->failure = failure;
+	tasks->failed_any |= failed;
 	tasks->open--;
 	hand_on(tasks);
 	return TRUE;

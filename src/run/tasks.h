@@ -61,11 +61,10 @@ typedef struct {
 	guint spec_index;        /* its spec in the workload's tasks */
 	guint attempt;           /* 1, 2, ... */
 	guint id_rank;           /* its place when tasks rank by id */
+	guint alive;             /* its threads not done yet: the driver counts them */
+	gint has_permit;         /* g_atomic_int: a real thread may read it without the lock */
 	guint8 status;           /* GsRunTaskStatus */
 	guint8 waits_for_permit;
-	guint8 failed;           /* how it ended (gs_run_tasks_end) */
-	GsException failure;
-	gint has_permit;         /* g_atomic_int: a real thread may read it without the lock */
 } GsRunTask;
 
 typedef struct {
@@ -120,15 +119,16 @@ gboolean gs_run_tasks_take_permit(GsRunTasks *tasks, GsRunTask *task);
 /** Whether @task holds a permit; safe without the driver's lock. */
 gboolean gs_run_task_has_permit(const GsRunTask *task);
 
-/** Ends @task's running attempt, @failed with @failure or done. */
-void gs_run_tasks_end(GsRunTasks *tasks, GsRunTask *task, gboolean failed, GsException failure);
+/** Ends @task's running attempt, done or @failed. */
+void gs_run_tasks_end(GsRunTasks *tasks, GsRunTask *task, gboolean failed);
 
 /**
  * Once the ended attempt's threads are gone: frees its slot and permit, then
- * tries it again or gives the logical task its outcome. TRUE when the
- * logical task is over.
+ * tries it again if it @failed (with @failure) and attempts are left, or
+ * gives the logical task its outcome. TRUE when the logical task is over.
  */
-gboolean gs_run_tasks_finish(GsRunTasks *tasks, GsRunTask *task);
+gboolean gs_run_tasks_finish(GsRunTasks *tasks, GsRunTask *task, gboolean failed,
+			     GsException failure);
 
 /**
  * A thread of @task that completed left @bytes allocated (Spark's leak
