@@ -28,6 +28,7 @@
 #include "run/tasks.h"
 #include "run/thread.h"
 #include "run/tier-ops.h"
+#include "run/watch.h"
 #include "threads.h"
 #include "tiers/memory.h"
 
@@ -147,6 +148,7 @@ struct Threads {
 	GPtrArray *tasks;        /* Task*, every attempt (under lock) */
 	GPtrArray *threads;      /* Worker*, index id - 1 (under lock) */
 	GsRunTasks run;          /* attempts, executor slots, permits (under lock) */
+	GsRunWatch watch;        /* what the engine tells the run */
 	GsThreadId next_thread;
 	guint active;            /* threads neither parked, waiting for a permit, nor done */
 	atomic_bool ended;       /* the run is over: threads unwind without reporting */
@@ -479,13 +481,21 @@ is_contended(GsThreadState s)
 	return s != GS_THREAD_RUNNING && s != GS_THREAD_UNKNOWN;
 }
 
+/* ---- the run layer's hooks: what the engine tells the run (under lock) ---- */
+
+static const char *
+thread_name(gpointer data, GsThreadId id)
+{
+	Worker *t = thread_of(data, id);
+
+	return t != NULL ? t->result->name : NULL;
+}
+
 static void
-on_state(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to, GsThreadEvent cause,
-	 GsTime when)
+thread_moved(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to)
 {
 	Threads *r = data;
 	Worker *t = thread_of(r, id);
-	GsLogEntry e = {.kind = GS_LOG_STATE, .from = from, .to = to};
 
 	/* Sequentially consistent: the fast path's half of the no-lost-wake-up argument. */
 	atomic_fetch_add(&r->contended, is_contended(to) - is_contended(from));
@@ -493,26 +503,18 @@ on_state(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to, GsT
 		return;
 	atomic_store(&t->engine_state, to);
 	atomic_fetch_or(&t->reached, 1u << to);
-	e.thread = t->result->name;
-	log_locked(r, &e);
 }
 
 static void
-on_bust(gpointer data, GsThreadId victim, GsBustAction action, GsCheckReason reason, GsTime when)
+watch_log(gpointer data, GsLogEntry *entry)
 {
-	Threads *r = data;
-	Worker *t = thread_of(r, victim);
-	GsLogEntry e = {.kind = GS_LOG_DEADLOCK, .action = action};
-
-	r->res->totals.deadlocks_busted++;
-	e.thread = t != NULL ? t->result->name : "?";
-	log_locked(r, &e);
+	log_locked(data, entry);
 }
 
-static const GsEngineObserver observer = {
-	.api_version = 1,
-	.state_changed = on_state,
-	.busted = on_bust,
+static const GsRunWatchHooks watch_hooks = {
+	.name = thread_name,
+	.moved = thread_moved,
+	.log = watch_log,
 };
 
 /* The interpreter tells its own thread of exceptions: no lock needed. */
@@ -520,8 +522,7 @@ static void
 on_exception(const GsSeenException *x, gpointer data)
 {
 	Worker *t = data;
-	GsLogEntry e = {.kind = GS_LOG_THROW, .thread = t->result->name, .exception = x->exception,
-			.handled = x->handled};
+	GsLogEntry e = gs_run_throw_entry(t->result->name, x);
 
 	log_to(t->r, t->log, &e);
 }
@@ -2616,7 +2617,7 @@ threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsR
 	r->res = gs_result_new();
 	r->res->seed = w->seed;
 	r->engine = gs_engine_new(&engine_opts);
-	gs_engine_set_observer(r->engine, &observer, r);
+	gs_run_watch(&r->watch, r->engine, r->res, &watch_hooks, r);
 	pthread_mutex_init(&r->lock, NULL);
 	cond_init(&r->done_cond);
 	spaces_init(r);

@@ -25,6 +25,7 @@
 #include "run/tasks.h"
 #include "run/thread.h"
 #include "run/tier-ops.h"
+#include "run/watch.h"
 #include "sim/heap.h"
 #include "sim/sim.h"
 #include "tiers/memory.h"
@@ -160,6 +161,7 @@ struct Sim {
 	Table tasks;            /* SimTask, every attempt */
 	Table threads;          /* SimThread and its interpreter, every thread: id - 1 */
 	GsRunTasks run;         /* attempts, executor slots, permits */
+	GsRunWatch watch;       /* what the engine tells the run */
 	GsThreadId next_thread;
 	GsTime now;
 	gboolean watchdog_armed;
@@ -219,46 +221,39 @@ set_status(Sim *s, SimThread *t, Status status)
 	t->status = status;
 }
 
+/* ---- the run layer's hooks: what the engine tells the run ---- */
+
+static const char *
+thread_name(gpointer data, GsThreadId id)
+{
+	SimThread *t = thread_of(data, id);
+
+	return t != NULL ? t->result->name : NULL;
+}
+
 static void
-on_state(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to, GsThreadEvent cause,
-	 GsTime now)
+thread_moved(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to)
 {
 	Sim *s = data;
 	SimThread *t = thread_of(s, id);
-	GsLogEntry e = {.kind = GS_LOG_STATE, .from = from, .to = to};
 
 	if (t == NULL)
 		return;
 	t->result->reached |= 1u << to;
-	e.thread = t->result->name;
-	emit(s, &e);
 	s->changed = TRUE;
 }
 
-static void
-on_bust(gpointer data, GsThreadId victim, GsBustAction action, GsCheckReason reason, GsTime now)
-{
-	Sim *s = data;
-	SimThread *t = thread_of(s, victim);
-	GsLogEntry e = {.kind = GS_LOG_DEADLOCK, .action = action};
-
-	s->r->totals.deadlocks_busted++;
-	e.thread = t != NULL ? t->result->name : "?";
-	emit(s, &e);
-}
-
-static const GsEngineObserver observer = {
-	.api_version = 1,
-	.state_changed = on_state,
-	.busted = on_bust,
+static const GsRunWatchHooks watch_hooks = {
+	.name = thread_name,
+	.moved = thread_moved,
+	.log = log_entry,
 };
 
 static void
 on_exception(const GsSeenException *x, gpointer data)
 {
 	SimThread *t = data;
-	GsLogEntry e = {.kind = GS_LOG_THROW, .thread = t->result->name, .exception = x->exception,
-			.handled = x->handled};
+	GsLogEntry e = gs_run_throw_entry(t->result->name, x);
 
 	emit(t->sim, &e);
 }
@@ -1675,7 +1670,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->r = gs_result_new_sized(n_tasks, n_threads);
 	s->r->seed = w->seed;
 	s->engine = gs_engine_new(&engine_opts);
-	gs_engine_set_observer(s->engine, &observer, s);
+	gs_run_watch(&s->watch, s->engine, s->r, &watch_hooks, s);
 	s->heap = gs_heap_new();
 	/* Every arrival is scheduled up front, and each task's first thread replaces it. */
 	gs_heap_reserve(s->heap, n_tasks + w->pool_threads->len + 16);

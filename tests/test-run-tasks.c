@@ -13,6 +13,7 @@
 
 #include "run/tasks.h"
 #include "run/thread.h"
+#include "run/watch.h"
 #include "testlib.h"
 
 typedef struct {
@@ -363,6 +364,73 @@ START_TEST(test_the_status_rules)
 }
 END_TEST
 
+/* ---- what the engine tells the run (run/watch.h) ---- */
+
+static const char *
+watch_name(gpointer data, GsThreadId id)
+{
+	return id == 1 ? "T1" : NULL; /* thread 2 is none of the fake run's */
+}
+
+static void
+watch_moved(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to)
+{
+	tl_trace_add(data, "moved %" G_GUINT64_FORMAT " to %s", id, gs_thread_state_name(to));
+}
+
+static void
+watch_log(gpointer data, GsLogEntry *e)
+{
+	if (e->kind == GS_LOG_DEADLOCK)
+		tl_trace_add(data, "log %s busted", e->thread);
+	else
+		tl_trace_add(data, "log %s to %s", e->thread, gs_thread_state_name(e->to));
+}
+
+static const GsRunWatchHooks watch_hooks = {
+	.name = watch_name,
+	.moved = watch_moved,
+	.log = watch_log,
+};
+
+/*
+ * Every state change reaches the driver's books; only its own threads' reach
+ * the log, after them. A bust counts in the totals and names its victim, "?"
+ * when the victim is none of the run's.
+ */
+START_TEST(test_what_the_engine_tells_the_run)
+{
+	GsPolicy policy;
+	GsEngineOpts opts;
+	GsEngine *engine;
+	g_autoptr(GsResult) result = gs_result_new();
+	g_autoptr(GString) trace = g_string_new(NULL);
+	GsRunWatch watch;
+	GsThreadId outside = 1;
+	GsDecision d;
+
+	gs_policy_init(&policy);
+	opts = gs_policy_engine_opts(&policy);
+	engine = gs_engine_new(&opts);
+	gs_run_watch(&watch, engine, result, &watch_hooks, trace);
+	ck_assert_int_eq(gs_engine_register_dedicated(engine, 1, 7, 0), GS_ENGINE_ERROR_NONE);
+	ck_assert_int_eq(gs_engine_register_dedicated(engine, 2, 8, 0), GS_ENGINE_ERROR_NONE);
+	d = gs_engine_alloc_begin(engine, 1, GS_KIND_GPU, TRUE, 1);
+	gs_engine_alloc_success(engine, 1, GS_KIND_GPU, 100, d.recursive, 2);
+	d = gs_engine_alloc_begin(engine, 2, GS_KIND_GPU, TRUE, 3);
+	gs_engine_alloc_failed(engine, 2, GS_KIND_GPU, TRUE, TRUE, d.recursive, 4);
+	ck_assert_ptr_nonnull(strstr(trace->str, "moved 1 to THREAD_ALLOC, log T1 to THREAD_ALLOC"));
+	ck_assert_ptr_nonnull(strstr(trace->str, "moved 2 to THREAD_BLOCKED"));
+	ck_assert_ptr_null(strstr(trace->str, "log (null)"));
+	g_string_truncate(trace, 0);
+	gs_engine_check_deadlocks(engine, &outside, 1, 5); /* T1 waits outside the allocator */
+	ck_assert_ptr_nonnull(strstr(trace->str, "log ? busted"));
+	ck_assert_uint_eq(result->totals.deadlocks_busted, 1);
+	ck_assert_ptr_null(strstr(trace->str, "log T1"));
+	gs_engine_free(engine);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -374,6 +442,7 @@ main(void)
 	tcase_add_test(tc, test_leaks_totals_and_the_outcome);
 	tcase_add_test(tc, test_copies_arrive_every_period);
 	tcase_add_loop_test(tc, test_the_status_rules, 0, G_N_ELEMENTS(status_rows));
+	tcase_add_test(tc, test_what_the_engine_tells_the_run);
 	suite_add_tcase(s, tc);
 	return tl_run_suite(s);
 }

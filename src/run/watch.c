@@ -1,0 +1,53 @@
+/*
+ * gpusim: what the engine tells a run (see watch.h).
+ */
+#include "config.h"
+
+#include "run/watch.h"
+
+static void
+on_state(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to, GsThreadEvent cause,
+	 GsTime now)
+{
+	GsRunWatch *watch = data;
+	GsLogEntry e = {.kind = GS_LOG_STATE, .from = from, .to = to};
+
+	watch->hooks->moved(watch->driver, id, from, to);
+	e.thread = watch->hooks->name(watch->driver, id);
+	if (e.thread != NULL)
+		watch->hooks->log(watch->driver, &e);
+}
+
+static void
+on_bust(gpointer data, GsThreadId victim, GsBustAction action, GsCheckReason reason, GsTime now)
+{
+	GsRunWatch *watch = data;
+	GsLogEntry e = {.kind = GS_LOG_DEADLOCK, .action = action};
+
+	watch->result->totals.deadlocks_busted++;
+	e.thread = watch->hooks->name(watch->driver, victim);
+	if (e.thread == NULL)
+		e.thread = "?";
+	watch->hooks->log(watch->driver, &e);
+}
+
+static const GsEngineObserver observer = {
+	.api_version = 1,
+	.state_changed = on_state,
+	.busted = on_bust,
+};
+
+void
+gs_run_watch(GsRunWatch *watch, GsEngine *engine, GsResult *result,
+	     const GsRunWatchHooks *hooks, gpointer driver)
+{
+	*watch = (GsRunWatch){.result = result, .hooks = hooks, .driver = driver};
+	gs_engine_set_observer(engine, &observer, watch);
+}
+
+GsLogEntry
+gs_run_throw_entry(const char *thread, const GsSeenException *x)
+{
+	return (GsLogEntry){.kind = GS_LOG_THROW, .thread = thread, .exception = x->exception,
+			    .handled = x->handled};
+}

@@ -1,0 +1,46 @@
+/*
+ * gpusim: what the engine tells a run, whichever driver runs it.
+ *
+ * This module decides what a run makes of the engine's news: every state
+ * change of one of its threads becomes an event-log entry (GS_LOG_STATE),
+ * and every deadlock the engine busts an entry (GS_LOG_DEADLOCK, its victim
+ * named, "?" when it is none of the run's) and one more in the result's
+ * totals. An exception a thread saw is logged alike (GS_LOG_THROW). The
+ * driver keeps its own books through the hooks: which threads are its own
+ * and their names, and what a state change means to it, which it hears
+ * before the log does.
+ */
+#ifndef GPUSIM_RUN_WATCH_H
+#define GPUSIM_RUN_WATCH_H
+
+#include <gpusim/gpusim.h>
+
+#include "run/result.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+	/* The name of thread @id; NULL when it is none of the run's. */
+	const char *(*name)(gpointer driver, GsThreadId id);
+	/* The engine moved thread @id from @from to @to. */
+	void (*moved)(gpointer driver, GsThreadId id, GsThreadState from, GsThreadState to);
+	/* An entry for the event log, its time not set. */
+	void (*log)(gpointer driver, GsLogEntry *entry);
+} GsRunWatchHooks;
+
+typedef struct {
+	GsResult *result;
+	const GsRunWatchHooks *hooks;
+	gpointer driver;
+} GsRunWatch;
+
+/** From now on @watch hears what @engine does, for the run that @result is of. */
+void gs_run_watch(GsRunWatch *watch, GsEngine *engine, GsResult *result,
+		  const GsRunWatchHooks *hooks, gpointer driver);
+
+/** The log entry of exception @x that @thread saw. */
+GsLogEntry gs_run_throw_entry(const char *thread, const GsSeenException *x);
+
+G_END_DECLS
+
+#endif /* GPUSIM_RUN_WATCH_H */
