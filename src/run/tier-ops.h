@@ -4,25 +4,32 @@
  * spillable and unspillable, and what an allocation asks the tier model.
  *
  * This module decides what those ops do to a thread's reservations, its
- * buffers and the run. Reservations: a name reserved again gives back its old
- * reservation first; the tier model grants, refuses or makes wait (a
- * blocking request, policy.reservation); a granted reservation is numbered
- * (a buffer credits only the grant it was made in); a waiting thread joins
- * the run's FIFO of waiters and is granted, first come first served, when
- * the driver asks again (gs_run_reserve_retry(), after a release or a free).
- * Every grant, refusal, wait and release is logged (GS_LOG_RESERVE,
- * GS_LOG_RELEASE). A sync lets the spill store take the buffers the
- * stream held, and memory may come free with it; spillable and unspillable
- * mark the thread's buffers of those names. The evacuation gate's scopes
- * (Shenandoah's protocol, reference §D): a thread enters once however deep
- * its copies nest, a copy that finds no room closes the gate (with
- * policy.evac_gate), and once no thread is in a scope a closed gate that
- * could be reset opens again ("close", "fallback" and "open" are logged).
- * An allocation's request names
- * its device, whether the buffer may spill, the reservation it draws on
- * (whose device then wins) and, when buffers spill, its owner's rank. How a
- * thread waits, which buffers it holds, and what memory coming free does
- * are the driver's, through GsRunTierHooks.
+ * buffers and the run.
+ *
+ * Reservations: a name reserved again gives back its old reservation
+ * first; the tier model grants, refuses or makes wait (a blocking request,
+ * policy.reservation); a granted reservation is numbered (a buffer credits
+ * only the grant it was made in); a waiting thread joins the run's FIFO of
+ * waiters and is granted, first come first served, when the driver asks
+ * again (gs_run_reserve_retry(), after a release or a free). Every grant,
+ * refusal, wait and release is logged (GS_LOG_RESERVE, GS_LOG_RELEASE).
+ *
+ * A sync lets the spill store take the buffers the stream held, and memory
+ * may come free with it; spillable and unspillable mark the thread's
+ * buffers of those names.
+ *
+ * The evacuation gate's scopes (Shenandoah's protocol, reference §D): a
+ * thread enters once however deep its copies nest, a copy that finds no
+ * room closes the gate (with policy.evac_gate), and once no thread is in a
+ * scope a closed gate that can be reset opens again ("close", "fallback"
+ * and "open" are logged).
+ *
+ * An allocation's request names its device, whether the buffer may spill,
+ * the reservation it draws on (whose device then wins) and, when buffers
+ * spill, its owner's rank.
+ *
+ * How a thread waits, which buffers it holds, and what memory coming free
+ * does are the driver's, through GsRunTierHooks.
  */
 #ifndef GPUSIM_RUN_TIER_OPS_H
 #define GPUSIM_RUN_TIER_OPS_H
