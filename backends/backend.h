@@ -6,7 +6,7 @@
  * thread busy for a compute, copies a buffer between tiers and checks that no
  * byte was lost on the way. It decides nothing: who may allocate, who waits
  * and who rolls back is the engine's, and the bounded per-space counters that
- * admit an allocation are the driver's (backends/threads.h), so a backend
+ * admit an allocation are the driver's (backends/threads/threads.h), so a backend
  * never has to refuse a request for lack of capacity, only for a device that
  * says no (fragmentation, a real out-of-memory), which the driver treats as an
  * ordinary OOM. A device that fails (an illegal address, a kernel that could

@@ -33,7 +33,7 @@
 
 #include "backends/cuda/cuda.h"
 #include "backends/cuda/kernel.h"
-#include "backends/threads.h"
+#include "backends/threads/threads.h"
 
 #define PAIRS 20000
 #define RUNS 5

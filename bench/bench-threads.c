@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "backends/threads.h"
+#include "backends/threads/threads.h"
 #include "cli/drivers.h"
 
 #define PAIRS_TOTAL 400000 /* allocate+free pairs per run, shared by the threads */

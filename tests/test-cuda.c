@@ -28,7 +28,7 @@
 #ifdef GS_CUDA_ON_CPU
 #include "test-cuda-on-cpu.h"
 #endif
-#include "backends/threads.h"
+#include "backends/threads/threads.h"
 
 #define MIB ((gint64) 1 << 20)
 

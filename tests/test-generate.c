@@ -805,6 +805,9 @@ replay(const GsWorkload *w, gint64 capacity, gboolean *any_split)
 				case GS_EFFECT_WAIT:
 					ck_abort_msg("a lone thread waits: nothing can wake it");
 					break;
+				case GS_EFFECT_PERMIT:
+					ck_abort_msg("a permit, though none was required");
+					break;
 				case GS_EFFECT_TASK_DONE:
 				case GS_EFFECT_DONE:
 				case GS_EFFECT_FAILED:

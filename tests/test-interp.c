@@ -170,6 +170,9 @@ drive(Driver *d, GsInterp *it)
 			break;
 		case GS_EFFECT_OP:
 			break;
+		case GS_EFFECT_PERMIT:
+			ck_abort_msg("a permit, though none was required");
+			break;
 		case GS_EFFECT_WAIT:
 		case GS_EFFECT_TASK_DONE:
 		case GS_EFFECT_DONE:

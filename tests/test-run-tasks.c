@@ -68,6 +68,12 @@ fake_granted(gpointer data, GsRunTask *task)
 	note(data, "granted %s#%u", task->result->id, task->attempt);
 }
 
+static void
+fake_cut(gpointer data, GsRunTask *task)
+{
+	note(data, "cut %s#%u", task->result->id, task->attempt);
+}
+
 static GsTime
 fake_now(gpointer data)
 {
@@ -91,6 +97,7 @@ static const GsRunTaskHooks fake_hooks = {
 	.start_threads = fake_start,
 	.stop_threads = fake_stop,
 	.permit_granted = fake_granted,
+	.cut_short = fake_cut,
 	.now = fake_now,
 	.log = fake_log,
 };
@@ -310,6 +317,31 @@ START_TEST(test_leaks_totals_and_the_outcome)
 END_TEST
 
 /* Every copy of a repeated task arrives in file order, `every` apart, ranked by id. */
+/* A run cut short: the running attempt reports what it did, the queued one only the run's outcome. */
+START_TEST(test_a_cut_run)
+{
+	Fake *f = fake_new(1, 0, 1);
+	GsTaskResult *a, *b, *c;
+
+	play(f, "+A +B +C eA xA");
+	f->result->outcome = GS_OUTCOME_DEADLOCK;
+	g_string_truncate(f->trace, 0);
+	for (guint i = 0; i < f->records->len; i++)
+		gs_run_tasks_cut_short(&f->tasks, f->records->pdata[i], 99);
+	ck_assert_str_eq(f->trace->str, "cut B#1");
+	a = latest(f, 'A')->result;
+	b = latest(f, 'B')->result;
+	c = latest(f, 'C')->result;
+	ck_assert_int_eq(a->outcome, GS_OUTCOME_COMPLETED);
+	ck_assert_int_eq(a->end_ns, 40);
+	ck_assert_int_eq(b->outcome, GS_OUTCOME_DEADLOCK);
+	ck_assert_int_eq(b->end_ns, 99);
+	ck_assert_int_eq(c->outcome, GS_OUTCOME_DEADLOCK);
+	ck_assert_int_eq(c->end_ns, 99);
+	fake_free(f);
+}
+END_TEST
+
 START_TEST(test_copies_arrive_every_period)
 {
 	GsWorkload *w = gs_workload_new();
@@ -372,10 +404,11 @@ watch_name(gpointer data, GsThreadId id)
 	return id == 1 ? "T1" : NULL; /* thread 2 is none of the fake run's */
 }
 
-static void
+static const char *
 watch_moved(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to)
 {
 	tl_trace_add(data, "moved %" G_GUINT64_FORMAT " to %s", id, gs_thread_state_name(to));
+	return watch_name(data, id);
 }
 
 static void
@@ -440,6 +473,7 @@ main(void)
 	tcase_add_loop_test(tc, test_a_script, 0, G_N_ELEMENTS(rows));
 	tcase_add_test(tc, test_the_result_rows);
 	tcase_add_test(tc, test_leaks_totals_and_the_outcome);
+	tcase_add_test(tc, test_a_cut_run);
 	tcase_add_test(tc, test_copies_arrive_every_period);
 	tcase_add_loop_test(tc, test_the_status_rules, 0, G_N_ELEMENTS(status_rows));
 	tcase_add_test(tc, test_what_the_engine_tells_the_run);

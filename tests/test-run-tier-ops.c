@@ -3,8 +3,9 @@
  * model: grants, refusals and waits, a name reserved again, the line of
  * waiting threads served first come first served, a thread that leaves the
  * line, every reservation given back at a thread's end, the ops as a
- * driver hands them over, an allocation's request, and the evacuation
- * gate's scopes. The fake driver
+ * driver hands them over, an allocation's request, the evacuation gate's
+ * scopes, a retry block's spillable inputs, a thread that ends, and the
+ * proactive downgrade's turns. The fake driver
  * writes down the log and every call back; each test says what that trace
  * must be.
  */
@@ -67,6 +68,11 @@ fake_log(gpointer data, GsLogEntry *e)
 		note(data, "%s gate %s", e->thread != NULL ? e->thread : "-", e->what);
 		return;
 	}
+	if (e->kind == GS_LOG_DOWNGRADE) {
+		note(data, "gpu%u downgrade %s at %" G_GINT64_FORMAT "MiB", e->device, e->what,
+		     e->bytes / MIB);
+		return;
+	}
 	ck_assert(e->kind == GS_LOG_RESERVE || e->kind == GS_LOG_RELEASE);
 	note(data, "%s %s %s %s %" G_GINT64_FORMAT "MiB", e->thread,
 	     e->kind == GS_LOG_RESERVE ? "reserves" : "releases", e->buf,
@@ -93,14 +99,18 @@ static const GsRunTierHooks fake_hooks = {
 	.buffers = fake_buffers,
 };
 
-/* Two threads, T1 and T2, whose specs name reservations r and s, on a 100 MiB GPU. */
+/*
+ * Two threads, T1 and T2, whose specs name reservations r and s, on a 100
+ * MiB GPU, in a run whose buffers may move between tiers when @spills.
+ */
 static Fake *
-fake_new(void)
+fake_over(gboolean spills)
 {
 	Fake *f = g_new0(Fake, 1);
 
 	f->w = gs_workload_new();
 	f->w->gpu.capacity = 100 * MIB;
+	f->w->policy.spill.enabled = spills;
 	f->mem = gs_memory_new(f->w);
 	f->spec = gs_thread_spec_new("T");
 	g_ptr_array_add(f->spec->reservations, g_strdup("r"));
@@ -113,6 +123,12 @@ fake_new(void)
 					 f->spec);
 	}
 	return f;
+}
+
+static Fake *
+fake_new(void)
+{
+	return fake_over(FALSE);
 }
 
 static void
@@ -224,20 +240,22 @@ START_TEST(test_the_ops_and_an_allocations_request)
 	GsEffect effect = {.alloc_kind = GS_KIND_GPU, .size = MIB, .op = &alloc};
 	GsOp *big = &f->ops[f->n_ops++], *wait = &f->ops[f->n_ops++];
 	GsMemRequest req;
+	GsException thrown;
 
 	big->kind = wait->kind = GS_OP_RESERVE;
 	big->reserve.size = 200 * MIB;
 	wait->reserve.size = 60 * MIB;
 	big->reserve.tier = wait->reserve.tier = GS_TIER_GPU;
-	ck_assert(gs_run_is_tier_op(&release) && !gs_run_is_tier_op(&sleep));
-	ck_assert_int_eq(gs_run_tier_op(&f->tier_ops, &f->threads[0], 1, big), GS_RUN_OP_TOO_LARGE);
+	ck_assert(gs_run_tier_op(&f->tier_ops, &f->threads[0], 1, big, &thrown));
+	ck_assert_int_eq(thrown, GS_EXC_RESERVATION_TOO_LARGE);
 	ck_assert_int_eq(reserve(f, 1, 0, 60, GS_RESERVE_BLOCK), GS_RESERVATION_GRANTED);
-	ck_assert_int_eq(gs_run_tier_op(&f->tier_ops, &f->threads[0], 1, wait), GS_RUN_OP_WAITS);
-	ck_assert_int_eq(gs_run_tier_op(&f->tier_ops, &f->threads[0], 1, &sleep), GS_RUN_OP_GOES_ON);
+	ck_assert(!gs_run_tier_op(&f->tier_ops, &f->threads[0], 1, wait, &thrown)); /* waits */
+	ck_assert_int_eq(thrown, GS_EXC_NONE);
+	ck_assert(gs_run_tier_op(&f->tier_ops, &f->threads[0], 1, &sleep, &thrown)); /* not the tiers' */
+	ck_assert_int_eq(thrown, GS_EXC_NONE);
 	expect(f, "T1 reserves r too_large 200MiB, T2 reserves r granted 60MiB, "
 		  "T1 reserves r wait 60MiB");
-	ck_assert_int_eq(gs_run_tier_op(&f->tier_ops, &f->threads[1], 2, &release),
-			 GS_RUN_OP_GOES_ON);
+	ck_assert(gs_run_tier_op(&f->tier_ops, &f->threads[1], 2, &release, &thrown));
 	gs_run_reserve_retry(&f->tier_ops);
 	expect(f, "T2 releases r - 60MiB, gpu came free, T1 reserves r granted 60MiB, wake T1");
 	alloc.alloc.reservation = -1;
@@ -289,6 +307,99 @@ START_TEST(test_the_gates_scopes)
 }
 END_TEST
 
+static gboolean
+spillable(Fake *f, GsSpillBufId id)
+{
+	GsSpillBufView v;
+
+	ck_assert(gs_spill_lookup(gs_memory_store(f->mem), id, &v));
+	return v.spillable;
+}
+
+/*
+ * A thread that ends leaves the line and gives back what it holds: its
+ * reservations and, in a run that spills, its locks.
+ */
+START_TEST(test_a_thread_that_ends)
+{
+	Fake *f = fake_over(TRUE);
+	GsMemRequest req = {.kind = GS_KIND_GPU, .size = MIB};
+	GsMemAlloc a = gs_memory_alloc(f->mem, &req);
+	GsSpillBufId id = a.buf->id;
+	GsSpillBufView v;
+
+	ck_assert_int_eq(reserve(f, 0, 0, 60, GS_RESERVE_BLOCK), GS_RESERVATION_GRANTED);
+	ck_assert_int_eq(reserve(f, 1, 1, 10, GS_RESERVE_BLOCK), GS_RESERVATION_GRANTED);
+	ck_assert_int_eq(reserve(f, 1, 0, 50, GS_RESERVE_BLOCK), GS_RESERVATION_WAIT);
+	gs_spill_use_begin(gs_memory_store(f->mem), &id, 1, GS_SPILL_SYNCHRONOUS, 0);
+	g_array_append_val(f->threads[1].res.locked, id);
+	g_string_truncate(f->trace, 0);
+	gs_run_thread_tiers_end(&f->tier_ops, &f->threads[1].res, &f->threads[1]);
+	ck_assert(g_queue_is_empty(&f->tier_ops.waiters));
+	ck_assert(gs_spill_lookup(gs_memory_store(f->mem), id, &v));
+	ck_assert_int_eq(v.locks, 0);
+	expect(f, "T2 releases s - 10MiB, gpu came free");
+	fake_free(f);
+}
+END_TEST
+
+/*
+ * The proactive downgrade's hysteresis, cuCascade's formula: on once the
+ * reservation limit (90% of the GPU) less what is free reaches the trigger
+ * (75%), on until it falls to the stop (65%), each turn logged.
+ */
+START_TEST(test_the_downgrades_turns)
+{
+	Fake *f = fake_over(TRUE);
+	GsMemRequest req = {.kind = GS_KIND_GPU, .size = 90 * MIB};
+	GsMemAlloc a;
+	gboolean on = FALSE;
+
+	ck_assert(!gs_run_downgrade_on(&f->tier_ops, 0, &on));
+	a = gs_memory_alloc(f->mem, &req);
+	ck_assert_int_eq(a.outcome, GS_MEM_OK);
+	ck_assert(gs_run_downgrade_on(&f->tier_ops, 0, &on) && on);
+	ck_assert(gs_run_downgrade_on(&f->tier_ops, 0, &on) && on);
+	expect(f, "gpu0 downgrade start at 90MiB");
+	gs_memory_free_buffer(f->mem, a.buf, NULL);
+	ck_assert(!gs_run_downgrade_on(&f->tier_ops, 0, &on) && !on);
+	ck_assert(!gs_run_downgrade_on(&f->tier_ops, 0, &on));
+	expect(f, "gpu0 downgrade stop at 0MiB");
+	fake_free(f);
+}
+END_TEST
+
+/* A retry block's input buffers are spillable while it runs, and only in a run that spills. */
+START_TEST(test_a_retry_blocks_inputs)
+{
+	Fake *f = fake_over(_i == 1);
+	GsMemRequest req = {.kind = GS_KIND_GPU, .size = MIB};
+	GsOp retry = {.kind = GS_OP_RETRY};
+
+	for (GsSpillBufId id = 1; id <= 2; id++) {
+		GsMemAlloc a = gs_memory_alloc(f->mem, &req);
+
+		ck_assert_int_eq(a.outcome, GS_MEM_OK);
+		ck_assert_uint_eq(a.buf->id, id);
+	}
+	gs_names_append(&retry.retry.input, 0); /* the fake's threads hold buffer 1 under name 0 */
+	gs_run_block(&f->tier_ops, &f->threads[0], &retry, TRUE);
+	if (_i == 1) {
+		ck_assert(spillable(f, 1) && !spillable(f, 2));
+		ck_assert_uint_eq(f->threads[0].res.inputs->len, 2); /* the block's mark, then 1 */
+	} else {
+		ck_assert_ptr_null(gs_memory_store(f->mem));
+		ck_assert_uint_eq(f->threads[0].res.inputs->len, 0);
+	}
+	gs_run_block(&f->tier_ops, &f->threads[0], &retry, FALSE);
+	if (_i == 1)
+		ck_assert(!spillable(f, 1) && !spillable(f, 2));
+	ck_assert_uint_eq(f->threads[0].res.inputs->len, 0);
+	gs_names_clear(&retry.retry.input);
+	fake_free(f);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -300,6 +411,9 @@ main(void)
 	tcase_add_test(tc, test_first_come_first_served_and_leaving_the_line);
 	tcase_add_test(tc, test_the_ops_and_an_allocations_request);
 	tcase_add_test(tc, test_the_gates_scopes);
+	tcase_add_test(tc, test_a_thread_that_ends);
+	tcase_add_test(tc, test_the_downgrades_turns);
+	tcase_add_loop_test(tc, test_a_retry_blocks_inputs, 0, 2);
 	suite_add_tcase(s, tc);
 	return tl_run_suite(s);
 }

@@ -1,5 +1,5 @@
 /*
- * Tests of the real-thread driver (backends/threads.c) on the host backend.
+ * Tests of the real-thread driver (backends/threads/) on the host backend.
  *
  * A scenario whose outcome hangs on its gaps runs on the virtual clock,
  * where scenario time moves only when every thread waits, so the order of
@@ -18,7 +18,7 @@
 #include <glib/gstdio.h>
 
 #include "backends/pattern.h"
-#include "backends/threads.h"
+#include "backends/threads/threads.h"
 #include "cli/drivers.h"
 #include "scenario/loader.h"
 #include "sim/sim.h"

@@ -172,7 +172,7 @@ GS_API void gs_interp_abort(GsInterp *it, GsTime now);
  * §3.5.1, 1).
  *
  * The rest is for a driver whose threads run at the same time
- * (backends/threads.c). The engine is not thread-safe, so every engine call
+ * (backends/threads/). The engine is not thread-safe, so every engine call
  * the interpreter makes is bracketed by enter() and leave(): a real-thread
  * driver takes its engine lock there, and the interpreter's own state stays
  * with the thread that runs it. fast_alloc() and fast_free() let the driver

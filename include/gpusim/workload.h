@@ -94,6 +94,7 @@ typedef enum {
 	GS_OOM_FAIL = 0,  /* an allocation that cannot be met throws GpuOOM/CpuOOM */
 	GS_OOM_BLOCK = 1, /* wait until memory is freed; no rollback */
 	GS_OOM_RETRY = 2, /* the Spark-RAPIDS state machine (the engine) */
+	GS_N_OOM_POLICIES
 } GsOomPolicy;
 
 typedef enum {
@@ -386,6 +387,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsWorkload, gs_workload_free)
 GS_API void gs_policy_init(GsPolicy *policy);
 /** The engine options a policy implies. */
 GS_API GsEngineOpts gs_policy_engine_opts(const GsPolicy *policy);
+
+/** The OOM policies' names, by GsOomPolicy, then NULL: "fail", "block", "retry". */
+GS_API extern const char *const gs_oom_policy_names[GS_N_OOM_POLICIES + 1];
 
 /** Releases what an op owns (nested ops included), not the op itself. */
 GS_API void gs_op_clear(GsOp *op);

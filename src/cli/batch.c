@@ -35,14 +35,12 @@ variant_new(const char *label, const char *variant, const char *set)
 	return v;
 }
 
-/* The policies compared when a scenario defines no variants (SPEC §3.6). */
-static const char *const builtin_policies[] = {"fail", "block", "retry"};
-
+/* A built-in variant, one per OOM policy: what is compared when a scenario defines none (SPEC §3.6). */
 static GsBatchVariant *
 builtin_variant(const char *name)
 {
-	for (guint i = 0; i < G_N_ELEMENTS(builtin_policies); i++) {
-		if (strcmp(name, builtin_policies[i]) == 0) {
+	for (guint i = 0; i < GS_N_OOM_POLICIES; i++) {
+		if (strcmp(name, gs_oom_policy_names[i]) == 0) {
 			g_autofree char *set = g_strconcat("policy.oom=", name, NULL);
 
 			return variant_new(name, NULL, set);
@@ -97,8 +95,8 @@ gs_batch_variants(const char *path, const char *requested, GError **error)
 		for (guint i = 0; i < defined->len; i++)
 			g_ptr_array_add(chosen, variant_new(defined->pdata[i], defined->pdata[i],
 							    NULL));
-		for (guint i = 0; defined->len == 0 && i < G_N_ELEMENTS(builtin_policies); i++)
-			g_ptr_array_add(chosen, builtin_variant(builtin_policies[i]));
+		for (guint i = 0; defined->len == 0 && i < GS_N_OOM_POLICIES; i++)
+			g_ptr_array_add(chosen, builtin_variant(gs_oom_policy_names[i]));
 		return g_steal_pointer(&chosen);
 	}
 	names = g_strsplit(requested, ",", -1);

@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "backends/threads.h"
+#include "backends/threads/threads.h"
 #include "cli/drivers.h"
 #include "sim/sim.h"
 

@@ -307,7 +307,7 @@ gs_interp_init(GsInterp *it, GsEngine *engine, const GsThreadSpec *spec, GsThrea
 	it->engine = engine;
 	it->spec = spec;
 	it->thread = thread;
-	it->policy = policy;
+	it->policy = policy < GS_N_OOM_POLICIES ? policy : GS_OOM_FAIL;
 	it->frames = it->inline_frames;
 	push(it, NULL, spec->ops);
 }
@@ -677,11 +677,50 @@ alloc_begin(GsInterp *it, GsEffect *out, GsTime now)
 	return FALSE;
 }
 
-void
-gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now)
+/* policy.oom "fail": no state machine to consult; the allocation fails for good. */
+static void
+fail_for_good(GsInterp *it, GsTime now)
+{
+	enter(it);
+	gs_engine_alloc_failed(it->engine, it->thread, alloc_kind(it), FALSE, alloc_blocking(it),
+			       it->recursive, now);
+	leave(it);
+	throw_exception(it, gs_exception_fatal_oom(alloc_kind(it)), now);
+}
+
+/* policy.oom "block" and "retry": the state machine says whether to retry, or what to throw. */
+static void
+ask_the_engine(GsInterp *it, GsTime now)
 {
 	GsDecision d;
 
+	enter(it);
+	d = gs_engine_alloc_failed(it->engine, it->thread, alloc_kind(it), TRUE,
+				   alloc_blocking(it), it->recursive, now);
+	leave(it);
+	if (d.verdict == GS_VERDICT_RETRY && !alloc_blocking(it)) {
+		/* A non-blocking host allocation gives up: no buffer, no exception. */
+		top(it)->pos++;
+		it->mode = MODE_RUN;
+	} else if (d.verdict == GS_VERDICT_RETRY) {
+		it->mode = MODE_ALLOC_BEGIN;
+	} else if (d.verdict == GS_VERDICT_RETHROW) {
+		throw_exception(it, d.exception, now);
+	} else {
+		misuse(it, now);
+	}
+}
+
+/* What an allocation that failed does, by OOM policy (whether the engine busts deadlocks: workload.c). */
+static void (*const on_alloc_failed[GS_N_OOM_POLICIES])(GsInterp *it, GsTime now) = {
+	[GS_OOM_FAIL] = fail_for_good,
+	[GS_OOM_BLOCK] = ask_the_engine,
+	[GS_OOM_RETRY] = ask_the_engine,
+};
+
+void
+gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now)
+{
 	g_return_if_fail(it->mode == MODE_ALLOC_TRY);
 	if (ok && it->unspill) {
 		/* The compute's buffers are back: run the compute op again. */
@@ -702,30 +741,7 @@ gs_interp_alloc_done(GsInterp *it, gboolean ok, guint64 handle, GsTime now)
 		it->mode = MODE_RUN;
 		return;
 	}
-	if (it->policy == GS_OOM_FAIL) {
-		/* No state machine to consult: the allocation fails for good. */
-		enter(it);
-		gs_engine_alloc_failed(it->engine, it->thread, alloc_kind(it), FALSE,
-				       alloc_blocking(it), it->recursive, now);
-		leave(it);
-		throw_exception(it, gs_exception_fatal_oom(alloc_kind(it)), now);
-		return;
-	}
-	enter(it);
-	d = gs_engine_alloc_failed(it->engine, it->thread, alloc_kind(it), TRUE,
-				   alloc_blocking(it), it->recursive, now);
-	leave(it);
-	if (d.verdict == GS_VERDICT_RETRY && !alloc_blocking(it)) {
-		/* A non-blocking host allocation gives up: no buffer, no exception. */
-		top(it)->pos++;
-		it->mode = MODE_RUN;
-	} else if (d.verdict == GS_VERDICT_RETRY) {
-		it->mode = MODE_ALLOC_BEGIN;
-	} else if (d.verdict == GS_VERDICT_RETHROW) {
-		throw_exception(it, d.exception, now);
-	} else {
-		misuse(it, now);
-	}
+	on_alloc_failed[it->policy](it, now);
 }
 
 void

@@ -51,6 +51,22 @@ gs_policy_init(GsPolicy *p)
 	p->evac_gate = TRUE;
 }
 
+/*
+ * The OOM policies as data (SPEC §3.4): their names, and whether the engine
+ * breaks the deadlocks it finds (under "block" it finds them and leaves
+ * them). What a failed allocation does under each is the interpreter's
+ * table (interp.c).
+ */
+const char *const gs_oom_policy_names[GS_N_OOM_POLICIES + 1] = {
+	[GS_OOM_FAIL] = "fail",
+	[GS_OOM_BLOCK] = "block",
+	[GS_OOM_RETRY] = "retry",
+};
+
+static const gboolean oom_policy_busts_deadlocks[GS_N_OOM_POLICIES] = {
+	[GS_OOM_RETRY] = TRUE,
+};
+
 GsEngineOpts
 gs_policy_engine_opts(const GsPolicy *p)
 {
@@ -60,7 +76,7 @@ gs_policy_engine_opts(const GsPolicy *p)
 	opts.split_victim = p->split_victim;
 	opts.retry_before_bufn = p->retry_before_bufn;
 	opts.retry_cap = p->retry_cap;
-	opts.bust_deadlocks = p->oom == GS_OOM_RETRY;
+	opts.bust_deadlocks = p->oom < GS_N_OOM_POLICIES && oom_policy_busts_deadlocks[p->oom];
 	return opts;
 }
 

@@ -37,15 +37,7 @@ gs_report_tier_name(GsTier tier)
 static const char *
 oom_name(GsOomPolicy oom)
 {
-	switch (oom) {
-	case GS_OOM_FAIL:
-		return "fail";
-	case GS_OOM_BLOCK:
-		return "block";
-	case GS_OOM_RETRY:
-		return "retry";
-	}
-	return "invalid";
+	return oom < GS_N_OOM_POLICIES ? gs_oom_policy_names[oom] : "invalid";
 }
 
 static const char *

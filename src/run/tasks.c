@@ -220,6 +220,17 @@ gs_run_tasks_report_leak(GsRunTasks *tasks, GsRunTask *task, const char *thread,
 }
 
 void
+gs_run_tasks_cut_short(GsRunTasks *tasks, GsRunTask *task, GsTime end)
+{
+	if (task->status == GS_RUN_TASK_ENDED)
+		return;
+	if (task->status == GS_RUN_TASK_RUNNING)
+		tasks->hooks->cut_short(tasks->driver, task);
+	task->result->outcome = tasks->result->outcome;
+	task->result->end_ns = end;
+}
+
+void
 gs_run_tasks_settle_outcome(GsRunTasks *tasks)
 {
 	GsResult *r = tasks->result;

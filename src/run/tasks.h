@@ -78,6 +78,8 @@ typedef struct {
 	void (*stop_threads)(gpointer driver, GsRunTask *task);
 	/* @task was granted its permit: its threads waiting for one go on. */
 	void (*permit_granted)(gpointer driver, GsRunTask *task);
+	/* @task's attempt was cut short running: the driver adds what it did so far. */
+	void (*cut_short)(gpointer driver, GsRunTask *task);
 	/* The time now, in scenario time. */
 	GsTime (*now)(gpointer driver);
 	/* An entry for the event log (GS_LOG_TASK, GS_LOG_SEMAPHORE), its time not set. */
@@ -136,6 +138,13 @@ gboolean gs_run_tasks_finish(GsRunTasks *tasks, GsRunTask *task, gboolean failed
  */
 void gs_run_tasks_report_leak(GsRunTasks *tasks, GsRunTask *task, const char *thread,
 			      gint64 bytes);
+
+/**
+ * The run was cut short at @end (a deadlock, --max-time): @task, unless it
+ * had ended, reports the run's outcome as its own, and a running attempt
+ * what it did so far, waits in progress included (hooks.cut_short).
+ */
+void gs_run_tasks_cut_short(GsRunTasks *tasks, GsRunTask *task, GsTime end);
 
 /** The run's outcome once every task is over: failed if any task failed; a cut run keeps its own. */
 void gs_run_tasks_settle_outcome(GsRunTasks *tasks);

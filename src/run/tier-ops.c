@@ -24,7 +24,9 @@ gs_run_thread_tiers_init(GsRunThreadTiers *mine, const GsRunTiers *run, GsThread
 			 const char *thread, const GsThreadSpec *spec)
 {
 	*mine = (GsRunThreadTiers){.id = id, .by_name = g_ptr_array_new_with_free_func(g_free),
-				   .thread = thread, .spec = spec};
+				   .thread = thread, .spec = spec,
+				   .inputs = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId)),
+				   .locked = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId))};
 	gs_gate_thread_init(gs_memory_gate(run->mem), &mine->gate, id);
 }
 
@@ -32,6 +34,8 @@ void
 gs_run_thread_tiers_clear(GsRunThreadTiers *mine)
 {
 	g_clear_pointer(&mine->by_name, g_ptr_array_unref);
+	g_clear_pointer(&mine->inputs, g_array_unref);
+	g_clear_pointer(&mine->locked, g_array_unref);
 }
 
 GsMemReservation *
@@ -131,34 +135,6 @@ gs_run_reserve_leave_line(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thre
 	mine->waiting = NULL;
 }
 
-gboolean
-gs_run_is_tier_op(const GsOp *op)
-{
-	switch (op->kind) {
-	case GS_OP_RESERVE:
-	case GS_OP_RELEASE:
-	case GS_OP_SYNC:
-	case GS_OP_SPILLABLE:
-	case GS_OP_UNSPILLABLE:
-		return TRUE;
-	case GS_OP_ALLOC:
-	case GS_OP_FREE:
-	case GS_OP_COMPUTE:
-	case GS_OP_SLEEP:
-	case GS_OP_UNTIL:
-	case GS_OP_RETRY:
-	case GS_OP_BLOCK_UNTIL_READY:
-	case GS_OP_POOL:
-	case GS_OP_WAIT_ON_POOL:
-	case GS_OP_INJECT:
-	case GS_OP_REPEAT:
-	case GS_OP_TASK_DONE:
-	case GS_N_OP_KINDS:
-		break;
-	}
-	return FALSE;
-}
-
 static void
 set_spillable(GsRunTiers *run, gpointer thread, const GsNames *names, gboolean spillable)
 {
@@ -179,24 +155,61 @@ sync_stream(GsRunTiers *run, GsThreadId id, guint stream)
 		run->hooks->released(run->driver, GS_TIER_GPU);
 }
 
-GsRunOpNext
-gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const GsOp *op)
+void
+gs_run_thread_tiers_end(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread)
 {
-	GsReservationOutcome outcome;
-
-	if (op->kind == GS_OP_RESERVE) {
-		outcome = gs_run_reserve(run, run->hooks->of(run->driver, thread), thread, op);
-		if (outcome == GS_RESERVATION_WAIT)
-			return GS_RUN_OP_WAITS;
-		return outcome == GS_RESERVATION_TOO_LARGE ? GS_RUN_OP_TOO_LARGE : GS_RUN_OP_GOES_ON;
+	gs_run_reserve_leave_line(run, mine, thread);
+	if (gs_memory_spills(run->mem)) {
+		gs_memory_unlock_all(run->mem, mine->locked);
+		for (guint i = 0; i < mine->spec->streams->len; i++)
+			gs_spill_sync(gs_memory_store(run->mem), gs_memory_stream_id(mine->id, (gint) i));
 	}
-	if (op->kind == GS_OP_RELEASE)
+	gs_run_release_all(run, mine);
+}
+
+gboolean
+gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const GsOp *op,
+	       GsException *thrown)
+{
+	*thrown = GS_EXC_NONE;
+	if (op->kind == GS_OP_RESERVE) {
+		switch (gs_run_reserve(run, run->hooks->of(run->driver, thread), thread, op)) {
+		case GS_RESERVATION_WAIT:
+			return FALSE;
+		case GS_RESERVATION_TOO_LARGE:
+			*thrown = GS_EXC_RESERVATION_TOO_LARGE;
+			break;
+		case GS_RESERVATION_GRANTED:
+		case GS_RESERVATION_REFUSED:
+		case GS_N_RESERVATION_OUTCOMES:
+			break;
+		}
+	} else if (op->kind == GS_OP_RELEASE) {
 		gs_run_release(run, run->hooks->of(run->driver, thread), op->res);
-	else if (op->kind == GS_OP_SYNC)
+	} else if (op->kind == GS_OP_SYNC) {
 		sync_stream(run, id, op->stream);
-	else if (op->kind == GS_OP_SPILLABLE || op->kind == GS_OP_UNSPILLABLE)
+	} else if (op->kind == GS_OP_SPILLABLE || op->kind == GS_OP_UNSPILLABLE) {
 		set_spillable(run, thread, &op->free.bufs, op->kind == GS_OP_SPILLABLE);
-	return GS_RUN_OP_GOES_ON;
+	}
+	return TRUE;
+}
+
+void
+gs_run_block(GsRunTiers *run, gpointer thread, const GsOp *retry_op, gboolean entering)
+{
+	GsRunThreadTiers *mine;
+	g_autoptr(GArray) ids = NULL;
+
+	if (!gs_memory_spills(run->mem) || retry_op->retry.input.len == 0)
+		return;
+	mine = run->hooks->of(run->driver, thread);
+	if (!entering) {
+		gs_memory_block_leave(run->mem, mine->inputs);
+		return;
+	}
+	ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+	run->hooks->buffers(thread, &retry_op->retry.input, ids);
+	gs_memory_block_enter(run->mem, mine->inputs, ids);
 }
 
 GsMemRequest
@@ -277,4 +290,33 @@ void
 gs_run_gate_fallback(GsRunTiers *run, GsRunThreadTiers *mine)
 {
 	log_gate(run, mine->thread, "fallback");
+}
+
+/* ---- the proactive downgrade ---- */
+
+static void
+log_downgrade(GsRunTiers *run, guint device, const char *what)
+{
+	GsLogEntry e = {.kind = GS_LOG_DOWNGRADE, .device = device, .what = what, .tier = GS_TIER_GPU,
+			.bytes = gs_space_account_charged(gs_memory_gpu_account(run->mem, device))};
+
+	run->hooks->log(run->driver, &e);
+}
+
+gboolean
+gs_run_downgrade_on(GsRunTiers *run, guint device, gboolean *on)
+{
+	switch (gs_memory_downgrade_step(run->mem, device, on)) {
+	case GS_DOWNGRADE_START:
+		log_downgrade(run, device, "start");
+		break;
+	case GS_DOWNGRADE_STOP:
+		log_downgrade(run, device, "stop");
+		break;
+	case GS_DOWNGRADE_NONE:
+	case GS_DOWNGRADE_CONTINUE:
+	case GS_N_DOWNGRADE_DECISIONS:
+		break;
+	}
+	return *on;
 }

@@ -49,6 +49,8 @@ typedef struct {
 	const GsOp *waiting;     /* the reserve op it waits on; NULL while it does not */
 	const char *thread;      /* its name, for the log */
 	const GsThreadSpec *spec;
+	GArray *inputs;          /* GsSpillBufId: buffers made spillable by its retry blocks */
+	GArray *locked;          /* GsSpillBufId: the synchronous locks of its compute or unspill */
 } GsRunThreadTiers;
 
 typedef struct {
@@ -103,6 +105,14 @@ void gs_run_release(GsRunTiers *run, GsRunThreadTiers *mine, guint index);
 /** Gives back every reservation @mine holds (its thread ends). */
 void gs_run_release_all(GsRunTiers *run, GsRunThreadTiers *mine);
 
+/**
+ * The thread is done with the tiers, out of the gate's scope: it leaves the
+ * line for a reservation, its locks go, its streams are synchronised (the
+ * spill store may take what they held), and every reservation it holds
+ * goes back (as cuCascade's RAII reservations do).
+ */
+void gs_run_thread_tiers_end(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread);
+
 /** Asks again for every reservation in line, in order; those granted are woken. */
 void gs_run_reserve_retry(GsRunTiers *run);
 
@@ -124,23 +134,31 @@ void gs_run_gate_close(GsRunTiers *run, GsRunThreadTiers *mine);
 /** @mine's copies fell back, for the log. */
 void gs_run_gate_fallback(GsRunTiers *run, GsRunThreadTiers *mine);
 
-/* What a thread does after an op of the tiers. */
-typedef enum {
-	GS_RUN_OP_GOES_ON = 0,
-	GS_RUN_OP_WAITS,          /* in line for a reservation: the driver makes it wait */
-	GS_RUN_OP_TOO_LARGE,      /* the driver throws GS_EXC_RESERVATION_TOO_LARGE */
-} GsRunOpNext;
+/**
+ * The proactive downgrade's look at GPU @device (cuCascade's hysteresis,
+ * policy.spill.proactive): *@on turns on once the GPU's charge crosses the
+ * trigger and off below the stop, and each turn is logged (GS_LOG_DOWNGRADE,
+ * "start" or "stop"). TRUE while it is on: the driver moves the next victim.
+ */
+gboolean gs_run_downgrade_on(GsRunTiers *run, guint device, gboolean *on);
 
 /**
  * Carries out @op, one of the tiers' (reserve, release, sync, spillable,
  * unspillable), for @thread, whose id is @id; any other op is not the
- * tiers' and does nothing here. Only a reserve or a release makes the
- * thread's part in the tiers (hooks.of).
+ * tiers' and does nothing here. FALSE when the thread is in line for a
+ * reservation: the driver makes it wait until hooks.wake. *@thrown is what
+ * the op throws (GS_EXC_RESERVATION_TOO_LARGE), GS_EXC_NONE mostly. Only a
+ * reserve or a release makes the thread's part in the tiers (hooks.of).
  */
-GsRunOpNext gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const GsOp *op);
+gboolean gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const GsOp *op,
+			GsException *thrown);
 
-/** Whether @op is one of those gs_run_tier_op() carries out. */
-gboolean gs_run_is_tier_op(const GsOp *op);
+/**
+ * @thread enters or leaves retry block @retry_op: while it runs, the
+ * thread's buffers named as its input may be spilled (SPEC §3.5.1, 1). Only
+ * in a run whose buffers spill.
+ */
+void gs_run_block(GsRunTiers *run, gpointer thread, const GsOp *retry_op, gboolean entering);
 
 /**
  * What allocating @effect asks the tier model at @now for @thread, whose

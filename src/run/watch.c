@@ -12,8 +12,7 @@ on_state(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to, GsT
 	GsRunWatch *watch = data;
 	GsLogEntry e = {.kind = GS_LOG_STATE, .from = from, .to = to};
 
-	watch->hooks->moved(watch->driver, id, from, to);
-	e.thread = watch->hooks->name(watch->driver, id);
+	e.thread = watch->hooks->moved(watch->driver, id, from, to);
 	if (e.thread != NULL)
 		watch->hooks->log(watch->driver, &e);
 }

@@ -22,8 +22,8 @@ G_BEGIN_DECLS
 typedef struct {
 	/* The name of thread @id; NULL when it is none of the run's. */
 	const char *(*name)(gpointer driver, GsThreadId id);
-	/* The engine moved thread @id from @from to @to. */
-	void (*moved)(gpointer driver, GsThreadId id, GsThreadState from, GsThreadState to);
+	/* The engine moved thread @id from @from to @to; its name, as name() gives it. */
+	const char *(*moved)(gpointer driver, GsThreadId id, GsThreadState from, GsThreadState to);
 	/* An entry for the event log, its time not set. */
 	void (*log)(gpointer driver, GsLogEntry *entry);
 } GsRunWatchHooks;

@@ -1376,7 +1376,6 @@ read_fields(Loader *l, const Node *map, const char *where, const Field *fields, 
 /* ==== memory, links, executor, policy, generate (SPEC §3.3, §3.4, §3.7) ==== */
 
 static const char *const allocator_names[] = {"exact", "pool", NULL};
-static const char *const oom_names[] = {"fail", "block", "retry", NULL};
 static const char *const priority_names[] = {"fifo", "task_id", NULL};
 static const char *const split_victim_names[] = {"highest", "lowest", NULL};
 static const char *const victim_names[] = {"lru", "largest", "smallest_fit", "priority", NULL};
@@ -1489,7 +1488,7 @@ static const Field reservations_fields[] = {
 };
 
 static const Field policy_fields[] = {
-	FIELD("oom", F_ENUM, GsWorkload, policy.oom, .names = oom_names),
+	FIELD("oom", F_ENUM, GsWorkload, policy.oom, .names = gs_oom_policy_names),
 	FIELD("priority", F_ENUM, GsWorkload, policy.priority, .names = priority_names),
 	FIELD("split_victim", F_ENUM, GsWorkload, policy.split_victim,
 	      .names = split_victim_names),

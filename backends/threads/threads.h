@@ -33,14 +33,14 @@
  * admits through the tier model (src/tiers/memory.h) under the
  * engine mutex instead of the counters, with either locking: the model
  * decides residence, charges (host memory in whole blocks), victims,
- * reservations and the evacuation gate as in the simulator, and the
+ * reservations and the evacuation gate whichever driver runs, and the
  * backend's move() copies the bytes, outside the mutex, checking the
  * buffer's pattern where it lands. On-demand spilling inside a failing
  * allocation, the unspill before a compute, compute and stream locks, sync,
  * spillable/unspillable, retry blocks' spillable inputs,
  * blocking/or_null/upto reservations, the over-reservation policies,
  * fair-share admission, the tasks' host page tables and proactive
- * downgrade (on a thread of the driver's own) work as in the simulator.
+ * downgrade (on a thread of the driver's own) are all carried out.
  * Leaks are reported at task end in every run.
  *
  * Time (GS_CLOCK_REAL, the default): scenario time is real time divided by
@@ -54,8 +54,7 @@
  * thread waits: for a scenario time (sleep, until, compute), in the engine,
  * for a permit or a reservation, and no copy is in flight and no downgrader
  * has a look to take. It then jumps to the earliest of those times, the next
- * arrival, the watchdog's next tick and --max-time, as the simulator's clock
- * does. What happens at one instant still races as real threads do, but the
+ * arrival, the watchdog's next tick and --max-time. What happens at one instant still races as real threads do, but the
  * order of instants is the scenario's whatever the machine's speed, so a
  * scenario's `at:` expectations and the outcomes its gaps decide hold on a
  * loaded machine. A compute's work is done at once (no real duration), and
@@ -66,7 +65,7 @@
 
 #include <gpusim/gpusim.h>
 
-#include "backend.h"
+#include "backends/backend.h"
 #include "run/options.h"
 
 G_BEGIN_DECLS

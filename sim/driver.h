@@ -1,0 +1,218 @@
+/*
+ * gpusim: the simulator's records, and what its parts share (see sim.h for
+ * the loop and its rules).
+ *
+ * Threads move between the run layer's statuses (src/run/thread.h): READY
+ * (a resumption is due), BUSY (computing, paying allocation latency, or
+ * waiting for its copies), SLEEPING, PARKED (waiting in the engine for a
+ * wake-up), SEMAPHORE (waiting for a GPU permit), RESERVE (a blocking
+ * reservation), GATE (a copy waiting for the evacuation gate to drain) and
+ * DONE. Every scheduled
+ * resumption carries the thread's generation; bumping it cancels the ones in
+ * flight (when a task ends under a busy thread).
+ *
+ * The memory tiers (src/tiers/memory.h) decide where buffers live and what each
+ * space is charged; this file decides when to spill (inside a failing
+ * allocation, and proactively after an instant), who waits for a copy (the
+ * thread whose allocation needed it, for the links' time), and what a thread
+ * that ends gives back (locks, reservations, copies in flight).
+ *
+ * The parts: sim.c runs the loop (events, threads, tasks, the watchdog);
+ * tiers.c carries out what the tier model decides (allocations, copies, the
+ * gate, reservations, the proactive downgrade).
+ */
+#ifndef GPUSIM_SIM_DRIVER_H
+#define GPUSIM_SIM_DRIVER_H
+
+#include <gpusim/pages.h>
+
+#include "run/tasks.h"
+#include "run/thread.h"
+#include "run/tier-ops.h"
+#include "run/watch.h"
+#include "sim/heap.h"
+#include "sim/sim.h"
+#include "tiers/memory.h"
+
+typedef enum { EV_TASK_ARRIVE, EV_THREAD_RESUME, EV_WATCHDOG, EV_PROACTIVE } EventKind;
+
+typedef GsRunStatus Status;
+
+/* What a thread does once the copies it carries out have landed. */
+typedef enum {
+	AFTER_NOTHING,
+	AFTER_ALLOC,   /* try its allocation again */
+} After;
+
+/*
+ * A thread's part in the memory tiers, made the first time it needs one:
+ * its live buffers (compute uses name them), its reservations, the copies it
+ * is carrying out, and the locks it holds.
+ */
+typedef struct {
+	GPtrArray *bufs;         /* GsMemBuf*, live, oldest first (only when buffers can move) */
+	GsRunThreadTiers res;   /* its reservations, by reservation name */
+	GArray *copies;          /* GsSpillBufId: copies in flight */
+	GArray *fallbacks;       /* GsSpillBufId: victims whose copy found no room */
+	gboolean computing;      /* a synchronous compute holds the locks in res.locked */
+	gboolean gave_up;        /* its last fallback moved nothing: the next spill is not tried */
+	After after;
+} SimMem;
+
+/* Every record packed in a table holds only pointers and 64-bit integers at most. */
+#define RECORD_ALIGN 8
+
+static inline gsize
+record_size(gsize size)
+{
+	return (size + RECORD_ALIGN - 1) & ~(gsize) (RECORD_ALIGN - 1);
+}
+
+/*
+ * The simulator's threads and tasks: fixed-size records numbered 0, 1, 2...
+ * in chunks of TABLE_CHUNK, found by number with no array of pointers (whose
+ * doubling alone cost 13 bytes a thread), never moved, freed with the table.
+ */
+typedef struct {
+	GPtrArray *chunks; /* TABLE_CHUNK records each, owned */
+	gsize stride;
+	guint len;
+} Table;
+
+#define TABLE_CHUNK 256
+
+static inline void
+table_init(Table *t, gsize stride)
+{
+	t->chunks = g_ptr_array_new_with_free_func(g_free);
+	t->stride = record_size(stride);
+	t->len = 0;
+}
+
+static inline gpointer
+table_get(const Table *t, guint i)
+{
+	return (guint8 *) t->chunks->pdata[i / TABLE_CHUNK] + (gsize) (i % TABLE_CHUNK) * t->stride;
+}
+
+/* A new zeroed record, numbered t->len - 1. */
+static inline gpointer
+table_add(Table *t)
+{
+	if (t->len % TABLE_CHUNK == 0)
+		g_ptr_array_add(t->chunks, g_malloc0(TABLE_CHUNK * t->stride));
+	return table_get(t, t->len++);
+}
+
+static inline void
+table_clear(Table *t)
+{
+	g_ptr_array_unref(t->chunks);
+}
+
+typedef struct SimTask SimTask;
+
+typedef struct Sim Sim;
+
+typedef struct {
+	Sim *sim;
+	GsThreadResult *result; /* its row in the result */
+	const GsThreadSpec *spec;
+	GsThreadId id;
+	SimTask *task;          /* NULL for pool threads */
+	guint64 generation;
+	guint8 status;          /* Status */
+	guint try_due : 1;       /* the interpreter's allocation is tried when it resumes */
+	guint reported : 1;      /* its final state and exceptions are in its result */
+	GsTime since;           /* when it began to wait, in GS_RUN_SEMAPHORE or GS_RUN_PARKED */
+	SimMem *mem;            /* NULL until the thread uses the memory tiers */
+	gint64 leaking;         /* bytes handed back as the thread ended (a leak if it completes) */
+	/* its interpreter follows, in the same allocation: interp_of() */
+} SimThread;
+
+G_STATIC_ASSERT(sizeof(SimThread) % sizeof(gint64) == 0);
+
+static inline GsInterp *
+interp_of(SimThread *t)
+{
+	return (GsInterp *) (t + 1);
+}
+
+struct SimTask {
+	GsRunTask run;          /* first: the attempt as the run layer keeps it */
+	GsPageTable *pages;     /* its host pages (Spark's page table), made at its first */
+	guint32 first_thread;   /* its threads, once started: ids first_thread .. + n_threads - 1 */
+	guint32 n_threads;      /* (a run holds at most ten million threads) */
+};
+
+struct Sim {
+	const GsWorkload *w;
+	GsRunOptions opts;
+	GsResult *r;
+	GsEngine *engine;
+	GsHeap *heap;
+	GsMemory *mem;
+	GsExecutionPool *fair;  /* policy.admission fair_share: the tasks' GPU shares */
+	GsRunTiers tier_ops;    /* reservations and the gate's scopes: the run layer's */
+	GQueue gate_waiters;    /* SimThread* in GS_RUN_GATE until the gate drains, FIFO */
+	GQueue open_waiters;    /* SimThread* in GS_RUN_GATE until the gate opens, FIFO */
+	gboolean released;      /* memory was freed or released this instant */
+	GArray *downgrading;    /* gboolean per GPU device: proactive downgrade in progress */
+	GArray *proactive_copy; /* GsSpillBufId per GPU device: its copy in flight, or 0 */
+	GArray *moves;          /* GsSpillMove scratch */
+	Table tasks;            /* SimTask, every attempt */
+	Table threads;          /* SimThread and its interpreter, every thread: id - 1 */
+	GsRunTasks run;         /* attempts, executor slots, permits */
+	GsRunWatch watch;       /* what the engine tells the run */
+	GsThreadId next_thread;
+	GsTime now;
+	gboolean watchdog_armed;
+	gboolean watchdog_idle; /* the last event was a watchdog tick that found no deadlock */
+	guint pending_events;   /* non-watchdog events in the heap */
+	guint live;             /* threads not DONE */
+	guint live_dedicated;   /* of which task threads */
+	guint waiting;          /* task threads PARKED or waiting for a permit */
+	gboolean changed;
+	GsSample last;          /* the latest sample, kept or not */
+	double used_integral[GS_N_TIERS];
+};
+
+
+/* Whether anyone reads the event log: entries that cost lookups are made only then. */
+static inline gboolean
+logging(const Sim *s)
+{
+	return s->opts.log != NULL;
+}
+
+static inline void
+emit(Sim *s, GsLogEntry *entry)
+{
+	entry->time = s->now;
+	if (logging(s))
+		s->opts.log(entry, s->opts.log_data);
+}
+
+/* sim.c: the loop, threads and tasks */
+G_GNUC_INTERNAL void sim_log_entry(gpointer data, GsLogEntry *entry);
+G_GNUC_INTERNAL void sim_set_status(Sim *s, SimThread *t, Status status);
+G_GNUC_INTERNAL void sim_schedule(Sim *s, GsTime time, EventKind kind, guint64 target,
+				  guint64 generation);
+G_GNUC_INTERNAL void sim_resume_at(Sim *s, SimThread *t, GsTime time, Status status);
+G_GNUC_INTERNAL void sim_note_peak(Sim *s, GsTier tier);
+G_GNUC_INTERNAL void sim_do_pool(Sim *s, SimThread *t, const GsOp *op);
+
+/* tiers.c: the tier model's decisions carried out */
+G_GNUC_INTERNAL void sim_mem_free(SimMem *m);
+G_GNUC_INTERNAL void sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect);
+G_GNUC_INTERNAL void sim_do_free(Sim *s, SimThread *t, const GsEffect *effect);
+G_GNUC_INTERNAL gboolean sim_begin_compute(Sim *s, SimThread *t, const GsEffect *effect);
+G_GNUC_INTERNAL extern const GsRunTierHooks sim_tier_hooks;
+G_GNUC_INTERNAL gboolean sim_do_op(Sim *s, SimThread *t, const GsOp *op);
+G_GNUC_INTERNAL void sim_on_block(const GsOp *retry_op, gboolean entering, gpointer data);
+G_GNUC_INTERNAL void sim_mem_thread_ends(Sim *s, SimThread *t);
+G_GNUC_INTERNAL gboolean sim_mem_resume(Sim *s, SimThread *t);
+G_GNUC_INTERNAL void sim_proactive(Sim *s);
+G_GNUC_INTERNAL void sim_proactive_landed(Sim *s, guint device);
+
+#endif /* GPUSIM_SIM_DRIVER_H */

@@ -1,0 +1,692 @@
+/*
+ * gpusim: the simulator: what the tier model decides, carried out (see driver.h).
+ */
+#include "config.h"
+
+#include "sim/driver.h"
+
+/* ---- the memory tiers: buffers, copies, the gate, reservations ---- */
+
+static SimMem *
+mem_of(Sim *s, SimThread *t)
+{
+	if (t->mem == NULL) {
+		SimMem *m = g_new0(SimMem, 1);
+
+		m->bufs = g_ptr_array_new();
+		gs_run_thread_tiers_init(&m->res, &s->tier_ops, t->id, t->result->name, t->spec);
+		m->copies = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+		m->fallbacks = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+		t->mem = m;
+	}
+	return t->mem;
+}
+
+void
+sim_mem_free(SimMem *m)
+{
+	if (m == NULL)
+		return;
+	g_ptr_array_unref(m->bufs);
+	gs_run_thread_tiers_clear(&m->res);
+	g_array_unref(m->copies);
+	g_array_unref(m->fallbacks);
+	g_free(m);
+}
+
+static const char *
+buf_name(const GsMemBuf *b)
+{
+	const SimThread *owner = b->owner;
+
+	return owner->spec->buffers->pdata[b->name];
+}
+
+/* The reservation the thread holds under name @index (made empty on first use). */
+/* The thread's newest held reservation in a space: its stream's, for attribution "stream". */
+static GsMemReservation *
+stream_reservation(SimThread *t, GsTier tier, guint device)
+{
+	return gs_memory_newest_reservation(t->mem != NULL ? t->mem->res.by_name : NULL, tier,
+					    device);
+}
+
+/* The ids of every live instance of buffer name @name of the thread. */
+static void
+buffers_named(SimThread *t, guint name, GArray *ids)
+{
+	for (guint i = 0; t->mem != NULL && i < t->mem->bufs->len; i++) {
+		const GsMemBuf *b = t->mem->bufs->pdata[i];
+
+		if (b->name == name)
+			g_array_append_val(ids, b->id);
+	}
+}
+
+static void
+buffers_listed(SimThread *t, const GsNames *names, GArray *ids)
+{
+	const guint *name = gs_names_data(names);
+
+	for (guint i = 0; i < names->len; i++)
+		buffers_named(t, name[i], ids);
+}
+
+static void
+log_copy(Sim *s, const GsMemBuf *b, GsTier from, GsTier to, gboolean ok)
+{
+	GsLogEntry e = {.kind = GS_LOG_SPILL, .thread = ((SimThread *) b->owner)->result->name,
+			.buf = buf_name(b), .bytes = b->size, .tier = from, .to_tier = to, .ok = ok,
+			.what = to > from ? "spill" : "unspill"};
+
+	emit(s, &e);
+}
+
+/*
+ * Memory came free outside an allocation (a spill landed, a reservation was
+ * released): threads blocked on that kind may try again, as the reference's
+ * deallocate callback wakes them. The engine's own counters are not touched.
+ */
+static void
+memory_came_free(Sim *s, GsTier tier)
+{
+	s->released = TRUE;
+	s->changed = TRUE;
+	if (tier != GS_TIER_DISK)
+		gs_engine_dealloc(s->engine, GS_NO_THREAD, tier == GS_TIER_GPU ? GS_KIND_GPU
+										: GS_KIND_HOST,
+				  0, s->now);
+}
+
+/* ---- the gate (its scopes are the run layer's) ---- */
+
+static gboolean
+gate_enter(Sim *s, SimThread *t)
+{
+	return gs_run_gate_enter(&s->tier_ops, &mem_of(s, t)->res);
+}
+
+/* Once every copy inside has landed, the threads that fell back go on; once all left, it opens. */
+static void
+gate_settle(Sim *s)
+{
+	GsGate *gate = gs_memory_gate(s->mem);
+
+	if (!gs_gate_is_closed(gate) || !gs_gate_drained(gate))
+		return;
+	while (!g_queue_is_empty(&s->gate_waiters))
+		sim_resume_at(s, g_queue_pop_head(&s->gate_waiters), s->now, GS_RUN_READY);
+	if (!gs_run_gate_reopen(&s->tier_ops))
+		return;
+	while (!g_queue_is_empty(&s->open_waiters))
+		sim_resume_at(s, g_queue_pop_head(&s->open_waiters), s->now, GS_RUN_READY);
+}
+
+static void
+gate_leave(Sim *s, SimThread *t)
+{
+	if (t->mem != NULL && gs_run_gate_leave(&s->tier_ops, &t->mem->res))
+		gate_settle(s);
+}
+
+/* ---- copies a thread carries out ---- */
+
+/*
+ * Starts copying the victims of a plan down one tier. A victim that finds
+ * the gate closed, or no room below (which closes it), takes the fallback
+ * path once the copies inside have landed. Returns FALSE if nothing started.
+ */
+static gboolean
+start_copies_down(Sim *s, SimThread *t, GsTier tier, GsTime *duration)
+{
+	SimMem *m = mem_of(s, t);
+	gboolean closed;
+
+	closed = gate_enter(s, t);
+	for (guint i = 0; i < s->moves->len; i++) {
+		const GsSpillMove *mv = &g_array_index(s->moves, GsSpillMove, i);
+		GsMemBuf *b = gs_memory_buffer(s->mem, mv->id);
+		GsTime d;
+
+		if (b == NULL || b->moving)
+			continue;
+		if (!closed && gs_memory_copy_begin(s->mem, b, tier + 1, &d)) {
+			g_array_append_val(m->copies, b->id);
+			*duration += d;
+			continue;
+		}
+		if (!closed) {
+			gs_run_gate_close(&s->tier_ops, &mem_of(s, t)->res);
+			closed = s->w->policy.evac_gate;
+		}
+		g_array_append_val(m->fallbacks, b->id);
+	}
+	if (m->copies->len == 0 && m->fallbacks->len == 0) {
+		gate_leave(s, t);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* The thread waits @duration for its copies (spill-block time), then goes on with @after. */
+static void
+wait_for_copies(Sim *s, SimThread *t, GsTime duration, After after)
+{
+	t->mem->after = after;
+	s->r->totals.spill_block_ns = gs_time_add(s->r->totals.spill_block_ns, duration);
+	sim_resume_at(s, t, gs_time_add(s->now, duration), GS_RUN_BUSY);
+}
+
+static gboolean
+allocated_by(const GsMemBuf *b, gconstpointer thread)
+{
+	return b->owner == thread;
+}
+
+/*
+ * On-demand spill inside a failing allocation: victims to free @need bytes
+ * in @tier go down one tier, and the thread tries again once they landed.
+ * Under smallest_fit (Spark's consumer order) the requester's own buffers
+ * go last. FALSE if nothing can move.
+ */
+static gboolean
+spill_for(Sim *s, SimThread *t, GsTier tier, gint64 need)
+{
+	GsTime duration = 0;
+
+	if (!gs_memory_spills(s->mem) || !s->w->policy.spill.on_demand || tier == GS_TIER_DISK)
+		return FALSE;
+	if (mem_of(s, t)->gave_up) {
+		mem_of(s, t)->gave_up = FALSE;
+		return FALSE;
+	}
+	gs_memory_plan_victims(s->mem, tier, need, s->now, s->moves, allocated_by, t);
+	if (s->moves->len == 0 || !start_copies_down(s, t, tier, &duration))
+		return FALSE;
+	wait_for_copies(s, t, duration, AFTER_ALLOC);
+	return TRUE;
+}
+
+static void
+commit_copies(Sim *s, SimMem *m)
+{
+	for (guint i = 0; i < m->copies->len; i++) {
+		GsMemBuf *b = gs_memory_buffer(s->mem, g_array_index(m->copies, GsSpillBufId, i));
+		GsTier from;
+		gboolean ok;
+
+		if (b == NULL || !b->moving)
+			continue; /* freed, or its move was given up, meanwhile */
+		from = b->tier;
+		ok = gs_memory_copy_commit(s->mem, b);
+		log_copy(s, b, from, ok ? b->tier : b->dest, ok);
+		if (ok && from < b->tier)
+			memory_came_free(s, from);
+		sim_note_peak(s, b->tier);
+	}
+	g_array_set_size(m->copies, 0);
+}
+
+/*
+ * The fallback path: a victim from the GPU goes straight to disk when
+ * host_full says so and the disk has room; otherwise it stays where it is.
+ */
+static GsTime
+take_fallbacks(Sim *s, SimThread *t)
+{
+	SimMem *m = t->mem;
+	GsTime duration = 0;
+
+	for (guint i = 0; i < m->fallbacks->len; i++) {
+		GsMemBuf *b = gs_memory_buffer(s->mem, g_array_index(m->fallbacks, GsSpillBufId, i));
+		GsTime d;
+
+		if (b == NULL || b->moving)
+			continue;
+		if (b->tier == GS_TIER_GPU && s->w->policy.spill.host_full == GS_HOST_FULL_DISK &&
+		    gs_memory_copy_begin(s->mem, b, GS_TIER_DISK, &d)) {
+			g_array_append_val(m->copies, b->id);
+			duration += d;
+		}
+	}
+	if (m->fallbacks->len > 0)
+		gs_run_gate_fallback(&s->tier_ops, &m->res);
+	g_array_set_size(m->fallbacks, 0);
+	return duration;
+}
+
+/*
+ * The thread's copies have landed. Victims that must fall back wait until
+ * the gate has drained (GS_RUN_GATE), then go to disk or stay; then the thread
+ * goes on with what it was doing. FALSE while it must wait again.
+ */
+static gboolean
+copies_landed(Sim *s, SimThread *t)
+{
+	SimMem *m = t->mem;
+	GsGate *gate = gs_memory_gate(s->mem);
+	After after = m->after;
+	GsTime duration;
+
+	commit_copies(s, m);
+	if (m->fallbacks->len > 0) {
+		if (gs_gate_is_closed(gate) && !gs_gate_drained(gate)) {
+			sim_set_status(s, t, GS_RUN_GATE);
+			g_queue_push_tail(&s->gate_waiters, t);
+			return FALSE;
+		}
+		duration = take_fallbacks(s, t);
+		gate_leave(s, t);
+		if (m->copies->len > 0) {
+			wait_for_copies(s, t, duration, after);
+			return FALSE;
+		}
+		m->gave_up = TRUE; /* every victim stayed: spilling again now would change nothing */
+	}
+	gate_leave(s, t);
+	gs_memory_unlock_all(s->mem, m->res.locked);
+	m->after = AFTER_NOTHING;
+	if (after == AFTER_ALLOC)
+		t->try_due = TRUE;
+	return TRUE;
+}
+
+/* ---- allocations ---- */
+
+/* policy.admission fair_share: whether the task's share admits @bytes more GPU bytes now. */
+static gboolean
+fair_share_admits(Sim *s, SimThread *t, const GsEffect *e)
+{
+	return s->fair == NULL || t->task == NULL || e->alloc_kind != GS_KIND_GPU ||
+	       gs_execution_pool_acquire_all(s->fair, t->task->run.engine_id, e->size);
+}
+
+static void
+fair_share_release(Sim *s, SimThread *t, GsAllocKind kind, gint64 bytes)
+{
+	if (s->fair != NULL && t->task != NULL && kind == GS_KIND_GPU)
+		gs_execution_pool_release(s->fair, t->task->run.engine_id, bytes);
+}
+
+static void
+log_alloc(Sim *s, SimThread *t, const GsEffect *effect, GsTier tier, gboolean ok)
+{
+	GsLogEntry e = {.kind = GS_LOG_ALLOC, .bytes = effect->size, .tier = tier, .ok = ok};
+
+	s->changed = TRUE;
+	if (!logging(s))
+		return;
+	e.thread = t->result->name;
+	/* The room a compute's spilled buffers need has no buffer name of its own. */
+	e.buf = effect->buf == GS_INTERP_UNSPILL_BUF ? "(unspill)"
+						      : t->spec->buffers->pdata[effect->buf];
+	emit(s, &e);
+}
+
+static GsMemRequest
+request_for(Sim *s, SimThread *t, const GsEffect *effect)
+{
+	const GsOp *op = effect->op;
+	gboolean names_one = op != NULL && op->kind == GS_OP_ALLOC && op->alloc.reservation >= 0;
+
+	return gs_run_request(&s->tier_ops, names_one ? &mem_of(s, t)->res : NULL, t->id, effect,
+			      s->engine, s->now);
+}
+
+static void
+keep_buffer(Sim *s, SimThread *t, GsMemBuf *b, const GsEffect *effect)
+{
+	b->owner = t;
+	b->name = effect->buf;
+	if (gs_memory_spills(s->mem))
+		g_ptr_array_add(mem_of(s, t)->bufs, b);
+	sim_note_peak(s, b->tier);
+}
+
+/* Brings a compute's spilled buffers back (the ALLOC gs_interp_unspill_first() asked for). */
+static void try_unspill(Sim *s, SimThread *t, const GsEffect *effect);
+
+void
+sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
+{
+	GsMemRequest req;
+	GsMemAlloc a;
+
+	if (effect->buf == GS_INTERP_UNSPILL_BUF) {
+		try_unspill(s, t, effect);
+		return;
+	}
+	req = request_for(s, t, effect);
+	if (!fair_share_admits(s, t, effect)) {
+		log_alloc(s, t, effect, req.kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, FALSE);
+		gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
+		return;
+	}
+	a = gs_memory_alloc(s->mem, &req);
+	if (a.outcome == GS_MEM_OK &&
+	    !gs_memory_take_page(t->task != NULL ? &t->task->pages : NULL, a.buf)) {
+		gs_memory_free_buffer(s->mem, a.buf, NULL);
+		a.outcome = GS_MEM_NO_ROOM;
+		a.short_by = 0; /* the page table is full: no spill helps */
+	}
+	if (a.outcome == GS_MEM_OK) {
+		keep_buffer(s, t, a.buf, effect);
+		log_alloc(s, t, effect, a.tier, TRUE);
+		gs_interp_alloc_done(interp_of(t), TRUE, (guint64) (guintptr) a.buf, s->now);
+		return;
+	}
+	fair_share_release(s, t, effect->alloc_kind, effect->size);
+	if (a.outcome == GS_MEM_NO_ROOM && a.short_by > 0 && spill_for(s, t, a.tier, a.short_by))
+		return;
+	log_alloc(s, t, effect, a.tier, FALSE);
+	if (a.outcome == GS_MEM_OVER_RESERVATION)
+		gs_interp_alloc_throw(interp_of(t), GS_EXC_RESERVATION_FAILED, s->now);
+	else
+		gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
+}
+
+/* Starts the copies up; FALSE (and nothing started) if the GPU lacks room for one. */
+static gboolean
+start_copies_up(Sim *s, SimThread *t, const GArray *ids, GsTime *duration, gint64 *short_by)
+{
+	SimMem *m = mem_of(s, t);
+
+	for (guint i = 0; i < ids->len; i++) {
+		GsMemBuf *b = gs_memory_buffer(s->mem, g_array_index(ids, GsSpillBufId, i));
+		GsTime d;
+
+		if (b == NULL || b->tier == GS_TIER_GPU || (b->moving && b->dest == GS_TIER_GPU))
+			continue;
+		if (b->moving)
+			gs_memory_copy_abort(s->mem, b); /* on its way to disk: it comes up instead */
+		if (gs_memory_copy_begin(s->mem, b, GS_TIER_GPU, &d)) {
+			g_array_append_val(m->copies, b->id);
+			*duration += d;
+			continue;
+		}
+		*short_by += b->size;
+	}
+	if (*short_by == 0)
+		return TRUE;
+	for (guint i = 0; i < m->copies->len; i++)
+		gs_memory_copy_abort(s->mem,
+				     gs_memory_buffer(s->mem, g_array_index(m->copies, GsSpillBufId, i)));
+	g_array_set_size(m->copies, 0);
+	return FALSE;
+}
+
+/*
+ * An unspill that finds the gate closed has no fallback: its buffers must
+ * come up. It waits outside the gate until the gate opens, then tries
+ * again. Waiting inside, it would keep the gate from ever opening: two such
+ * threads would wake each other at one instant for ever, each leaving the
+ * gate only to enter it again while the other is inside.
+ */
+static void
+wait_for_open_gate(Sim *s, SimThread *t)
+{
+	t->mem->after = AFTER_ALLOC;
+	if (!gs_gate_is_closed(gs_memory_gate(s->mem))) {
+		sim_resume_at(s, t, s->now, GS_RUN_READY); /* it opened as this thread left */
+		return;
+	}
+	sim_set_status(s, t, GS_RUN_GATE);
+	g_queue_push_tail(&s->open_waiters, t);
+}
+
+static void
+try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
+{
+	SimMem *m = mem_of(s, t);
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+	GsTime duration = 0;
+	gint64 short_by = 0;
+	gboolean closed;
+
+	buffers_listed(t, &effect->op->compute.uses, ids);
+	if (gs_memory_unspill_need(s->mem, ids) == 0) {
+		gs_interp_alloc_done(interp_of(t), TRUE, 0, s->now);
+		return;
+	}
+	/* Locked first, so that making room never picks the buffers coming back. */
+	gs_spill_use_begin(gs_memory_store(s->mem), (const GsSpillBufId *) ids->data, ids->len,
+			   GS_SPILL_SYNCHRONOUS, s->now);
+	g_array_append_vals(m->res.locked, ids->data, ids->len);
+	closed = gate_enter(s, t);
+	if (!closed && start_copies_up(s, t, ids, &duration, &short_by)) {
+		wait_for_copies(s, t, duration, AFTER_ALLOC);
+		return;
+	}
+	gate_leave(s, t);
+	if (closed) {
+		wait_for_open_gate(s, t);
+		return;
+	}
+	if (spill_for(s, t, GS_TIER_GPU, short_by))
+		return;
+	gs_memory_unlock_all(s->mem, m->res.locked);
+	log_alloc(s, t, effect, GS_TIER_GPU, FALSE);
+	gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
+}
+
+void
+sim_do_free(Sim *s, SimThread *t, const GsEffect *effect)
+{
+	GsMemBuf *b = (GsMemBuf *) (guintptr) effect->handle;
+	GsLogEntry e = {.kind = GS_LOG_FREE, .bytes = effect->size, .tier = b->tier};
+
+	if (logging(s)) {
+		e.thread = t->result->name;
+		e.buf = t->spec->buffers->pdata[effect->buf];
+	}
+	if (effect->at_end)
+		t->leaking += effect->size;
+	fair_share_release(s, t, b->kind, b->size);
+	gs_memory_give_page(t->task != NULL ? t->task->pages : NULL, b);
+	if (t->mem != NULL)
+		g_ptr_array_remove(t->mem->bufs, b);
+	gs_memory_free_buffer(s->mem, b, stream_reservation(t, b->tier, b->device));
+	s->released = TRUE;
+	emit(s, &e);
+	s->changed = TRUE;
+}
+
+/* ---- computes: locks, and spilled buffers brought back first ---- */
+
+/*
+ * A compute that uses buffers locks them for its duration, or until its
+ * stream is synchronised. If some are spilled, the compute asks for them
+ * first (an allocation, see gs_interp_unspill_first()). FALSE if it must.
+ */
+gboolean
+sim_begin_compute(Sim *s, SimThread *t, const GsEffect *effect)
+{
+	const GsOp *op = effect->op;
+	g_autoptr(GArray) ids = NULL;
+	gint64 need;
+
+	if (!gs_memory_spills(s->mem) || op->compute.uses.len == 0)
+		return TRUE;
+	ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+	buffers_listed(t, &op->compute.uses, ids);
+	need = gs_memory_unspill_need(s->mem, ids);
+	if (need > 0) {
+		gs_interp_unspill_first(interp_of(t), need, s->now);
+		return FALSE;
+	}
+	gs_spill_use_begin(gs_memory_store(s->mem), (const GsSpillBufId *) ids->data, ids->len,
+			   gs_memory_stream_id(t->id, op->compute.stream), s->now);
+	if (op->compute.stream < 0) {
+		g_array_append_vals(mem_of(s, t)->res.locked, ids->data, ids->len);
+		mem_of(s, t)->computing = TRUE;
+	}
+	return TRUE;
+}
+
+/* ---- the run layer's hooks: reservations ---- */
+
+static GsRunThreadTiers *
+tiers_of_thread(gpointer data, gpointer thread)
+{
+	return &mem_of(data, thread)->res;
+}
+
+static void
+reservation_granted(gpointer data, GsTier tier)
+{
+	Sim *s = data;
+
+	sim_note_peak(s, tier);
+	s->changed = TRUE;
+}
+
+static void
+buffers_of(gpointer thread, const GsNames *names, GArray *ids)
+{
+	buffers_listed(thread, names, ids);
+}
+
+static void
+reservation_released(gpointer data, GsTier tier)
+{
+	memory_came_free(data, tier);
+}
+
+static void
+reservation_wakes(gpointer data, gpointer thread)
+{
+	Sim *s = data;
+
+	sim_resume_at(s, thread, s->now, GS_RUN_READY);
+}
+
+const GsRunTierHooks sim_tier_hooks = {
+	.of = tiers_of_thread,
+	.granted = reservation_granted,
+	.released = reservation_released,
+	.wake = reservation_wakes,
+	.log = sim_log_entry,
+	.buffers = buffers_of,
+};
+
+/* ---- ops the driver carries out ---- */
+
+/* Carries out an op the interpreter leaves to the driver; FALSE when the thread must wait. */
+gboolean
+sim_do_op(Sim *s, SimThread *t, const GsOp *op)
+{
+	GsException thrown;
+
+	if (op->kind == GS_OP_POOL) {
+		sim_do_pool(s, t, op);
+		return TRUE;
+	}
+	if (!gs_run_tier_op(&s->tier_ops, t, t->id, op, &thrown)) {
+		sim_set_status(s, t, GS_RUN_RESERVE);
+		return FALSE;
+	}
+	if (thrown != GS_EXC_NONE)
+		gs_interp_op_failed(interp_of(t), thrown, s->now);
+	return TRUE;
+}
+
+/* The interpreter's hook: a retry block's inputs are spillable while it runs. */
+void
+sim_on_block(const GsOp *retry_op, gboolean entering, gpointer data)
+{
+	SimThread *t = data;
+
+	gs_run_block(&t->sim->tier_ops, t, retry_op, entering);
+}
+
+/*
+ * The thread is done with the tiers: what it has in flight is dropped, its
+ * locks and reservations go back (as cuCascade's RAII reservations do).
+ */
+void
+sim_mem_thread_ends(Sim *s, SimThread *t)
+{
+	SimMem *m = t->mem;
+
+	if (m == NULL)
+		return;
+	if (t->status == GS_RUN_GATE) {
+		g_queue_remove(&s->gate_waiters, t);
+		g_queue_remove(&s->open_waiters, t);
+	}
+	for (guint i = 0; i < m->copies->len; i++) {
+		GsMemBuf *b = gs_memory_buffer(s->mem, g_array_index(m->copies, GsSpillBufId, i));
+
+		if (b != NULL && b->moving)
+			gs_memory_copy_abort(s->mem, b);
+	}
+	g_array_set_size(m->copies, 0);
+	g_array_set_size(m->fallbacks, 0);
+	m->computing = FALSE;
+	m->after = AFTER_NOTHING;
+	gate_leave(s, t);
+	gs_run_thread_tiers_end(&s->tier_ops, &m->res, t);
+}
+
+/* Picks up where the thread left the tiers when it resumes; FALSE if it waits on. */
+gboolean
+sim_mem_resume(Sim *s, SimThread *t)
+{
+	SimMem *m = t->mem;
+
+	if (m->computing) {
+		/* The compute is over: its buffers may be spilled again. */
+		m->computing = FALSE;
+		gs_memory_unlock_all(s->mem, m->res.locked);
+		memory_came_free(s, GS_TIER_GPU);
+	}
+	if (m->after != AFTER_NOTHING)
+		return copies_landed(s, t);
+	return TRUE;
+}
+
+/* ---- proactive downgrade (cuCascade's hysteresis, policy.spill.proactive) ---- */
+
+static void
+proactive_step(Sim *s, guint device)
+{
+	gboolean *on = &g_array_index(s->downgrading, gboolean, device);
+	GsSpillBufId *copy = &g_array_index(s->proactive_copy, GsSpillBufId, device);
+	GsMemBuf *b;
+	GsTime duration;
+
+	if (!gs_run_downgrade_on(&s->tier_ops, device, on) || *copy != 0)
+		return;
+	b = gs_memory_downgrade_victim(s->mem, device, s->now, s->moves);
+	if (b == NULL || !gs_memory_copy_begin(s->mem, b, GS_TIER_HOST, &duration))
+		return;
+	*copy = b->id;
+	sim_schedule(s, gs_time_add(s->now, duration), EV_PROACTIVE, device, 0);
+}
+
+void
+sim_proactive(Sim *s)
+{
+	if (!s->w->policy.spill.proactive || !gs_memory_spills(s->mem))
+		return;
+	for (guint d = 0; d < gs_memory_n_gpus(s->mem); d++)
+		proactive_step(s, d);
+}
+
+void
+sim_proactive_landed(Sim *s, guint device)
+{
+	GsSpillBufId *copy = &g_array_index(s->proactive_copy, GsSpillBufId, device);
+	GsMemBuf *b = gs_memory_buffer(s->mem, *copy);
+
+	*copy = 0;
+	if (b != NULL && b->moving) {
+		gboolean ok = gs_memory_copy_commit(s->mem, b);
+
+		log_copy(s, b, GS_TIER_GPU, ok ? b->tier : b->dest, ok);
+		if (ok)
+			memory_came_free(s, GS_TIER_GPU);
+		sim_note_peak(s, GS_TIER_HOST);
+	}
+}
+
