@@ -63,12 +63,6 @@ thread_moved(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to)
 	return t->result->name;
 }
 
-static const GsRunWatchHooks watch_hooks = {
-	.name = thread_name,
-	.moved = thread_moved,
-	.log = sim_log_entry,
-};
-
 static void
 on_exception(const GsSeenException *x, gpointer data)
 {
@@ -518,17 +512,6 @@ sim_now(gpointer data)
 	return ((Sim *) data)->now;
 }
 
-static const GsRunTaskHooks task_hooks = {
-	.task_new = task_new,
-	.arrives = task_arrives,
-	.start_threads = start_threads,
-	.stop_threads = end_threads,
-	.permit_granted = permit_granted,
-	.cut_short = cut_short,
-	.now = sim_now,
-	.log = sim_log_entry,
-};
-
 /* ---- the watchdog and the end of a run ---- */
 
 /* Every task thread waits in the engine or for a permit (and there is one). */
@@ -752,6 +735,25 @@ run_loop(Sim *s)
 
 /* ---- set-up ---- */
 
+/* What the simulator does for the run layer. */
+static const GsRunHooks run_hooks = {
+	.now = sim_now,
+	.log = sim_log_entry,
+	.task_new = task_new,
+	.arrives = task_arrives,
+	.start_threads = start_threads,
+	.stop_threads = end_threads,
+	.permit_granted = permit_granted,
+	.cut_short = cut_short,
+	.tiers_of = sim_tiers_of,
+	.granted = sim_reservation_granted,
+	.released = sim_memory_came_free,
+	.wake = sim_reservation_wakes,
+	.buffers = sim_buffers_listed,
+	.thread_name = thread_name,
+	.thread_moved = thread_moved,
+};
+
 /* policy.priority task_id: each first attempt's rank (they are in file order). */
 static void
 add_pool_threads(Sim *s)
@@ -784,14 +786,14 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->r = gs_result_new_sized(n_tasks, n_threads);
 	s->r->seed = w->seed;
 	s->engine = gs_engine_new(&engine_opts);
-	gs_run_watch(&s->watch, s->engine, s->r, &watch_hooks, s);
+	gs_run_watch(&s->watch, s->engine, s->r, &run_hooks, s);
 	s->heap = gs_heap_new();
 	/* Every arrival is scheduled up front, and each task's first thread replaces it. */
 	gs_heap_reserve(s->heap, n_tasks + w->pool_threads->len + 16);
 	s->mem = gs_memory_new(w);
 	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
 		s->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
-	gs_run_tiers_init(&s->tier_ops, w, s->mem, &sim_tier_hooks, s);
+	gs_run_tiers_init(&s->tier_ops, w, s->mem, &run_hooks, s);
 	g_queue_init(&s->gate_waiters);
 	g_queue_init(&s->open_waiters);
 	s->downgrading = g_array_new(FALSE, TRUE, sizeof(gboolean));
@@ -801,7 +803,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
 	table_init(&s->tasks, sizeof(SimTask));
 	table_init(&s->threads, sizeof(SimThread) + gs_interp_size());
-	gs_run_tasks_init(&s->run, w, s->r, s->engine, &task_hooks, s);
+	gs_run_tasks_init(&s->run, w, s->r, s->engine, &run_hooks, s);
 	s->next_thread = 1;
 	s->r->tiers[GS_TIER_GPU].capacity = w->gpu.capacity * MAX(w->gpu.devices, 1);
 	s->r->tiers[GS_TIER_HOST].capacity = w->host.capacity;

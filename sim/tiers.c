@@ -63,9 +63,11 @@ buffers_named(SimThread *t, guint name, GArray *ids)
 	}
 }
 
-static void
-buffers_listed(SimThread *t, const GsNames *names, GArray *ids)
+/* The thread's live buffers named in @names (the run layer's `buffers` hook too). */
+void
+sim_buffers_listed(gpointer thread, const GsNames *names, GArray *ids)
 {
+	SimThread *t = thread;
 	const guint *name = gs_names_data(names);
 
 	for (guint i = 0; i < names->len; i++)
@@ -86,10 +88,13 @@ log_copy(Sim *s, const GsMemBuf *b, GsTier from, GsTier to, gboolean ok)
  * Memory came free outside an allocation (a spill landed, a reservation was
  * released): threads blocked on that kind may try again, as the reference's
  * deallocate callback wakes them. The engine's own counters are not touched.
+ * The run layer's `released` hook too.
  */
-static void
-memory_came_free(Sim *s, GsTier tier)
+void
+sim_memory_came_free(gpointer data, GsTier tier)
 {
+	Sim *s = data;
+
 	s->released = TRUE;
 	s->changed = TRUE;
 	if (tier != GS_TIER_DISK)
@@ -221,7 +226,7 @@ commit_copies(Sim *s, SimMem *m)
 		ok = gs_memory_copy_commit(s->mem, b);
 		log_copy(s, b, from, ok ? b->tier : b->dest, ok);
 		if (ok && from < b->tier)
-			memory_came_free(s, from);
+			sim_memory_came_free(s, from);
 		sim_note_peak(s, b->tier);
 	}
 	g_array_set_size(m->copies, 0);
@@ -443,7 +448,7 @@ try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 	gint64 short_by = 0;
 	gboolean closed;
 
-	buffers_listed(t, &effect->op->compute.uses, ids);
+	sim_buffers_listed(t, &effect->op->compute.uses, ids);
 	if (gs_memory_unspill_need(s->mem, ids) == 0) {
 		gs_interp_alloc_done(interp_of(t), TRUE, 0, s->now);
 		return;
@@ -508,7 +513,7 @@ sim_begin_compute(Sim *s, SimThread *t, const GsEffect *effect)
 	if (!gs_memory_spills(s->mem) || op->compute.uses.len == 0)
 		return TRUE;
 	ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
-	buffers_listed(t, &op->compute.uses, ids);
+	sim_buffers_listed(t, &op->compute.uses, ids);
 	need = gs_memory_unspill_need(s->mem, ids);
 	if (need > 0) {
 		gs_interp_unspill_first(interp_of(t), need, s->now);
@@ -525,14 +530,14 @@ sim_begin_compute(Sim *s, SimThread *t, const GsEffect *effect)
 
 /* ---- the run layer's hooks: reservations ---- */
 
-static GsRunThreadTiers *
-tiers_of_thread(gpointer data, gpointer thread)
+GsRunThreadTiers *
+sim_tiers_of(gpointer data, gpointer thread)
 {
 	return &mem_of(data, thread)->res;
 }
 
-static void
-reservation_granted(gpointer data, GsTier tier)
+void
+sim_reservation_granted(gpointer data, GsTier tier)
 {
 	Sim *s = data;
 
@@ -540,34 +545,13 @@ reservation_granted(gpointer data, GsTier tier)
 	s->changed = TRUE;
 }
 
-static void
-buffers_of(gpointer thread, const GsNames *names, GArray *ids)
-{
-	buffers_listed(thread, names, ids);
-}
-
-static void
-reservation_released(gpointer data, GsTier tier)
-{
-	memory_came_free(data, tier);
-}
-
-static void
-reservation_wakes(gpointer data, gpointer thread)
+void
+sim_reservation_wakes(gpointer data, gpointer thread)
 {
 	Sim *s = data;
 
 	sim_resume_at(s, thread, s->now, GS_RUN_READY);
 }
-
-const GsRunTierHooks sim_tier_hooks = {
-	.of = tiers_of_thread,
-	.granted = reservation_granted,
-	.released = reservation_released,
-	.wake = reservation_wakes,
-	.log = sim_log_entry,
-	.buffers = buffers_of,
-};
 
 /* ---- ops the driver carries out ---- */
 
@@ -638,7 +622,7 @@ sim_mem_resume(Sim *s, SimThread *t)
 		/* The compute is over: its buffers may be spilled again. */
 		m->computing = FALSE;
 		gs_memory_unlock_all(s->mem, m->res.locked);
-		memory_came_free(s, GS_TIER_GPU);
+		sim_memory_came_free(s, GS_TIER_GPU);
 	}
 	if (m->after != AFTER_NOTHING)
 		return copies_landed(s, t);
@@ -685,7 +669,7 @@ sim_proactive_landed(Sim *s, guint device)
 
 		log_copy(s, b, GS_TIER_GPU, ok ? b->tier : b->dest, ok);
 		if (ok)
-			memory_came_free(s, GS_TIER_GPU);
+			sim_memory_came_free(s, GS_TIER_GPU);
 		sim_note_peak(s, GS_TIER_HOST);
 	}
 }

@@ -91,7 +91,7 @@ fake_log(gpointer data, GsLogEntry *e)
 	note(data, "%s %s", e->task, e->what);
 }
 
-static const GsRunTaskHooks fake_hooks = {
+static const GsRunHooks fake_hooks = {
 	.task_new = fake_task_new,
 	.arrives = fake_arrives,
 	.start_threads = fake_start,
@@ -420,10 +420,10 @@ watch_log(gpointer data, GsLogEntry *e)
 		tl_trace_add(data, "log %s to %s", e->thread, gs_thread_state_name(e->to));
 }
 
-static const GsRunWatchHooks watch_hooks = {
-	.name = watch_name,
-	.moved = watch_moved,
+static const GsRunHooks watch_hooks = {
 	.log = watch_log,
+	.thread_name = watch_name,
+	.thread_moved = watch_moved,
 };
 
 /*

@@ -90,8 +90,8 @@ fake_buffers(gpointer thread, const GsNames *names, GArray *ids)
 	}
 }
 
-static const GsRunTierHooks fake_hooks = {
-	.of = fake_of,
+static const GsRunHooks fake_hooks = {
+	.tiers_of = fake_of,
 	.granted = fake_granted,
 	.released = fake_released,
 	.wake = fake_wake,

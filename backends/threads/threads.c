@@ -42,17 +42,12 @@ thread_moved(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to)
 	return t->result->name;
 }
 
+/* Under lock: the run layer's entries go to the shared log. */
 static void
-watch_log(gpointer data, GsLogEntry *entry)
+run_log(gpointer data, GsLogEntry *entry)
 {
 	threads_log_locked(data, entry);
 }
-
-static const GsRunWatchHooks watch_hooks = {
-	.name = thread_name,
-	.moved = thread_moved,
-	.log = watch_log,
-};
 
 /* The interpreter tells its own thread of exceptions: no lock needed. */
 static void
@@ -592,23 +587,6 @@ threads_now(gpointer data)
 	return now(data);
 }
 
-static void
-task_log(gpointer data, GsLogEntry *entry)
-{
-	threads_log_locked(data, entry);
-}
-
-static const GsRunTaskHooks task_hooks = {
-	.task_new = task_new,
-	.arrives = task_arrives,
-	.start_threads = start_threads,
-	.stop_threads = stop_threads,
-	.permit_granted = permit_granted,
-	.cut_short = cut_short,
-	.now = threads_now,
-	.log = task_log,
-};
-
 static int
 compare_arrivals(gconstpointer a, gconstpointer b)
 {
@@ -928,6 +906,25 @@ run_loop(Threads *r)
 
 /* ---- a run ---- */
 
+/* What the real-thread driver does for the run layer (under lock). */
+static const GsRunHooks run_hooks = {
+	.now = threads_now,
+	.log = run_log,
+	.task_new = task_new,
+	.arrives = task_arrives,
+	.start_threads = start_threads,
+	.stop_threads = stop_threads,
+	.permit_granted = permit_granted,
+	.cut_short = cut_short,
+	.tiers_of = threads_tiers_of,
+	.granted = threads_note_tier_peak,
+	.released = threads_memory_came_free,
+	.wake = threads_reservation_wakes,
+	.buffers = threads_buffers_listed,
+	.thread_name = thread_name,
+	.thread_moved = thread_moved,
+};
+
 static void
 spaces_init(Threads *r)
 {
@@ -964,13 +961,13 @@ threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsR
 	r->res = gs_result_new();
 	r->res->seed = w->seed;
 	r->engine = gs_engine_new(&engine_opts);
-	gs_run_watch(&r->watch, r->engine, r->res, &watch_hooks, r);
+	gs_run_watch(&r->watch, r->engine, r->res, &run_hooks, r);
 	pthread_mutex_init(&r->lock, NULL);
 	threads_cond_init(&r->done_cond);
 	spaces_init(r);
 	r->tasks = g_ptr_array_new_with_free_func(task_free);
 	r->threads = g_ptr_array_new_with_free_func(thread_free);
-	gs_run_tasks_init(&r->run, w, r->res, r->engine, &task_hooks, r);
+	gs_run_tasks_init(&r->run, w, r->res, r->engine, &run_hooks, r);
 	r->next_thread = 1;
 	r->log = g_array_new(FALSE, FALSE, sizeof(LogItem));
 	r->res->tiers[GS_TIER_GPU].capacity = w->gpu.capacity * r->n_gpus;
@@ -982,7 +979,7 @@ threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsR
 	}
 	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
 		r->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
-	gs_run_tiers_init(&r->tier_ops, w, r->mem, &threads_tier_hooks, r);
+	gs_run_tiers_init(&r->tier_ops, w, r->mem, &run_hooks, r);
 	threads_cond_init(&r->copies_cond);
 }
 

@@ -91,9 +91,11 @@ threads_tiers_needed(const GsWorkload *w)
 	return FALSE;
 }
 
-static void
-note_tier_peak(Threads *r, GsTier tier)
+/* The run's peaks in @tier (the run layer's `granted` hook too). */
+void
+threads_note_tier_peak(gpointer data, GsTier tier)
 {
+	Threads *r = data;
 	GsTierResult *x = &r->res->tiers[tier];
 
 	x->peak_used = MAX(x->peak_used, gs_memory_used(r->mem, tier));
@@ -132,10 +134,11 @@ threads_live_listed(Worker *t, const GsNames *names, GArray *ids, GArray *handle
 	}
 }
 
-static void
-buffers_listed(Worker *t, const GsNames *names, GArray *ids)
+/* The model's ids of the thread's live buffers named in @names (the run layer's `buffers` hook). */
+void
+threads_buffers_listed(gpointer thread, const GsNames *names, GArray *ids)
 {
-	threads_live_listed(t, names, ids, NULL);
+	threads_live_listed(thread, names, ids, NULL);
 }
 
 static void
@@ -152,11 +155,13 @@ log_copy(Threads *r, const Held *held, GsTier from, GsTier to, gboolean ok)
 /*
  * Memory came free outside an allocation (a copy landed, a lock or a
  * reservation was released): threads blocked on that kind may try again,
- * and so may blocking reservations.
+ * and so may blocking reservations. The run layer's `released` hook too.
  */
-static void
-memory_came_free(Threads *r, GsTier tier)
+void
+threads_memory_came_free(gpointer data, GsTier tier)
 {
+	Threads *r = data;
+
 	if (tier != GS_TIER_DISK)
 		gs_engine_dealloc(r->engine, GS_NO_THREAD,
 				  tier == GS_TIER_GPU ? GS_KIND_GPU : GS_KIND_HOST, 0, now(r));
@@ -289,9 +294,9 @@ threads_move_land(Threads *r, gpointer bk, Move *mv)
 	}
 	held->backend = mv->moved;
 	backend_free_held(r, bk, mv->from, mv->source);
-	note_tier_peak(r, mv->to);
+	threads_note_tier_peak(r, mv->to);
 	if (mv->from < mv->to)
-		memory_came_free(r, mv->from);
+		threads_memory_came_free(r, mv->from);
 	return TRUE;
 }
 
@@ -439,7 +444,7 @@ tiered_take(Worker *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, guint
 	 */
 	*held = (Held){.mb = b, .name = e->buf, .owner = t, .copying = TRUE};
 	b->owner = held;
-	note_tier_peak(r, b->tier);
+	threads_note_tier_peak(r, b->tier);
 	set_buffer_spillable(r, b, FALSE);
 	threads_engine_unlock(r);
 	ok = gs_backend_alloc(r->ops, r->bk, t->bk, b->tier, b->device, e->size, &bk);
@@ -617,7 +622,7 @@ tiered_unspill(Worker *t, const GsEffect *e)
 
 	pthread_mutex_lock(&r->lock);
 	m = tiers_of(t);
-	buffers_listed(t, &e->op->compute.uses, ids);
+	threads_buffers_listed(t, &e->op->compute.uses, ids);
 	gs_spill_use_begin(gs_memory_store(r->mem), (const GsSpillBufId *) ids->data, ids->len,
 			   GS_SPILL_SYNCHRONOUS, now(r));
 	g_array_append_vals(m->locked, ids->data, ids->len);
@@ -703,7 +708,7 @@ threads_tiered_compute_end(Worker *t)
 		return;
 	pthread_mutex_lock(&r->lock);
 	gs_memory_unlock_all(r->mem, t->tiers->locked);
-	memory_came_free(r, GS_TIER_GPU);
+	threads_memory_came_free(r, GS_TIER_GPU);
 	threads_engine_unlock(r);
 }
 
@@ -729,53 +734,20 @@ wait_for_reservation(Worker *t)
 
 /* ---- the run layer's hooks: reservations (under lock) ---- */
 
-static GsRunThreadTiers *
-tiers_of_thread(gpointer data, gpointer thread)
+GsRunThreadTiers *
+threads_tiers_of(gpointer data, gpointer thread)
 {
 	return tiers_of(thread);
 }
 
-static void
-reservation_granted(gpointer data, GsTier tier)
-{
-	note_tier_peak(data, tier);
-}
-
-static void
-reservation_released(gpointer data, GsTier tier)
-{
-	memory_came_free(data, tier);
-}
-
-static void
-reservation_wakes(gpointer data, gpointer thread)
+void
+threads_reservation_wakes(gpointer data, gpointer thread)
 {
 	Worker *t = thread;
 
 	threads_set_status(data, t, GS_RUN_READY);
 	pthread_cond_signal(&t->cond);
 }
-
-static void
-reservation_log(gpointer data, GsLogEntry *entry)
-{
-	threads_log_locked(data, entry);
-}
-
-static void
-buffers_of(gpointer thread, const GsNames *names, GArray *ids)
-{
-	buffers_listed(thread, names, ids);
-}
-
-const GsRunTierHooks threads_tier_hooks = {
-	.of = tiers_of_thread,
-	.granted = reservation_granted,
-	.released = reservation_released,
-	.wake = reservation_wakes,
-	.log = reservation_log,
-	.buffers = buffers_of,
-};
 
 /* An op of the tiers the interpreter leaves to the driver. */
 void

@@ -23,7 +23,7 @@ log_permit(GsRunTasks *tasks, GsRunTask *task, const char *what)
 
 void
 gs_run_tasks_init(GsRunTasks *tasks, const GsWorkload *w, GsResult *result, GsEngine *engine,
-		  const GsRunTaskHooks *hooks, gpointer driver)
+		  const GsRunHooks *hooks, gpointer driver)
 {
 	*tasks = (GsRunTasks){.w = w, .result = result, .engine = engine, .hooks = hooks,
 			      .driver = driver, .permits = w->policy.concurrent_gpu_tasks};

@@ -6,9 +6,8 @@
  * permit and in what order, and what an attempt that ends leaves: another
  * attempt, or the logical task's outcome. How threads start, wait and are
  * woken is the driver's: it keeps its own task records, each with a
- * GsRunTask as its first member, and is called back through GsRunTaskHooks.
- * Nothing here waits, reads a clock or takes a lock: the simulator calls it
- * from its one thread, the real-thread driver under its engine mutex.
+ * GsRunTask as its first member, and is called back through its GsRunHooks
+ * (hooks.h).
  *
  * Arrivals. gs_run_tasks_add_all() makes a record for every copy of every
  * task of the workload (`repeat`), in file order, and tells the driver when
@@ -42,6 +41,7 @@
 
 #include <gpusim/gpusim.h>
 
+#include "run/hooks.h"
 #include "run/result.h"
 
 G_BEGIN_DECLS
@@ -54,7 +54,7 @@ typedef enum {
 } GsRunTaskStatus;
 
 /* One attempt of a task: the first member of the driver's own record. */
-typedef struct {
+struct GsRunTask {
 	GsTaskResult *result;    /* the logical task's row, shared by its attempts */
 	const GsTaskSpec *spec;
 	GsTaskId engine_id;
@@ -65,32 +65,13 @@ typedef struct {
 	gint has_permit;         /* g_atomic_int: a real thread may read it without the lock */
 	guint8 status;           /* GsRunTaskStatus */
 	guint8 waits_for_permit;
-} GsRunTask;
-
-typedef struct {
-	/* A new zeroed record whose first member is a GsRunTask. */
-	GsRunTask *(*task_new)(gpointer driver);
-	/* @task, new, arrives at @at (gs_run_tasks_add_all()). */
-	void (*arrives)(gpointer driver, GsRunTask *task, GsTime at);
-	/* @task has started: the driver starts its threads. */
-	void (*start_threads)(gpointer driver, GsRunTask *task);
-	/* @task's attempt has ended (gs_run_tasks_end()): the driver stops its threads. */
-	void (*stop_threads)(gpointer driver, GsRunTask *task);
-	/* @task was granted its permit: its threads waiting for one go on. */
-	void (*permit_granted)(gpointer driver, GsRunTask *task);
-	/* @task's attempt was cut short running: the driver adds what it did so far. */
-	void (*cut_short)(gpointer driver, GsRunTask *task);
-	/* The time now, in scenario time. */
-	GsTime (*now)(gpointer driver);
-	/* An entry for the event log (GS_LOG_TASK, GS_LOG_SEMAPHORE), its time not set. */
-	void (*log)(gpointer driver, GsLogEntry *entry);
-} GsRunTaskHooks;
+};
 
 typedef struct {
 	const GsWorkload *w;
 	GsResult *result;
 	GsEngine *engine;
-	const GsRunTaskHooks *hooks;
+	const GsRunHooks *hooks;
 	gpointer driver;
 	GQueue queue;            /* GsRunTask* waiting for an executor slot, FIFO */
 	GQueue permit_queue;     /* GsRunTask* waiting for a permit, FIFO */
@@ -103,7 +84,7 @@ typedef struct {
 } GsRunTasks;
 
 void gs_run_tasks_init(GsRunTasks *tasks, const GsWorkload *w, GsResult *result,
-		       GsEngine *engine, const GsRunTaskHooks *hooks, gpointer driver);
+		       GsEngine *engine, const GsRunHooks *hooks, gpointer driver);
 void gs_run_tasks_clear(GsRunTasks *tasks);
 
 /** Makes every task copy's first attempt and its result row, in file order; returns how many. */

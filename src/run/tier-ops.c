@@ -7,7 +7,7 @@
 
 void
 gs_run_tiers_init(GsRunTiers *run, const GsWorkload *w, GsMemory *mem,
-		  const GsRunTierHooks *hooks, gpointer driver)
+		  const GsRunHooks *hooks, gpointer driver)
 {
 	*run = (GsRunTiers){.w = w, .mem = mem, .hooks = hooks, .driver = driver};
 	g_queue_init(&run->waiters);
@@ -112,7 +112,7 @@ gs_run_reserve_retry(GsRunTiers *run)
 
 	for (guint i = 0; i < n; i++) {
 		gpointer thread = g_queue_pop_head(&run->waiters);
-		GsRunThreadTiers *mine = run->hooks->of(run->driver, thread);
+		GsRunThreadTiers *mine = run->hooks->tiers_of(run->driver, thread);
 		guint name = mine->waiting->reserve.res;
 		GsMemReservation *res = gs_run_reservation(mine, name);
 
@@ -173,7 +173,7 @@ gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const GsOp *op,
 {
 	*thrown = GS_EXC_NONE;
 	if (op->kind == GS_OP_RESERVE) {
-		switch (gs_run_reserve(run, run->hooks->of(run->driver, thread), thread, op)) {
+		switch (gs_run_reserve(run, run->hooks->tiers_of(run->driver, thread), thread, op)) {
 		case GS_RESERVATION_WAIT:
 			return FALSE;
 		case GS_RESERVATION_TOO_LARGE:
@@ -185,7 +185,7 @@ gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const GsOp *op,
 			break;
 		}
 	} else if (op->kind == GS_OP_RELEASE) {
-		gs_run_release(run, run->hooks->of(run->driver, thread), op->res);
+		gs_run_release(run, run->hooks->tiers_of(run->driver, thread), op->res);
 	} else if (op->kind == GS_OP_SYNC) {
 		sync_stream(run, id, op->stream);
 	} else if (op->kind == GS_OP_SPILLABLE || op->kind == GS_OP_UNSPILLABLE) {
@@ -202,7 +202,7 @@ gs_run_block(GsRunTiers *run, gpointer thread, const GsOp *retry_op, gboolean en
 
 	if (!gs_memory_spills(run->mem) || retry_op->retry.input.len == 0)
 		return;
-	mine = run->hooks->of(run->driver, thread);
+	mine = run->hooks->tiers_of(run->driver, thread);
 	if (!entering) {
 		gs_memory_block_leave(run->mem, mine->inputs);
 		return;

@@ -28,21 +28,27 @@
  * the reservation it draws on (whose device then wins) and, when buffers
  * spill, its owner's rank.
  *
+ * A retry block's input buffers may be spilled while it runs. A thread that
+ * ends leaves the line, and its locks and reservations go back. The
+ * proactive downgrade of a GPU turns on and off with cuCascade's hysteresis
+ * ("start" and "stop" are logged); which buffer moves is the tier model's.
+ *
  * How a thread waits, which buffers it holds, and what memory coming free
- * does are the driver's, through GsRunTierHooks.
+ * does are the driver's, through its GsRunHooks (hooks.h).
  */
 #ifndef GPUSIM_RUN_TIER_OPS_H
 #define GPUSIM_RUN_TIER_OPS_H
 
 #include <gpusim/gpusim.h>
 
+#include "run/hooks.h"
 #include "run/result.h"
 #include "tiers/memory.h"
 
 G_BEGIN_DECLS
 
 /* One thread's part in the tiers: a member of the driver's thread record. */
-typedef struct {
+struct GsRunThreadTiers {
 	GsThreadId id;
 	GsGateThread gate;       /* its place in the evacuation gate's scopes */
 	GPtrArray *by_name;      /* GsMemReservation*, by the spec's reservation names */
@@ -51,22 +57,7 @@ typedef struct {
 	const GsThreadSpec *spec;
 	GArray *inputs;          /* GsSpillBufId: buffers made spillable by its retry blocks */
 	GArray *locked;          /* GsSpillBufId: the synchronous locks of its compute or unspill */
-} GsRunThreadTiers;
-
-typedef struct {
-	/* @thread's part in the tiers, made on first use. */
-	GsRunThreadTiers *(*of)(gpointer driver, gpointer thread);
-	/* A reservation of @tier was granted: the run's peaks, and that something changed. */
-	void (*granted)(gpointer driver, GsTier tier);
-	/* A reservation of @tier was given back: its memory came free. */
-	void (*released)(gpointer driver, GsTier tier);
-	/* @thread, in line, has its reservation now: it goes on. */
-	void (*wake)(gpointer driver, gpointer thread);
-	/* An entry for the event log, its time not set. */
-	void (*log)(gpointer driver, GsLogEntry *entry);
-	/* Appends to @ids the GsSpillBufId of every buffer @thread holds under one of @names. */
-	void (*buffers)(gpointer thread, const GsNames *names, GArray *ids);
-} GsRunTierHooks;
+};
 
 /* The run's side: the tier model, the threads in line, the grants made. */
 typedef struct {
@@ -75,12 +66,12 @@ typedef struct {
 	guint gate_scopes;       /* threads in a scope of the gate */
 	GQueue waiters;          /* driver threads waiting for a reservation, FIFO */
 	guint64 made;            /* grants so far: the next grant's serial is made + 1 */
-	const GsRunTierHooks *hooks;
+	const GsRunHooks *hooks;
 	gpointer driver;
 } GsRunTiers;
 
 void gs_run_tiers_init(GsRunTiers *run, const GsWorkload *w, GsMemory *mem,
-		       const GsRunTierHooks *hooks, gpointer driver);
+		       const GsRunHooks *hooks, gpointer driver);
 void gs_run_tiers_clear(GsRunTiers *run);
 
 void gs_run_thread_tiers_init(GsRunThreadTiers *mine, const GsRunTiers *run, GsThreadId id,
@@ -148,7 +139,7 @@ gboolean gs_run_downgrade_on(GsRunTiers *run, guint device, gboolean *on);
  * tiers' and does nothing here. FALSE when the thread is in line for a
  * reservation: the driver makes it wait until hooks.wake. *@thrown is what
  * the op throws (GS_EXC_RESERVATION_TOO_LARGE), GS_EXC_NONE mostly. Only a
- * reserve or a release makes the thread's part in the tiers (hooks.of).
+ * reserve or a release makes the thread's part in the tiers (hooks.tiers_of).
  */
 gboolean gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const GsOp *op,
 			GsException *thrown);

@@ -12,7 +12,7 @@ on_state(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to, GsT
 	GsRunWatch *watch = data;
 	GsLogEntry e = {.kind = GS_LOG_STATE, .from = from, .to = to};
 
-	e.thread = watch->hooks->moved(watch->driver, id, from, to);
+	e.thread = watch->hooks->thread_moved(watch->driver, id, from, to);
 	if (e.thread != NULL)
 		watch->hooks->log(watch->driver, &e);
 }
@@ -24,7 +24,7 @@ on_bust(gpointer data, GsThreadId victim, GsBustAction action, GsCheckReason rea
 	GsLogEntry e = {.kind = GS_LOG_DEADLOCK, .action = action};
 
 	watch->result->totals.deadlocks_busted++;
-	e.thread = watch->hooks->name(watch->driver, victim);
+	e.thread = watch->hooks->thread_name(watch->driver, victim);
 	if (e.thread == NULL)
 		e.thread = "?";
 	watch->hooks->log(watch->driver, &e);
@@ -38,7 +38,7 @@ static const GsEngineObserver observer = {
 
 void
 gs_run_watch(GsRunWatch *watch, GsEngine *engine, GsResult *result,
-	     const GsRunWatchHooks *hooks, gpointer driver)
+	     const GsRunHooks *hooks, gpointer driver)
 {
 	*watch = (GsRunWatch){.result = result, .hooks = hooks, .driver = driver};
 	gs_engine_set_observer(engine, &observer, watch);

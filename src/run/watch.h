@@ -15,28 +15,20 @@
 
 #include <gpusim/gpusim.h>
 
+#include "run/hooks.h"
 #include "run/result.h"
 
 G_BEGIN_DECLS
 
 typedef struct {
-	/* The name of thread @id; NULL when it is none of the run's. */
-	const char *(*name)(gpointer driver, GsThreadId id);
-	/* The engine moved thread @id from @from to @to; its name, as name() gives it. */
-	const char *(*moved)(gpointer driver, GsThreadId id, GsThreadState from, GsThreadState to);
-	/* An entry for the event log, its time not set. */
-	void (*log)(gpointer driver, GsLogEntry *entry);
-} GsRunWatchHooks;
-
-typedef struct {
 	GsResult *result;
-	const GsRunWatchHooks *hooks;
+	const GsRunHooks *hooks;
 	gpointer driver;
 } GsRunWatch;
 
 /** From now on @watch hears what @engine does, for the run that @result is of. */
 void gs_run_watch(GsRunWatch *watch, GsEngine *engine, GsResult *result,
-		  const GsRunWatchHooks *hooks, gpointer driver);
+		  const GsRunHooks *hooks, gpointer driver);
 
 /** The log entry of exception @x that @thread saw. */
 GsLogEntry gs_run_throw_entry(const char *thread, const GsSeenException *x);
