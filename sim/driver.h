@@ -145,6 +145,13 @@ struct SimTask {
 	guint32 n_threads;      /* (a run holds at most ten million threads) */
 };
 
+/* The run layer's record of the thread's task attempt; NULL for a pool thread. */
+static inline const GsRunTask *
+task_of(const SimThread *t)
+{
+	return t->task != NULL ? &t->task->run : NULL;
+}
+
 struct Sim {
 	const GsWorkload *w;
 	GsRunOptions opts;
@@ -152,7 +159,6 @@ struct Sim {
 	GsEngine *engine;
 	GsHeap *heap;
 	GsMemory *mem;
-	GsExecutionPool *fair;  /* policy.admission fair_share: the tasks' GPU shares */
 	GsRunTiers tier_ops;    /* reservations and the gate's scopes: the run layer's */
 	GQueue gate_waiters;    /* SimThread* in GS_RUN_GATE until the gate drains, FIFO */
 	GQueue open_waiters;    /* SimThread* in GS_RUN_GATE until the gate opens, FIFO */

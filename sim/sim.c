@@ -414,8 +414,7 @@ release_task(Sim *s, SimTask *task, gboolean failed, GsException failure)
 		/* stop_threads() has woken every removed waiter: no REMOVE_THROW is left. */
 		report_thread(s, t);
 	}
-	if (s->fair != NULL)
-		gs_execution_pool_release_all(s->fair, task->run.engine_id);
+	gs_run_fair_share_task_ends(&s->tier_ops, &task->run);
 	gs_run_tasks_finish(&s->run, &task->run, failed, failure);
 }
 
@@ -791,8 +790,6 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	/* Every arrival is scheduled up front, and each task's first thread replaces it. */
 	gs_heap_reserve(s->heap, n_tasks + w->pool_threads->len + 16);
 	s->mem = gs_memory_new(w);
-	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
-		s->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
 	gs_run_tiers_init(&s->tier_ops, w, s->mem, &run_hooks, s);
 	g_queue_init(&s->gate_waiters);
 	g_queue_init(&s->open_waiters);
@@ -849,8 +846,6 @@ sim_clear(Sim *s)
 	g_array_unref(s->downgrading);
 	g_array_unref(s->proactive_copy);
 	g_array_unref(s->moves);
-	if (s->fair != NULL)
-		gs_execution_pool_free(s->fair);
 	gs_memory_free(s->mem);
 	gs_heap_free(s->heap);
 	gs_engine_free(s->engine);

@@ -248,7 +248,7 @@ take_fallbacks(Sim *s, SimThread *t)
 
 		if (b == NULL || b->moving)
 			continue;
-		if (b->tier == GS_TIER_GPU && s->w->policy.spill.host_full == GS_HOST_FULL_DISK &&
+		if (gs_run_falls_to_disk(&s->tier_ops, b) &&
 		    gs_memory_copy_begin(s->mem, b, GS_TIER_DISK, &d)) {
 			g_array_append_val(m->copies, b->id);
 			duration += d;
@@ -297,21 +297,6 @@ copies_landed(Sim *s, SimThread *t)
 }
 
 /* ---- allocations ---- */
-
-/* policy.admission fair_share: whether the task's share admits @bytes more GPU bytes now. */
-static gboolean
-fair_share_admits(Sim *s, SimThread *t, const GsEffect *e)
-{
-	return s->fair == NULL || t->task == NULL || e->alloc_kind != GS_KIND_GPU ||
-	       gs_execution_pool_acquire_all(s->fair, t->task->run.engine_id, e->size);
-}
-
-static void
-fair_share_release(Sim *s, SimThread *t, GsAllocKind kind, gint64 bytes)
-{
-	if (s->fair != NULL && t->task != NULL && kind == GS_KIND_GPU)
-		gs_execution_pool_release(s->fair, t->task->run.engine_id, bytes);
-}
 
 static void
 log_alloc(Sim *s, SimThread *t, const GsEffect *effect, GsTier tier, gboolean ok)
@@ -362,7 +347,7 @@ sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 		return;
 	}
 	req = request_for(s, t, effect);
-	if (!fair_share_admits(s, t, effect)) {
+	if (!gs_run_fair_share_take(&s->tier_ops, task_of(t), effect->alloc_kind, effect->size)) {
 		log_alloc(s, t, effect, req.kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, FALSE);
 		gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
 		return;
@@ -380,7 +365,7 @@ sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 		gs_interp_alloc_done(interp_of(t), TRUE, (guint64) (guintptr) a.buf, s->now);
 		return;
 	}
-	fair_share_release(s, t, effect->alloc_kind, effect->size);
+	gs_run_fair_share_give(&s->tier_ops, task_of(t), effect->alloc_kind, effect->size);
 	if (a.outcome == GS_MEM_NO_ROOM && a.short_by > 0 && spill_for(s, t, a.tier, a.short_by))
 		return;
 	log_alloc(s, t, effect, a.tier, FALSE);
@@ -486,7 +471,7 @@ sim_do_free(Sim *s, SimThread *t, const GsEffect *effect)
 	}
 	if (effect->at_end)
 		t->leaking += effect->size;
-	fair_share_release(s, t, b->kind, b->size);
+	gs_run_fair_share_give(&s->tier_ops, task_of(t), b->kind, b->size);
 	gs_memory_give_page(t->task != NULL ? t->task->pages : NULL, b);
 	if (t->mem != NULL)
 		g_ptr_array_remove(t->mem->bufs, b);

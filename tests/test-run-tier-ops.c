@@ -4,8 +4,8 @@
  * waiting threads served first come first served, a thread that leaves the
  * line, every reservation given back at a thread's end, the ops as a
  * driver hands them over, an allocation's request, the evacuation gate's
- * scopes, a retry block's spillable inputs, a thread that ends, and the
- * proactive downgrade's turns. The fake driver
+ * scopes, a retry block's spillable inputs, a thread that ends, the
+ * proactive downgrade's turns, fair shares and a fallback to disk. The fake driver
  * writes down the log and every call back; each test says what that trace
  * must be.
  */
@@ -13,6 +13,7 @@
 
 #include <string.h>
 
+#include "run/tasks.h"
 #include "run/tier-ops.h"
 #include "testlib.h"
 
@@ -101,16 +102,18 @@ static const GsRunHooks fake_hooks = {
 
 /*
  * Two threads, T1 and T2, whose specs name reservations r and s, on a 100
- * MiB GPU, in a run whose buffers may move between tiers when @spills.
+ * MiB GPU, in a run whose buffers may move between tiers when @spills and
+ * whose tasks take fair shares of the GPU when @fair.
  */
 static Fake *
-fake_over(gboolean spills)
+fake_over(gboolean spills, gboolean fair)
 {
 	Fake *f = g_new0(Fake, 1);
 
 	f->w = gs_workload_new();
 	f->w->gpu.capacity = 100 * MIB;
 	f->w->policy.spill.enabled = spills;
+	f->w->policy.admission = fair ? GS_ADMISSION_FAIR_SHARE : GS_ADMISSION_NONE;
 	f->mem = gs_memory_new(f->w);
 	f->spec = gs_thread_spec_new("T");
 	g_ptr_array_add(f->spec->reservations, g_strdup("r"));
@@ -128,7 +131,7 @@ fake_over(gboolean spills)
 static Fake *
 fake_new(void)
 {
-	return fake_over(FALSE);
+	return fake_over(FALSE, FALSE);
 }
 
 static void
@@ -322,7 +325,7 @@ spillable(Fake *f, GsSpillBufId id)
  */
 START_TEST(test_a_thread_that_ends)
 {
-	Fake *f = fake_over(TRUE);
+	Fake *f = fake_over(TRUE, FALSE);
 	GsMemRequest req = {.kind = GS_KIND_GPU, .size = MIB};
 	GsMemAlloc a = gs_memory_alloc(f->mem, &req);
 	GsSpillBufId id = a.buf->id;
@@ -350,7 +353,7 @@ END_TEST
  */
 START_TEST(test_the_downgrades_turns)
 {
-	Fake *f = fake_over(TRUE);
+	Fake *f = fake_over(TRUE, FALSE);
 	GsMemRequest req = {.kind = GS_KIND_GPU, .size = 90 * MIB};
 	GsMemAlloc a;
 	gboolean on = FALSE;
@@ -369,10 +372,53 @@ START_TEST(test_the_downgrades_turns)
 }
 END_TEST
 
+/*
+ * Fair shares (Spark's execution pool, all or nothing): alone, a task may
+ * take the whole GPU; with two, each is held to half, and one below a
+ * quarter that asks for more than is free is refused. Host memory and pool
+ * threads need no share; a task that ends gives its share back.
+ */
+START_TEST(test_fair_shares)
+{
+	Fake *f = fake_over(FALSE, TRUE);
+	GsRunTask a = {.engine_id = 1}, b = {.engine_id = 2};
+
+	ck_assert(gs_run_fair_share_take(&f->tier_ops, &a, GS_KIND_GPU, 80 * MIB));
+	ck_assert(!gs_run_fair_share_take(&f->tier_ops, &b, GS_KIND_GPU, 30 * MIB));
+	ck_assert(gs_run_fair_share_take(&f->tier_ops, &b, GS_KIND_HOST, 500 * MIB));
+	ck_assert(gs_run_fair_share_take(&f->tier_ops, NULL, GS_KIND_GPU, 500 * MIB));
+	gs_run_fair_share_give(&f->tier_ops, &a, GS_KIND_GPU, 40 * MIB);
+	ck_assert(gs_run_fair_share_take(&f->tier_ops, &b, GS_KIND_GPU, 30 * MIB));
+	ck_assert_int_eq(gs_execution_pool_get_task_bytes(f->tier_ops.fair, 2), 30 * MIB);
+	gs_run_fair_share_task_ends(&f->tier_ops, &a);
+	ck_assert_int_eq(gs_execution_pool_get_task_bytes(f->tier_ops.fair, 1), 0);
+	fake_free(f);
+	f = fake_new(); /* no fair shares: everything is admitted */
+	ck_assert_ptr_null(f->tier_ops.fair);
+	ck_assert(gs_run_fair_share_take(&f->tier_ops, &a, GS_KIND_GPU, 500 * MIB));
+	fake_free(f);
+}
+END_TEST
+
+/* A victim whose copy fell back goes from the GPU straight to disk only when host_full says disk. */
+START_TEST(test_a_fallback_to_disk)
+{
+	Fake *f = fake_new();
+	GsMemBuf on_gpu = {.tier = GS_TIER_GPU}, on_host = {.tier = GS_TIER_HOST};
+
+	f->w->policy.spill.host_full = GS_HOST_FULL_DISK;
+	ck_assert(gs_run_falls_to_disk(&f->tier_ops, &on_gpu));
+	ck_assert(!gs_run_falls_to_disk(&f->tier_ops, &on_host));
+	f->w->policy.spill.host_full = GS_HOST_FULL_FAIL;
+	ck_assert(!gs_run_falls_to_disk(&f->tier_ops, &on_gpu));
+	fake_free(f);
+}
+END_TEST
+
 /* A retry block's input buffers are spillable while it runs, and only in a run that spills. */
 START_TEST(test_a_retry_blocks_inputs)
 {
-	Fake *f = fake_over(_i == 1);
+	Fake *f = fake_over(_i == 1, FALSE);
 	GsMemRequest req = {.kind = GS_KIND_GPU, .size = MIB};
 	GsOp retry = {.kind = GS_OP_RETRY};
 
@@ -413,6 +459,8 @@ main(void)
 	tcase_add_test(tc, test_the_gates_scopes);
 	tcase_add_test(tc, test_a_thread_that_ends);
 	tcase_add_test(tc, test_the_downgrades_turns);
+	tcase_add_test(tc, test_fair_shares);
+	tcase_add_test(tc, test_a_fallback_to_disk);
 	tcase_add_loop_test(tc, test_a_retry_blocks_inputs, 0, 2);
 	suite_add_tcase(s, tc);
 	return tl_run_suite(s);

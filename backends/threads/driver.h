@@ -159,7 +159,6 @@ struct Threads {
 	GsRunTiers tier_ops;    /* reservations and the gate's scopes: the run layer's */
 	pthread_cond_t copies_cond; /* with lock: a move landed, or a thread left the gate */
 	guint64 corrupt_moves;   /* moves whose bytes did not arrive whole */
-	GsExecutionPool *fair;   /* policy.admission fair_share: the tasks' GPU shares */
 	/* policy.spill.proactive: a downgrader thread per GPU and their state, under lock */
 	GArray *downgrading;     /* gboolean per GPU device: a downgrade is on (NULL: none) */
 	pthread_cond_t downgrade_cond; /* with lock: a GPU's charge grew, or the run ended */
@@ -226,6 +225,13 @@ static inline void
 count_event(Threads *r)
 {
 	atomic_fetch_add_explicit(&r->events, 1, memory_order_relaxed);
+}
+
+/* The run layer's record of the thread's task attempt; NULL for a pool thread. */
+static inline const GsRunTask *
+task_of(const Worker *t)
+{
+	return t->task != NULL ? &t->task->run : NULL;
 }
 
 /* waits.c: time, the log, statuses, waits and wake-ups */

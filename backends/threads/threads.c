@@ -275,8 +275,7 @@ finish_task(Threads *r, Task *task)
 static void
 end_task(Threads *r, Task *task, gboolean failed, GsException failure)
 {
-	if (r->fair != NULL)
-		gs_execution_pool_release_all(r->fair, task->run.engine_id);
+	gs_run_fair_share_task_ends(&r->tier_ops, &task->run);
 	task->failed = failed;
 	task->failure = failure;
 	gs_run_tasks_end(&r->run, &task->run, failed);
@@ -977,8 +976,6 @@ threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsR
 		r->mem = gs_memory_new(w);
 		r->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
 	}
-	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
-		r->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
 	gs_run_tiers_init(&r->tier_ops, w, r->mem, &run_hooks, r);
 	threads_cond_init(&r->copies_cond);
 }
@@ -1032,8 +1029,6 @@ threads_clear(Threads *r)
 	if (r->moves != NULL)
 		g_array_unref(r->moves);
 	gs_memory_free(r->mem);
-	if (r->fair != NULL)
-		gs_execution_pool_free(r->fair);
 	free(r->gpus);
 	gs_engine_free(r->engine);
 	pthread_mutex_destroy(&r->lock);

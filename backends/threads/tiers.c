@@ -362,8 +362,7 @@ take_fallbacks(Worker *t, GArray *fallbacks, GArray *moves)
 		GsMemBuf *b = gs_memory_buffer(r->mem, g_array_index(fallbacks, GsSpillBufId, i));
 		Held *held = b != NULL ? b->owner : NULL;
 
-		if (held != NULL && !held->copying && b->tier == GS_TIER_GPU &&
-		    r->w->policy.spill.host_full == GS_HOST_FULL_DISK)
+		if (held != NULL && !held->copying && gs_run_falls_to_disk(&r->tier_ops, b))
 			threads_move_begin(t->r, held, GS_TIER_DISK, moves);
 	}
 	gs_run_gate_fallback(&r->tier_ops, tiers_of(t));
@@ -474,25 +473,6 @@ tiered_take(Worker *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, guint
 
 static void tiered_unspill(Worker *t, const GsEffect *e);
 
-/*
- * policy.admission fair_share: whether the task's share admits the
- * allocation's GPU bytes now; a refusal is an allocation that failed, an
- * OOM for the state machine.
- */
-static gboolean
-fair_share_admits(Worker *t, const GsEffect *e)
-{
-	return t->r->fair == NULL || t->task == NULL || e->alloc_kind != GS_KIND_GPU ||
-	       gs_execution_pool_acquire_all(t->r->fair, t->task->run.engine_id, e->size);
-}
-
-static void
-fair_share_release(Worker *t, GsAllocKind kind, gint64 bytes)
-{
-	if (t->r->fair != NULL && t->task != NULL && kind == GS_KIND_GPU)
-		gs_execution_pool_release(t->r->fair, t->task->run.engine_id, bytes);
-}
-
 /* An allocation through the model: it spills on demand until it fits or nothing moves. */
 void
 threads_tiered_alloc(Worker *t, const GsEffect *e)
@@ -508,7 +488,7 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 	}
 	pthread_mutex_lock(&r->lock);
 	atomic_fetch_add_explicit(&r->locked_allocs, 1, memory_order_relaxed);
-	if (!fair_share_admits(t, e)) {
+	if (!gs_run_fair_share_take(&r->tier_ops, task_of(t), e->alloc_kind, e->size)) {
 		threads_engine_unlock(r);
 		threads_log_alloc(t, e, FALSE);
 		gs_interp_alloc_done(t->interp, FALSE, 0, now(r));
@@ -533,7 +513,7 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 	}
 	if (a.outcome == GS_MEM_OK)
 		pthread_mutex_lock(&r->lock); /* tiered_take let it go */
-	fair_share_release(t, e->alloc_kind, e->size);
+	gs_run_fair_share_give(&r->tier_ops, task_of(t), e->alloc_kind, e->size);
 	threads_engine_unlock(r);
 	threads_log_alloc(t, e, FALSE);
 	if (a.outcome == GS_MEM_OVER_RESERVATION)
@@ -554,7 +534,7 @@ threads_tiered_free(Worker *t, Held *held)
 	b = held->mb;
 	tier = b->tier;
 	g_ptr_array_remove_fast(t->live, held);
-	fair_share_release(t, b->kind, b->size);
+	gs_run_fair_share_give(&r->tier_ops, task_of(t), b->kind, b->size);
 	gs_memory_give_page(t->task != NULL ? t->task->pages : NULL, b);
 	gs_memory_free_buffer(r->mem, b, stream_reservation(t, tier, b->device));
 	held->mb = NULL;

@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include "run/tasks.h"
 #include "run/tier-ops.h"
 
 void
@@ -11,12 +12,15 @@ gs_run_tiers_init(GsRunTiers *run, const GsWorkload *w, GsMemory *mem,
 {
 	*run = (GsRunTiers){.w = w, .mem = mem, .hooks = hooks, .driver = driver};
 	g_queue_init(&run->waiters);
+	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
+		run->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
 }
 
 void
 gs_run_tiers_clear(GsRunTiers *run)
 {
 	g_queue_clear(&run->waiters);
+	g_clear_pointer(&run->fair, gs_execution_pool_free);
 }
 
 void
@@ -290,6 +294,42 @@ void
 gs_run_gate_fallback(GsRunTiers *run, GsRunThreadTiers *mine)
 {
 	log_gate(run, mine->thread, "fallback");
+}
+
+/* ---- fallbacks and fair shares ---- */
+
+gboolean
+gs_run_falls_to_disk(const GsRunTiers *run, const GsMemBuf *b)
+{
+	return b->tier == GS_TIER_GPU && run->w->policy.spill.host_full == GS_HOST_FULL_DISK;
+}
+
+/* Whether @task's allocations of @kind draw on a fair share. */
+static gboolean
+shared(const GsRunTiers *run, const GsRunTask *task, GsAllocKind kind)
+{
+	return run->fair != NULL && task != NULL && kind == GS_KIND_GPU;
+}
+
+gboolean
+gs_run_fair_share_take(GsRunTiers *run, const GsRunTask *task, GsAllocKind kind, gint64 bytes)
+{
+	return !shared(run, task, kind) ||
+	       gs_execution_pool_acquire_all(run->fair, task->engine_id, bytes);
+}
+
+void
+gs_run_fair_share_give(GsRunTiers *run, const GsRunTask *task, GsAllocKind kind, gint64 bytes)
+{
+	if (shared(run, task, kind))
+		gs_execution_pool_release(run->fair, task->engine_id, bytes);
+}
+
+void
+gs_run_fair_share_task_ends(GsRunTiers *run, const GsRunTask *task)
+{
+	if (run->fair != NULL)
+		gs_execution_pool_release_all(run->fair, task->engine_id);
 }
 
 /* ---- the proactive downgrade ---- */

@@ -28,6 +28,13 @@
  * the reservation it draws on (whose device then wins) and, when buffers
  * spill, its owner's rank.
  *
+ * A victim whose copy fell back goes straight from the GPU to disk when
+ * policy.spill.host_full says so; otherwise it stays.
+ *
+ * Fair-share admission (policy.admission fair_share, Spark's execution
+ * pool): a task's GPU allocation is admitted only if its share grants all
+ * of it; host memory and pool threads need no share.
+ *
  * A retry block's input buffers may be spilled while it runs. A thread that
  * ends leaves the line, and its locks and reservations go back. The
  * proactive downgrade of a GPU turns on and off with cuCascade's hysteresis
@@ -66,6 +73,7 @@ typedef struct {
 	guint gate_scopes;       /* threads in a scope of the gate */
 	GQueue waiters;          /* driver threads waiting for a reservation, FIFO */
 	guint64 made;            /* grants so far: the next grant's serial is made + 1 */
+	GsExecutionPool *fair;   /* policy.admission fair_share: the tasks' GPU shares; NULL: none */
 	const GsRunHooks *hooks;
 	gpointer driver;
 } GsRunTiers;
@@ -124,6 +132,24 @@ void gs_run_gate_close(GsRunTiers *run, GsRunThreadTiers *mine);
 
 /** @mine's copies fell back, for the log. */
 void gs_run_gate_fallback(GsRunTiers *run, GsRunThreadTiers *mine);
+
+/** Whether victim @b, whose copy fell back, goes straight to disk now. */
+gboolean gs_run_falls_to_disk(const GsRunTiers *run, const GsMemBuf *b);
+
+/**
+ * Whether @task's fair share admits @bytes more of @kind, taking them if so
+ * (always, for host memory, a pool thread's NULL @task or a run without
+ * fair shares); a refusal is an allocation that failed.
+ */
+gboolean gs_run_fair_share_take(GsRunTiers *run, const GsRunTask *task, GsAllocKind kind,
+				gint64 bytes);
+
+/** Gives back @bytes of @kind that gs_run_fair_share_take() admitted for @task. */
+void gs_run_fair_share_give(GsRunTiers *run, const GsRunTask *task, GsAllocKind kind,
+			    gint64 bytes);
+
+/** @task's attempt ended: its whole share goes back. */
+void gs_run_fair_share_task_ends(GsRunTiers *run, const GsRunTask *task);
 
 /**
  * The proactive downgrade's look at GPU @device (cuCascade's hysteresis,
