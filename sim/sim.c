@@ -656,7 +656,7 @@ stalled(Sim *s, guint64 events)
 /*
  * The last task has ended. A pool thread it woke into its removal (blocked
  * for it, now REMOVE_THROW) throws ThreadRemoved at this instant and gives
- * back what it holds, as it does on real threads; what is due later is cut.
+ * back what it holds, as a removed thread does; what is due later is cut.
  */
 static void
 finish_instant(Sim *s)

@@ -313,16 +313,6 @@ log_alloc(Sim *s, SimThread *t, const GsEffect *effect, GsTier tier, gboolean ok
 	emit(s, &e);
 }
 
-static GsMemRequest
-request_for(Sim *s, SimThread *t, const GsEffect *effect)
-{
-	const GsOp *op = effect->op;
-	gboolean names_one = op != NULL && op->kind == GS_OP_ALLOC && op->alloc.reservation >= 0;
-
-	return gs_run_request(&s->tier_ops, names_one ? &mem_of(s, t)->res : NULL, t->id, effect,
-			      s->engine, s->now);
-}
-
 static void
 keep_buffer(Sim *s, SimThread *t, GsMemBuf *b, const GsEffect *effect)
 {
@@ -346,7 +336,7 @@ sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 		try_unspill(s, t, effect);
 		return;
 	}
-	req = request_for(s, t, effect);
+	req = gs_run_request(&s->tier_ops, t, t->id, effect, s->engine, s->now);
 	if (!gs_run_fair_share_take(&s->tier_ops, task_of(t), effect->alloc_kind, effect->size)) {
 		log_alloc(s, t, effect, req.kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, FALSE);
 		gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);

@@ -263,12 +263,12 @@ START_TEST(test_the_ops_and_an_allocations_request)
 	expect(f, "T2 releases r - 60MiB, gpu came free, T1 reserves r granted 60MiB, wake T1");
 	alloc.alloc.reservation = -1;
 	alloc.alloc.device = 0;
-	req = gs_run_request(&f->tier_ops, NULL, 1, &effect, NULL, 5);
+	req = gs_run_request(&f->tier_ops, &f->threads[1], 2, &effect, NULL, 5);
 	ck_assert_ptr_null(req.res);
 	ck_assert_int_eq(req.size, MIB);
 	ck_assert_int_eq(req.now, 5);
 	alloc.alloc.reservation = 0;
-	req = gs_run_request(&f->tier_ops, &f->threads[0].res, 1, &effect, NULL, 5);
+	req = gs_run_request(&f->tier_ops, &f->threads[0], 1, &effect, NULL, 5);
 	ck_assert_ptr_eq(req.res, gs_run_reservation(&f->threads[0].res, 0));
 	ck_assert_uint_eq(req.device, req.res->device);
 	fake_free(f);

@@ -1,5 +1,6 @@
 /*
- * gpusim: the real-thread driver: memory admitted by bounded counters, and the fast path (see driver.h).
+ * gpusim: the real-thread driver: memory admitted by bounded counters, and
+ * the fast path (see driver.h).
  */
 #include "config.h"
 

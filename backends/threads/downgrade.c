@@ -8,9 +8,9 @@
 /* ---- proactive downgrade (cuCascade's hysteresis, policy.spill.proactive) ---- */
 
 /*
- * As in the simulator: once a GPU's charge crosses the trigger, its buffers
- * move to the host one at a time, least recently used first, until the
- * charge is below the stop. The copies are made by threads of the driver's
+ * Once a GPU's downgrade is on (gs_run_downgrade_on()), the tier model's
+ * victims move to the host one at a time until the charge is below the
+ * stop. The copies are made by threads of the driver's
  * own, one per GPU, so no task waits for them; they sleep until an
  * allocation or an unspill grows a GPU's charge.
  */

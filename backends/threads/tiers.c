@@ -411,16 +411,6 @@ spill_for(Worker *t, GsTier tier, gint64 need)
 
 /* ---- allocations and frees ---- */
 
-static GsMemRequest
-request_for(Worker *t, const GsEffect *e)
-{
-	const GsOp *op = e->op;
-	gboolean names_one = op != NULL && op->kind == GS_OP_ALLOC && op->alloc.reservation >= 0;
-
-	return gs_run_request(&t->r->tier_ops, names_one ? tiers_of(t) : NULL, t->id, e,
-			      t->r->engine, now(t->r));
-}
-
 static void
 set_buffer_spillable(Threads *r, const GsMemBuf *b, gboolean spillable)
 {
@@ -495,7 +485,7 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 		return;
 	}
 	for (;;) {
-		req = request_for(t, e);
+		req = gs_run_request(&r->tier_ops, t, t->id, e, r->engine, now(r));
 		a = gs_memory_alloc(r->mem, &req);
 		if (a.outcome != GS_MEM_NO_ROOM || a.short_by <= 0 ||
 		    !spill_for(t, a.tier, a.short_by))

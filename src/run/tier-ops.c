@@ -217,20 +217,21 @@ gs_run_block(GsRunTiers *run, gpointer thread, const GsOp *retry_op, gboolean en
 }
 
 GsMemRequest
-gs_run_request(const GsRunTiers *run, GsRunThreadTiers *mine, GsThreadId thread,
-	       const GsEffect *effect, GsEngine *engine, GsTime now)
+gs_run_request(const GsRunTiers *run, gpointer thread, GsThreadId id, const GsEffect *effect,
+	       GsEngine *engine, GsTime now)
 {
 	const GsOp *op = effect->op;
 	GsMemRequest req = {.kind = effect->alloc_kind, .size = effect->size, .now = now};
 
 	/* The owner's rank orders victims: only a store that spills needs it. */
 	if (gs_memory_spills(run->mem))
-		req.owner = gs_engine_thread_priority(engine, thread);
+		req.owner = gs_engine_thread_priority(engine, id);
 	if (op != NULL && op->kind == GS_OP_ALLOC) {
 		req.device = op->alloc.device;
 		req.spillable = op->alloc.spillable;
 		if (op->alloc.reservation >= 0)
-			req.res = gs_run_reservation(mine, (guint) op->alloc.reservation);
+			req.res = gs_run_reservation(run->hooks->tiers_of(run->driver, thread),
+						     (guint) op->alloc.reservation);
 		if (req.res != NULL && req.res->held && req.res->tier == GS_TIER_GPU &&
 		    effect->alloc_kind == GS_KIND_GPU)
 			req.device = req.res->device;

@@ -178,11 +178,11 @@ gboolean gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const G
 void gs_run_block(GsRunTiers *run, gpointer thread, const GsOp *retry_op, gboolean entering);
 
 /**
- * What allocating @effect asks the tier model at @now for @thread, whose
- * part in the tiers is @mine (NULL when it has none and names no
- * reservation); @engine ranks the owner.
+ * What allocating @effect asks the tier model at @now for @thread, whose id
+ * is @id; @engine ranks the owner. Only an allocation that names a
+ * reservation makes the thread's part in the tiers (hooks.tiers_of).
  */
-GsMemRequest gs_run_request(const GsRunTiers *run, GsRunThreadTiers *mine, GsThreadId thread,
+GsMemRequest gs_run_request(const GsRunTiers *run, gpointer thread, GsThreadId id,
 			    const GsEffect *effect, GsEngine *engine, GsTime now);
 
 G_END_DECLS
