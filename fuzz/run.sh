@@ -24,8 +24,8 @@ for h in "$@"; do
 	dict=
 	case $h in
 	scenario | overrides)
-		seed "$h" "$top_srcdir"/scenarios/*.yaml "$top_srcdir"/scenarios/studies/*.yaml \
-			"$top_srcdir"/tests/data/*.yaml
+		seed "$h" "$top_srcdir"/scenarios/*.yaml "$top_srcdir"/scenarios/conformance/*.yaml \
+			"$top_srcdir"/scenarios/studies/*.yaml "$top_srcdir"/tests/data/*.yaml
 		dict=-dict="$top_srcdir/fuzz/scenario.dict" ;;
 	rmmlog)
 		seed "$h" "$top_srcdir"/tests/data/*.csv ;;

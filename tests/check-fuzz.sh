@@ -14,7 +14,9 @@ replay() {
 
 regressions="$top_srcdir/fuzz/regressions"
 replay scenario "$regressions"/scenario/* "$top_srcdir"/scenarios/*.yaml \
-	"$top_srcdir"/scenarios/studies/*.yaml "$top_srcdir"/tests/data/*.yaml
-replay overrides "$regressions"/overrides/* "$top_srcdir"/scenarios/*.yaml
+	"$top_srcdir"/scenarios/conformance/*.yaml "$top_srcdir"/scenarios/studies/*.yaml \
+	"$top_srcdir"/tests/data/*.yaml
+replay overrides "$regressions"/overrides/* "$top_srcdir"/scenarios/*.yaml \
+	"$top_srcdir"/scenarios/conformance/*.yaml
 replay rmmlog "$regressions"/rmmlog/* "$top_srcdir"/tests/data/*.csv
 echo "PASS: the fuzzing harnesses replay their regressions and seeds"

@@ -48,7 +48,7 @@ run_real_clock() { # scenario name
 	fi
 }
 
-for scenario in "$top_srcdir"/scenarios/*.yaml; do
+for scenario in "$top_srcdir"/scenarios/*.yaml "$top_srcdir"/scenarios/conformance/*.yaml; do
 	name=$(basename "$scenario" .yaml)
 	run_real_clock "$scenario" "$name"
 	if head -1 "$scenario" | grep -q '^# real-threads: skip'; then

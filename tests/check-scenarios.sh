@@ -11,7 +11,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
 n=0
-for scenario in "$top_srcdir"/scenarios/*.yaml; do
+for scenario in "$top_srcdir"/scenarios/*.yaml "$top_srcdir"/scenarios/conformance/*.yaml; do
 	name=$(basename "$scenario" .yaml)
 	n=$((n + 1))
 	if ! "$gpusim" run --quiet --events="$tmp/$name.events" "$scenario" >"$tmp/$name.out" 2>&1; then

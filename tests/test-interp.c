@@ -120,6 +120,7 @@ typedef struct {
 	GsTime now;
 	GArray *allocs; /* gint64 sizes granted, in order */
 	guint64 computed;
+	gint64 freed_at_end; /* bytes the thread still held when it ended */
 } Driver;
 
 static void
@@ -159,6 +160,7 @@ drive(Driver *d, GsInterp *it)
 		case GS_EFFECT_FREE:
 			d->used[e.alloc_kind] -= e.size;
 			ck_assert_int_ge(d->used[e.alloc_kind], 0);
+			d->freed_at_end += e.at_end ? e.size : 0;
 			break;
 		case GS_EFFECT_COMPUTE:
 		case GS_EFFECT_SLEEP:
@@ -429,6 +431,48 @@ START_TEST(split_none_escapes_as_could_not_split)
 }
 END_TEST
 
+/*
+ * An exception that escapes a retry block takes the attempt's buffers and
+ * the block's input with it (RmmRapidsRetryIterator closes both on any
+ * throwable it does not handle): of x (the input, 100), y (200, not the
+ * block's) and a (50, the attempt's), only y is left when the thread ends.
+ */
+static const struct {
+	const char *what;
+	gboolean cudf;       /* else a split the block may not make */
+	GsException escapes;
+} escape_rows[] = {
+	{"a CudfException", TRUE, GS_EXC_CUDF_EXCEPTION},
+	{"a split the block may not make", FALSE, GS_EXC_COULD_NOT_SPLIT},
+};
+
+START_TEST(an_escaping_exception_closes_the_input_and_the_attempt)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	GArray *inner = ops_new();
+	Driver d;
+	GsInterp *it;
+	GsOp *block;
+
+	t->on_oom = GS_ON_OOM_CONTINUE;
+	add_alloc(t, t->ops, "x", 100, GPU, TRUE);
+	add_alloc(t, t->ops, "y", 200, GPU, TRUE);
+	add_alloc(t, inner, "a", 50, GPU, TRUE);
+	add_inject(inner, 0, escape_rows[_i].cudf ? 0 : 1, escape_rows[_i].cudf ? 1 : 0, 0);
+	add_alloc(t, inner, "b", 50, GPU, TRUE);
+	add_retry(t->ops, inner, GS_SPLIT_NONE, 16);
+	block = &g_array_index(t->ops, GsOp, t->ops->len - 1);
+	gs_names_append(&block->retry.input, gs_name_index(t->buffers, "x"));
+	driver_init(&d, NULL, 1000);
+	ck_assert_msg(run_alone(&d, t, GS_OOM_RETRY, &it).kind == GS_EFFECT_DONE, "%s",
+		      escape_rows[_i].what);
+	ck_assert_uint_eq(count_seen(it, escape_rows[_i].escapes, TRUE), 1);
+	ck_assert_int_eq(d.freed_at_end, 200);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
 START_TEST(max_splits_bounds_the_halving)
 {
 	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
@@ -675,6 +719,8 @@ gs_test_suite_interp(void)
 	tcase_add_test(tc, attempt_buffers_are_freed_on_retry);
 	tcase_add_test(tc, too_big_alone_retries_then_splits_in_halves);
 	tcase_add_test(tc, split_none_escapes_as_could_not_split);
+	tcase_add_loop_test(tc, an_escaping_exception_closes_the_input_and_the_attempt, 0,
+			    G_N_ELEMENTS(escape_rows));
 	tcase_add_test(tc, max_splits_bounds_the_halving);
 	tcase_add_test(tc, outer_block_splits_when_inner_cannot);
 	tcase_add_test(tc, small_sizes_are_repeated_not_split);

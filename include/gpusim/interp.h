@@ -20,10 +20,14 @@
  * SplitAndRetryOOM frees the attempt and replaces the piece by its two halves,
  * run one after the other, unless splitting is off or max_splits splits lie on
  * the piece's path: then CouldNotSplit escapes the block, and the next block
- * out treats it as a split request of its own. In a piece, every allocation
- * size s of the block (nested blocks included) becomes floor(s/2) in a first
- * half and s - floor(s/2) in a second, once per split on the path, except that
- * sizes below 256 bytes are repeated unchanged; compute times are halved alike.
+ * out treats it as a split request of its own. Any exception that escapes a
+ * block (CouldNotSplit, or one no block handles) frees the attempt and the
+ * block's input buffers as it leaves, as RmmRapidsRetryIterator closes its
+ * attempts and its input on a throwable it does not handle. In a piece,
+ * every allocation size s of the block (nested blocks included) becomes
+ * floor(s/2) in a first half and s - floor(s/2) in a second, once per split
+ * on the path, except that sizes below 256 bytes are repeated unchanged;
+ * compute times are halved alike.
  *
  * Policies: under "retry" and "block" every allocation goes through the engine
  * (with "block" the engine detects but never busts deadlocks); under "fail" an

@@ -403,6 +403,22 @@ free_from_depth(GsInterp *it, guint depth, GsTime now)
 	}
 }
 
+/* Frees every live buffer called by one of @names, wherever it was allocated. */
+static void
+free_named(GsInterp *it, const GsNames *names, GsTime now)
+{
+	const guint *name = gs_names_data(names);
+
+	for (guint k = 0; k < names->len; k++) {
+		for (guint i = 0; i < live_count(it);) {
+			if (it->held->buffers.data[i].name == name[k])
+				queue_free(it, i, FALSE);
+			else
+				i++;
+		}
+	}
+}
+
 /* A finished piece's live buffers are its output: they now belong to the block's parent. */
 static void
 hand_up(GsInterp *it, guint depth)
@@ -499,6 +515,18 @@ split_piece(GsInterp *it, GsTime now)
 	start_attempt(it, now);
 }
 
+/*
+ * An exception escapes retry block @f: as RmmRapidsRetryIterator closes its
+ * attempts and its input on any throwable it does not handle, the
+ * attempt's live buffers and the block's input buffers go back.
+ */
+static void
+close_block(GsInterp *it, Frame *f, GsTime now)
+{
+	free_from_depth(it, f->retry->depth, now);
+	free_named(it, &f->op->retry.input, now);
+}
+
 /* Leaves the innermost frame on the way out of an exception. */
 static void
 unwind(GsInterp *it, GsTime now)
@@ -509,7 +537,7 @@ unwind(GsInterp *it, GsTime now)
 		enter(it);
 		gs_engine_retry_block_end(it->engine, it->thread, now);
 		leave(it);
-		hand_up(it, f->retry->depth);
+		close_block(it, f, now);
 	}
 	pop(it);
 }
@@ -565,6 +593,7 @@ handle_exception(GsInterp *it, GsException exc, GsTime now)
 			return;
 		}
 		/* It cannot split: the block fails, and the next one out may split instead. */
+		close_block(it, f, now);
 		pop(it);
 		exc = GS_EXC_COULD_NOT_SPLIT;
 		seen = record(it, exc, now);
