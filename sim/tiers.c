@@ -85,22 +85,24 @@ log_copy(Sim *s, const GsMemBuf *b, GsTier from, GsTier to, gboolean ok)
 }
 
 /*
- * Memory came free outside an allocation (a spill landed, a reservation was
- * released): threads blocked on that kind may try again, as the reference's
- * deallocate callback wakes them. The engine's own counters are not touched.
- * The run layer's `released` hook too.
+ * Memory came free outside an allocation (a spill landed, a lock or a
+ * reservation was released), freed by thread @by: the others blocked on
+ * that kind may try again (gs_run_memory_freed()). The engine's own
+ * counters are not touched.
  */
+static void
+memory_freed(Sim *s, GsThreadId by, GsTier tier)
+{
+	s->released = TRUE;
+	s->changed = TRUE;
+	gs_run_memory_freed(s->engine, by, tier, s->now);
+}
+
+/* The run layer's `released` hook: a reservation went back. */
 void
 sim_memory_came_free(gpointer data, GsTier tier)
 {
-	Sim *s = data;
-
-	s->released = TRUE;
-	s->changed = TRUE;
-	if (tier != GS_TIER_DISK)
-		gs_engine_dealloc(s->engine, GS_NO_THREAD, tier == GS_TIER_GPU ? GS_KIND_GPU
-										: GS_KIND_HOST,
-				  0, s->now);
+	memory_freed(data, GS_NO_THREAD, tier);
 }
 
 /* ---- the gate (its scopes are the run layer's) ---- */
@@ -212,9 +214,12 @@ spill_for(Sim *s, SimThread *t, GsTier tier, gint64 need)
 	return TRUE;
 }
 
+/* The copies @t carried out land; what they freed is @t's free. */
 static void
-commit_copies(Sim *s, SimMem *m)
+commit_copies(Sim *s, SimThread *t)
 {
+	SimMem *m = t->mem;
+
 	for (guint i = 0; i < m->copies->len; i++) {
 		GsMemBuf *b = gs_memory_buffer(s->mem, g_array_index(m->copies, GsSpillBufId, i));
 		GsTier from;
@@ -226,7 +231,7 @@ commit_copies(Sim *s, SimMem *m)
 		ok = gs_memory_copy_commit(s->mem, b);
 		log_copy(s, b, from, ok ? b->tier : b->dest, ok);
 		if (ok && from < b->tier)
-			sim_memory_came_free(s, from);
+			memory_freed(s, t->id, from);
 		sim_note_peak(s, b->tier);
 	}
 	g_array_set_size(m->copies, 0);
@@ -273,7 +278,7 @@ copies_landed(Sim *s, SimThread *t)
 	After after = m->after;
 	GsTime duration;
 
-	commit_copies(s, m);
+	commit_copies(s, t);
 	if (m->fallbacks->len > 0) {
 		if (gs_gate_is_closed(gate) && !gs_gate_drained(gate)) {
 			sim_set_status(s, t, GS_RUN_GATE);
@@ -597,7 +602,7 @@ sim_mem_resume(Sim *s, SimThread *t)
 		/* The compute is over: its buffers may be spilled again. */
 		m->computing = FALSE;
 		gs_memory_unlock_all(s->mem, m->res.locked);
-		sim_memory_came_free(s, GS_TIER_GPU);
+		memory_freed(s, t->id, GS_TIER_GPU);
 	}
 	if (m->after != AFTER_NOTHING)
 		return copies_landed(s, t);
@@ -644,7 +649,7 @@ sim_proactive_landed(Sim *s, guint device)
 
 		log_copy(s, b, GS_TIER_GPU, ok ? b->tier : b->dest, ok);
 		if (ok)
-			sim_memory_came_free(s, GS_TIER_GPU);
+			memory_freed(s, GS_NO_THREAD, GS_TIER_GPU); /* by the downgrade */
 		sim_note_peak(s, GS_TIER_HOST);
 	}
 }

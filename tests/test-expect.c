@@ -210,6 +210,7 @@ typedef enum {
 	ROW_REACHED,  /* .key = thread, .states */
 	ROW_THREW,    /* .key = thread, .excs */
 	ROW_FINAL,    /* .key = thread, .states[0] */
+	ROW_NEVER,    /* .key = thread, .states never entered, .excs never thrown */
 	ROW_AT_STATE, /* .time .key = thread .states[0] */
 	ROW_AT_TIER,  /* .time .tier .charged .op .value */
 } RowKind;
@@ -345,6 +346,17 @@ static const Row rows[] = {
 	{.kind = ROW_THREW, .key = "A.0", .excs = {END_OF_LIST}},
 	{.kind = ROW_THREW, .key = "A.0", .excs = {EX(GPU_OOM), END_OF_LIST},
 	 .failure = "threads.A.0.threw: expected [GpuOOM], observed []"},
+	{.kind = ROW_NEVER, .key = "B.0", .states = {ST(BUFN), ST(SPLIT_THROW), END_OF_LIST},
+	 .excs = {EX(GPU_OOM), EX(CUDF_EXCEPTION), END_OF_LIST}},
+	{.kind = ROW_NEVER, .key = "B.0", .states = {ST(BUFN), ST(BLOCKED), END_OF_LIST},
+	 .excs = {END_OF_LIST},
+	 .failure = "threads.B.0.never: entered THREAD_BLOCKED"},
+	{.kind = ROW_NEVER, .key = "B.0", .states = {END_OF_LIST},
+	 .excs = {EX(GPU_SPLIT_AND_RETRY_OOM), END_OF_LIST},
+	 .failure = "threads.B.0.never: threw GpuSplitAndRetryOOM 1 time"},
+	{.kind = ROW_NEVER, .key = "B.0", .states = {ST(BLOCKED), END_OF_LIST},
+	 .excs = {EX(GPU_RETRY_OOM), END_OF_LIST},
+	 .failure = "threads.B.0.never: entered THREAD_BLOCKED; threw GpuRetryOOM 1 time"},
 	{.kind = ROW_FINAL, .key = "B.0", .states = {ST(UNKNOWN)}},
 	{.kind = ROW_FINAL, .key = "B.0", .states = {ST(RUNNING)},
 	 .failure = "threads.B.0.final_state: expected THREAD_RUNNING, observed UNKNOWN"},
@@ -411,6 +423,21 @@ add_row(GsWorkload *w, const Row *row)
 			g_array_append_val(t->threw, e);
 		}
 		break;
+	case ROW_NEVER:
+		t = expect_thread(w, row->key);
+		t->never_in = g_array_new(FALSE, FALSE, sizeof(GsThreadState));
+		t->never_threw = g_array_new(FALSE, FALSE, sizeof(GsException));
+		for (guint i = 0; i < MAX_LIST && row->states[i] != END_OF_LIST; i++) {
+			GsThreadState s = (GsThreadState) row->states[i];
+
+			g_array_append_val(t->never_in, s);
+		}
+		for (guint i = 0; i < MAX_LIST && row->excs[i] != END_OF_LIST; i++) {
+			GsException e = (GsException) row->excs[i];
+
+			g_array_append_val(t->never_threw, e);
+		}
+		break;
 	case ROW_FINAL:
 		t = expect_thread(w, row->key);
 		t->has_final_state = TRUE;
@@ -457,6 +484,7 @@ row_group(RowKind kind)
 		return 0;
 	case ROW_REACHED:
 	case ROW_THREW:
+	case ROW_NEVER:
 	case ROW_FINAL:
 		return 1;
 	case ROW_AT_STATE:

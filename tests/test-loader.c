@@ -325,6 +325,10 @@ static const BadRow bad_rows[] = {
 	{EXPECT "  threads: {A.0: {reached: [THREAD_SLEEPING]}}\n", NULL, NULL, NULL,
 	 "s.yaml:10:29: unknown thread state \"THREAD_SLEEPING\" (expected UNKNOWN, "
 	 "THREAD_RUNNING"},
+	{EXPECT "  threads: {A.0: {never: [THREAD_ALLOC, GpuOops]}}\n", NULL, NULL, NULL,
+	 "s.yaml:10:41: unknown exception \"GpuOops\" (expected GpuRetryOOM"},
+	{EXPECT "  threads: {A.0: {never: THREAD_ALLOC}}\n", NULL, NULL, NULL,
+	 "s.yaml:10:26: never must be a sequence, not \"THREAD_ALLOC\""},
 	{EXPECT "  threads: {A.0: {threw: [GpuOops]}}\n", NULL, NULL, NULL,
 	 "s.yaml:10:27: unknown exception \"GpuOops\" (expected GpuRetryOOM"},
 	{EXPECT "  threads: {A.0: {final_state: DONE}}\n", NULL, NULL, NULL,

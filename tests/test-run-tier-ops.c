@@ -400,6 +400,45 @@ START_TEST(test_fair_shares)
 }
 END_TEST
 
+/*
+ * Memory that came free: the thread that freed it keeps its state, every
+ * other one inside an allocation of that kind may try again
+ * (SparkResourceAdaptor's deallocation); a free by nobody of the run's
+ * moves them all, and one of the other kind moves nobody.
+ */
+START_TEST(test_who_freed_keeps_its_state)
+{
+	static const struct {
+		GsThreadId by;
+		GsTier tier;
+		GsThreadState first, second;
+	} rows[] = {
+		{1, GS_TIER_GPU, GS_THREAD_ALLOC, GS_THREAD_ALLOC_FREE},
+		{GS_NO_THREAD, GS_TIER_GPU, GS_THREAD_ALLOC_FREE, GS_THREAD_ALLOC_FREE},
+		{GS_NO_THREAD, GS_TIER_HOST, GS_THREAD_ALLOC, GS_THREAD_ALLOC},
+		{GS_NO_THREAD, GS_TIER_DISK, GS_THREAD_ALLOC, GS_THREAD_ALLOC},
+	};
+	GsPolicy policy;
+	GsEngineOpts opts;
+
+	gs_policy_init(&policy);
+	opts = gs_policy_engine_opts(&policy);
+	for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+		GsEngine *engine = gs_engine_new(&opts);
+
+		for (GsThreadId t = 1; t <= 2; t++) {
+			ck_assert_int_eq(gs_engine_register_dedicated(engine, t, t, 0),
+					 GS_ENGINE_ERROR_NONE);
+			gs_engine_alloc_begin(engine, t, GS_KIND_GPU, TRUE, 1);
+		}
+		gs_run_memory_freed(engine, rows[i].by, rows[i].tier, 2);
+		ck_assert_msg(gs_engine_thread_state(engine, 1) == rows[i].first, "row %u", i);
+		ck_assert_msg(gs_engine_thread_state(engine, 2) == rows[i].second, "row %u", i);
+		gs_engine_free(engine);
+	}
+}
+END_TEST
+
 /* A victim whose copy fell back goes from the GPU straight to disk only when host_full says disk. */
 START_TEST(test_a_fallback_to_disk)
 {
@@ -461,6 +500,7 @@ main(void)
 	tcase_add_test(tc, test_the_downgrades_turns);
 	tcase_add_test(tc, test_fair_shares);
 	tcase_add_test(tc, test_a_fallback_to_disk);
+	tcase_add_test(tc, test_who_freed_keeps_its_state);
 	tcase_add_loop_test(tc, test_a_retry_blocks_inputs, 0, 2);
 	suite_add_tcase(s, tc);
 	return tl_run_suite(s);

@@ -78,7 +78,7 @@ downgrader_main(void *data)
 				   &r->ended);
 		r->active--;
 		count_event(r);
-		threads_move_land(r, bk, &g_array_index(moves, Move, 0));
+		threads_move_land(r, bk, GS_NO_THREAD, &g_array_index(moves, Move, 0));
 		g_array_set_size(moves, 0);
 		threads_copies_changed(r);
 	}

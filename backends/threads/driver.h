@@ -271,7 +271,7 @@ G_GNUC_INTERNAL void threads_live_listed(Worker *t, const GsNames *names, GArray
 					 GArray *handles);
 G_GNUC_INTERNAL gboolean threads_move_begin(Threads *r, Held *held, GsTier to, GArray *moves);
 G_GNUC_INTERNAL void threads_move_make(Threads *r, gpointer bk, Move *mv, const char *who);
-G_GNUC_INTERNAL gboolean threads_move_land(Threads *r, gpointer bk, Move *mv);
+G_GNUC_INTERNAL gboolean threads_move_land(Threads *r, gpointer bk, GsThreadId by, Move *mv);
 G_GNUC_INTERNAL void threads_tiered_alloc(Worker *t, const GsEffect *e);
 G_GNUC_INTERNAL GsTier threads_tiered_free(Worker *t, Held *held);
 G_GNUC_INTERNAL gboolean threads_tiered_compute_begin(Worker *t, const GsEffect *e, GArray *uses);

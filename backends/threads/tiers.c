@@ -154,18 +154,22 @@ log_copy(Threads *r, const Held *held, GsTier from, GsTier to, gboolean ok)
 
 /*
  * Memory came free outside an allocation (a copy landed, a lock or a
- * reservation was released): threads blocked on that kind may try again,
- * and so may blocking reservations. The run layer's `released` hook too.
+ * reservation was released), freed by thread @by: the others blocked on
+ * that kind may try again (gs_run_memory_freed()), and so may blocking
+ * reservations.
  */
+static void
+memory_freed(Threads *r, GsThreadId by, GsTier tier)
+{
+	gs_run_memory_freed(r->engine, by, tier, now(r));
+	gs_run_reserve_retry(&r->tier_ops);
+}
+
+/* The run layer's `released` hook: a reservation went back. */
 void
 threads_memory_came_free(gpointer data, GsTier tier)
 {
-	Threads *r = data;
-
-	if (tier != GS_TIER_DISK)
-		gs_engine_dealloc(r->engine, GS_NO_THREAD,
-				  tier == GS_TIER_GPU ? GS_KIND_GPU : GS_KIND_HOST, 0, now(r));
-	gs_run_reserve_retry(&r->tier_ops);
+	memory_freed(data, GS_NO_THREAD, tier);
 }
 
 /* ---- the gate ---- */
@@ -264,9 +268,12 @@ threads_move_make(Threads *r, gpointer bk, Move *mv, const char *who)
 			  error != NULL ? error->message : "the backend gave no reason");
 }
 
-/* A move made by the backend (thread @bk) lands in the model; returns TRUE if it committed. */
+/*
+ * A move made by the backend (thread @bk) for thread @by (GS_NO_THREAD: a
+ * downgrader) lands in the model; returns TRUE if it committed.
+ */
 gboolean
-threads_move_land(Threads *r, gpointer bk, Move *mv)
+threads_move_land(Threads *r, gpointer bk, GsThreadId by, Move *mv)
 {
 	Held *held = mv->held;
 	gboolean ok;
@@ -296,7 +303,7 @@ threads_move_land(Threads *r, gpointer bk, Move *mv)
 	backend_free_held(r, bk, mv->from, mv->source);
 	threads_note_tier_peak(r, mv->to);
 	if (mv->from < mv->to)
-		threads_memory_came_free(r, mv->from);
+		memory_freed(r, by, mv->from);
 	return TRUE;
 }
 
@@ -331,7 +338,7 @@ moves_make(Worker *t, GArray *moves)
 		threads_timed_wait(r, &t->timed, &t->cond, gs_time_add(start, moves_modelled(moves)), &t->stop);
 	r->res->totals.spill_block_ns += now(r) - start;
 	for (guint i = 0; i < moves->len; i++)
-		committed += threads_move_land(r, t->bk, &g_array_index(moves, Move, i));
+		committed += threads_move_land(r, t->bk, t->id, &g_array_index(moves, Move, i));
 	g_array_set_size(moves, 0);
 	threads_copies_changed(r);
 	return committed;
@@ -678,7 +685,7 @@ threads_tiered_compute_end(Worker *t)
 		return;
 	pthread_mutex_lock(&r->lock);
 	gs_memory_unlock_all(r->mem, t->tiers->locked);
-	threads_memory_came_free(r, GS_TIER_GPU);
+	memory_freed(r, t->id, GS_TIER_GPU);
 	threads_engine_unlock(r);
 }
 

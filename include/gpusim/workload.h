@@ -335,6 +335,8 @@ typedef struct {
 	char *thread;
 	GArray *reached;   /* GsThreadState */
 	GArray *threw;     /* GsException, exact sequence; NULL if not checked */
+	GArray *never_in;  /* GsThreadState the thread must never have entered; NULL: none */
+	GArray *never_threw; /* GsException it must never have thrown, handled or not; NULL: none */
 	gboolean has_final_state;
 	GsThreadState final_state;
 	guint line, column;

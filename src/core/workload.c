@@ -100,6 +100,10 @@ free_expect_thread(gpointer data)
 		g_array_unref(t->reached);
 	if (t->threw != NULL)
 		g_array_unref(t->threw);
+	if (t->never_in != NULL)
+		g_array_unref(t->never_in);
+	if (t->never_threw != NULL)
+		g_array_unref(t->never_threw);
 	g_free(t);
 }
 

@@ -350,6 +350,34 @@ check_threw(GsExpectReport *report, const GsExpectThread *e, const GsThreadResul
 	fail(report, "threads.%s.threw: expected %s, observed %s", e->thread, want, seen);
 }
 
+/* One check: no state the thread must never enter was entered, no exception it must never throw thrown. */
+static void
+check_never(GsExpectReport *report, const GsExpectThread *e, const GsThreadResult *t)
+{
+	g_autoptr(GString) seen = g_string_new(NULL);
+
+	report->checked++;
+	for (guint i = 0; i < e->never_in->len; i++) {
+		GsThreadState state = g_array_index(e->never_in, GsThreadState, i);
+
+		if (t->reached & (1u << state))
+			g_string_append_printf(seen, "%sentered %s", seen->len > 0 ? "; " : "",
+					       gs_thread_state_name(state));
+	}
+	for (guint i = 0; i < e->never_threw->len; i++) {
+		GsException exc = g_array_index(e->never_threw, GsException, i);
+		guint times = 0;
+
+		for (guint k = 0; t->exceptions != NULL && k < t->exceptions->len; k++)
+			times += g_array_index(t->exceptions, GsSeenException, k).exception == exc;
+		if (times > 0)
+			g_string_append_printf(seen, "%sthrew %s %u time%s", seen->len > 0 ? "; " : "",
+					       gs_exception_name(exc), times, times > 1 ? "s" : "");
+	}
+	if (seen->len > 0)
+		fail(report, "threads.%s.never: %s", e->thread, seen->str);
+}
+
 static void
 check_thread(GsExpectReport *report, const GsExpectThread *e, const GsResult *r)
 {
@@ -365,6 +393,8 @@ check_thread(GsExpectReport *report, const GsExpectThread *e, const GsResult *r)
 		check_reached(report, e, t);
 	if (e->threw != NULL)
 		check_threw(report, e, t);
+	if (e->never_in != NULL)
+		check_never(report, e, t);
 	if (e->has_final_state) {
 		report->checked++;
 		if (t->final_state != e->final_state)

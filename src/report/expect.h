@@ -15,6 +15,9 @@
  *     lost(_ns), max_footprint, start(_ns), end(_ns))   the task's row
  *   threads.NAME.reached / .threw / .final_state  the thread's row; when
  *     several rows carry the name (one per task attempt) the last one counts
+ *   threads.NAME.never: [STATE or EXCEPTION, ...]  the same row: it never
+ *     entered any of those states and never threw any of those exceptions,
+ *     handled or not (one check, its failure naming each that happened)
  *   at: {time, thread, state}                     the thread's state after
  *     every event at or before that time, replayed from the event log's
  *     state entries (UNKNOWN if it has none); without a log the row fails

@@ -297,7 +297,15 @@ gs_run_gate_fallback(GsRunTiers *run, GsRunThreadTiers *mine)
 	log_gate(run, mine->thread, "fallback");
 }
 
-/* ---- fallbacks and fair shares ---- */
+/* ---- memory that came free, fallbacks and fair shares ---- */
+
+void
+gs_run_memory_freed(GsEngine *engine, GsThreadId by, GsTier tier, GsTime now)
+{
+	if (tier != GS_TIER_DISK)
+		gs_engine_dealloc(engine, by, tier == GS_TIER_GPU ? GS_KIND_GPU : GS_KIND_HOST, 0,
+				  now);
+}
 
 gboolean
 gs_run_falls_to_disk(const GsRunTiers *run, const GsMemBuf *b)

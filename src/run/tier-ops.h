@@ -133,6 +133,17 @@ void gs_run_gate_close(GsRunTiers *run, GsRunThreadTiers *mine);
 /** @mine's copies fell back, for the log. */
 void gs_run_gate_fallback(GsRunTiers *run, GsRunThreadTiers *mine);
 
+/**
+ * Memory of @tier came free outside an allocation (a copy landed, a lock or
+ * a reservation went back), freed by thread @by (GS_NO_THREAD: by none of
+ * the run's threads, a downgrader say): the engine lets every other thread
+ * inside an allocation of that kind try again and wakes a blocked one. The
+ * freeing thread keeps its state, as SparkResourceAdaptor's deallocation
+ * leaves the thread that frees (one spilling inside its own failed
+ * allocation) where it is.
+ */
+void gs_run_memory_freed(GsEngine *engine, GsThreadId by, GsTier tier, GsTime now);
+
 /** Whether victim @b, whose copy fell back, goes straight to disk now. */
 gboolean gs_run_falls_to_disk(const GsRunTiers *run, const GsMemBuf *b);
 

@@ -2661,9 +2661,38 @@ read_exceptions(Loader *l, const Node *v, GArray *out)
 	return TRUE;
 }
 
+/*
+ * never: states and exceptions, one sequence: a name that is a thread state
+ * is one the thread must never enter, any other must be an exception it
+ * never throws.
+ */
+static gboolean
+read_never(Loader *l, const Node *v, GsExpectThread *et)
+{
+	if (!expect_kind(l, v, NODE_SEQ, "never"))
+		return FALSE;
+	et->never_in = g_array_new(FALSE, FALSE, sizeof(GsThreadState));
+	et->never_threw = g_array_new(FALSE, FALSE, sizeof(GsException));
+	for (guint i = 0; i < v->items->len; i++) {
+		const Node *item = v->items->pdata[i];
+		GsThreadState state;
+		GsException exc;
+
+		if (item->kind == NODE_SCALAR && gs_thread_state_from_name(item->text, &state)) {
+			g_array_append_val(et->never_in, state);
+			continue;
+		}
+		if (!parse_exception(l, item, &exc))
+			return FALSE;
+		g_array_append_val(et->never_threw, exc);
+	}
+	return TRUE;
+}
+
 static const Field expect_thread_fields[] = {
 	OTHER("reached"),
 	OTHER("threw"),
+	OTHER("never"),
 	OTHER("final_state"),
 	{.key = NULL},
 };
@@ -2673,7 +2702,7 @@ read_expect_thread(Loader *l, const Node *key, const Node *v)
 {
 	g_autofree char *where = g_strdup_printf("expect.threads.%s", key->text);
 	GsExpectThread *et;
-	Node *reached, *threw, *final;
+	Node *reached, *threw, *never, *final;
 
 	if (!check_expect_thread(l, key, "expect.threads") ||
 	    !read_fields(l, v, where, expect_thread_fields, NULL))
@@ -2685,6 +2714,7 @@ read_expect_thread(Loader *l, const Node *key, const Node *v)
 	g_ptr_array_add(l->w->expect.threads, et);
 	reached = find_value(v, "reached");
 	threw = find_value(v, "threw");
+	never = find_value(v, "never");
 	final = find_value(v, "final_state");
 	if (reached != NULL) {
 		et->reached = g_array_new(FALSE, FALSE, sizeof(GsThreadState));
@@ -2696,6 +2726,8 @@ read_expect_thread(Loader *l, const Node *key, const Node *v)
 		if (!read_exceptions(l, threw, et->threw))
 			return FALSE;
 	}
+	if (never != NULL && !read_never(l, never, et))
+		return FALSE;
 	et->has_final_state = final != NULL;
 	return final == NULL || parse_state(l, final, "final_state", &et->final_state);
 }
