@@ -134,6 +134,16 @@ log_state(GsEventLog *log, GsTime time, const char *thread, GsThreadState from, 
 	gs_event_log_add(&e, log);
 }
 
+static void
+log_bytes(GsEventLog *log, GsLogKind kind, GsTime time, const char *thread, gint64 bytes,
+	  GsTier tier, GsTier to_tier, gboolean ok)
+{
+	GsLogEntry e = {.kind = kind, .time = time, .thread = thread, .bytes = bytes,
+			.tier = tier, .to_tier = to_tier, .ok = ok};
+
+	gs_event_log_add(&e, log);
+}
+
 static GsEventLog *
 make_log(void)
 {
@@ -148,6 +158,13 @@ make_log(void)
 	log_state(log, 1500 * US, "B.0", GS_THREAD_RUNNING, GS_THREAD_ALLOC);
 	log_state(log, 1500 * US, "B.0", GS_THREAD_ALLOC, GS_THREAD_BLOCKED);
 	gs_event_log_add(&throw, log);
+	/* What the tasks hold: A 6 MiB (one attempt failed); B 5 MiB, 2 of them spilled, 3 freed. */
+	log_bytes(log, GS_LOG_ALLOC, 0, "A.0", 6 * MIB, GS_TIER_GPU, GS_TIER_GPU, TRUE);
+	log_bytes(log, GS_LOG_ALLOC, 0, "A.0", MIB, GS_TIER_GPU, GS_TIER_GPU, FALSE);
+	log_bytes(log, GS_LOG_ALLOC, 1000 * US, "B.0", 5 * MIB, GS_TIER_GPU, GS_TIER_GPU, TRUE);
+	log_bytes(log, GS_LOG_SPILL, 1200 * US, "B.0", 2 * MIB, GS_TIER_GPU, GS_TIER_HOST, TRUE);
+	log_bytes(log, GS_LOG_SPILL, 1300 * US, "B.0", MIB, GS_TIER_GPU, GS_TIER_HOST, FALSE);
+	log_bytes(log, GS_LOG_FREE, 2000 * US, "B.0", 3 * MIB, GS_TIER_GPU, GS_TIER_GPU, TRUE);
 	log_state(log, 2000 * US, "A.0", GS_THREAD_RUNNING, GS_THREAD_UNKNOWN);
 	log_state(log, 2000 * US, "B.0", GS_THREAD_BLOCKED, GS_THREAD_RUNNING);
 	log_state(log, 3500 * US, "B.0", GS_THREAD_RUNNING, GS_THREAD_UNKNOWN);
@@ -213,6 +230,7 @@ typedef enum {
 	ROW_NEVER,    /* .key = thread, .states never entered, .excs never thrown */
 	ROW_AT_STATE, /* .time .key = thread .states[0] */
 	ROW_AT_TIER,  /* .time .tier .charged .op .value */
+	ROW_AT_TASK,  /* .time .key = task .tier .op .value */
 } RowKind;
 
 #define MAX_LIST 4
@@ -394,6 +412,21 @@ static const Row rows[] = {
 	{.kind = ROW_AT_TIER, .time = 50 * MS, .tier = GS_TIER_GPU, .op = EQ, .value = 5 * MIB},
 	{.kind = ROW_AT_TIER, .time = 50 * MS, .tier = GS_TIER_DISK, .op = GT, .value = 0,
 	 .failure = "at[0]: disk used at 50000000 ns: expected > 0 B, observed 0 B"},
+	/* at: a task's bytes, replayed from the log's allocations, frees and copies */
+	{.kind = ROW_AT_TASK, .key = "A", .time = 500 * US, .tier = GS_TIER_GPU, .op = EQ,
+	 .value = 6 * MIB},
+	{.kind = ROW_AT_TASK, .key = "B", .time = 999 * US, .tier = GS_TIER_GPU, .op = EQ, .value = 0},
+	{.kind = ROW_AT_TASK, .key = "B", .time = 1100 * US, .tier = GS_TIER_GPU, .op = EQ,
+	 .value = 5 * MIB},
+	{.kind = ROW_AT_TASK, .key = "B", .time = 1300 * US, .tier = GS_TIER_HOST, .op = EQ,
+	 .value = 2 * MIB},
+	{.kind = ROW_AT_TASK, .key = "B", .time = 1300 * US, .tier = GS_TIER_GPU, .op = EQ,
+	 .value = 5 * MIB,
+	 .failure = "at[0]: task B's gpu used at 1300000 ns: expected == 5242880 B (5.0 MiB), "
+		    "observed 3145728 B (3.0 MiB)"},
+	{.kind = ROW_AT_TASK, .key = "B", .time = 2000 * US, .tier = GS_TIER_GPU, .op = EQ, .value = 0},
+	{.kind = ROW_AT_TASK, .key = "x.y", .time = 2000 * US, .tier = GS_TIER_GPU, .op = EQ,
+	 .value = 0},
 };
 
 /* Adds row @row's expectation to @w. */
@@ -449,6 +482,11 @@ add_row(GsWorkload *w, const Row *row)
 	case ROW_AT_TIER:
 		expect_at_tier(w, row->time, row->tier, row->charged, row->op, row->value);
 		break;
+	case ROW_AT_TASK:
+		expect_at_tier(w, row->time, row->tier, FALSE, row->op, row->value);
+		((GsExpectAt *) g_ptr_array_index(w->expect.at, w->expect.at->len - 1))->task =
+			g_strdup(row->key);
+		break;
 	}
 }
 
@@ -489,6 +527,7 @@ row_group(RowKind kind)
 		return 1;
 	case ROW_AT_STATE:
 	case ROW_AT_TIER:
+	case ROW_AT_TASK:
 		return 2;
 	}
 	return 3;

@@ -345,6 +345,7 @@ typedef struct {
 typedef struct {
 	GsTime time;
 	char *thread;      /* a thread's state at that time, or NULL */
+	char *task;        /* with has_tier: that task's used bytes in the tier, or NULL */
 	GsThreadState state;
 	gboolean has_tier; /* a tier's used or charged bytes */
 	GsTier tier;

@@ -113,6 +113,7 @@ free_expect_at(gpointer data)
 	GsExpectAt *a = data;
 
 	g_free(a->thread);
+	g_free(a->task);
 	g_free(a);
 }
 

@@ -423,6 +423,48 @@ state_at(const GArray *entries, const char *thread, GsTime time)
 	return state;
 }
 
+/* What entry @e, one of a task's threads', does to the bytes the task holds in @tier. */
+static gint64
+task_bytes_change(const GsLogEntry *e, GsTier tier)
+{
+	gint64 change = 0;
+
+	if (e->kind == GS_LOG_ALLOC && e->ok && e->tier == tier)
+		change = e->bytes;
+	else if (e->kind == GS_LOG_FREE && e->tier == tier)
+		change = -e->bytes;
+	else if (e->kind == GS_LOG_SPILL && e->ok)
+		change = (e->to_tier == tier ? e->bytes : 0) - (e->tier == tier ? e->bytes : 0);
+	return change;
+}
+
+/*
+ * The bytes @task's threads (every attempt's) held in @tier after every
+ * event at or before @time, replayed from the log's allocations, frees and
+ * copies.
+ */
+static gint64
+task_used_at(const GArray *entries, const GsResult *r, const char *task, GsTier tier,
+	     GsTime time)
+{
+	g_autoptr(GHashTable) threads = g_hash_table_new(g_str_hash, g_str_equal);
+	gint64 used = 0;
+
+	for (guint i = 0; r->threads != NULL && i < r->threads->len; i++) {
+		const GsThreadResult *t = g_ptr_array_index(r->threads, i);
+
+		if (t->task != NULL && strcmp(t->task, task) == 0)
+			g_hash_table_add(threads, t->name);
+	}
+	for (guint i = 0; i < entries->len; i++) {
+		const GsLogEntry *e = &g_array_index(entries, GsLogEntry, i);
+
+		if (e->time <= time && e->thread != NULL && g_hash_table_contains(threads, e->thread))
+			used += task_bytes_change(e, tier);
+	}
+	return used;
+}
+
 /* The last sample at or before @time, NULL before the first one. */
 static const GsSample *
 sample_at(const GsResult *r, GsTime time)
@@ -460,6 +502,21 @@ check_at(GsExpectReport *report, guint index, const GsExpectAt *a, const GsResul
 			fail(report, "%s: %s at %" G_GINT64_FORMAT " ns: expected %s, observed %s",
 			     key, a->thread, a->time, gs_thread_state_name(a->state),
 			     gs_thread_state_name(observed));
+	}
+	if (a->has_tier && a->task != NULL) {
+		g_autofree char *what = g_strdup_printf("%s: task %s's %s used at %" G_GINT64_FORMAT
+							" ns", key, a->task,
+							gs_report_tier_name(a->tier), a->time);
+
+		if (log == NULL) {
+			report->checked++;
+			fail(report, "%s: no event log to check against", what);
+			return;
+		}
+		check_number(report, what, a->bytes,
+			     task_used_at(gs_event_log_entries(log), r, a->task, a->tier, a->time),
+			     UNIT_BYTES);
+		return;
 	}
 	if (a->has_tier) {
 		const GsSample *sample = sample_at(r, a->time);

@@ -23,6 +23,9 @@
  *     state entries (UNKNOWN if it has none); without a log the row fails
  *   at: {time, tier, used|charged}                the last timeline sample at
  *     or before that time (0 bytes before the first sample)
+ *   at: {time, task, tier, used}                  what the task's threads (every
+ *     attempt's) held in the tier after every event at or before that
+ *     time, replayed from the event log's allocations, frees and copies
  * Each key, each threads.NAME.* key and each `at` row counts as one check.
  * An outcome key compares words (== or !=); every other key compares numbers
  * with gs_cmp_holds().

@@ -2752,6 +2752,7 @@ static const Field expect_at_fields[] = {
 	FIELD("time", F_DURATION, GsExpectAt, time, .required = TRUE),
 	OTHER("thread"),
 	OTHER("state"),
+	OTHER("task"),
 	FIELD("tier", F_ENUM, GsExpectAt, tier, .names = tier_names),
 	OTHER("used"),
 	OTHER("charged"),
@@ -2779,6 +2780,17 @@ read_at_thread(Loader *l, const Node *v, GsExpectAt *at)
 	return parse_state(l, state, "expect.at state", &at->state);
 }
 
+/* A task's bytes in a tier: the ones its threads hold there, so used, not charged. */
+static gboolean
+read_at_task(Loader *l, const Entry *task, GsExpectAt *at)
+{
+	if (!expect_kind(l, task->value, NODE_SCALAR, "expect.at task") ||
+	    !check_expect_task(l, task->value, "expect.at"))
+		return FALSE;
+	at->task = g_strdup(task->value->text);
+	return TRUE;
+}
+
 static gboolean
 read_at_tier(Loader *l, const Node *v, GsExpectAt *at)
 {
@@ -2794,6 +2806,8 @@ read_at_tier(Loader *l, const Node *v, GsExpectAt *at)
 		return fail(l, charged->key, "an expect.at check takes used or charged, not both");
 	if (used == NULL && charged == NULL)
 		return fail(l, v, "an expect.at check of a tier needs used or charged");
+	if (at->task != NULL && charged != NULL)
+		return fail(l, charged->key, "a task's bytes are the ones it uses: used, not charged");
 	at->has_tier = TRUE;
 	at->charged = charged != NULL;
 	bytes = charged != NULL ? charged->value : used->value;
@@ -2806,7 +2820,7 @@ static gboolean
 read_expect_at_item(Loader *l, const Node *v)
 {
 	GsExpectAt *at = g_new0(GsExpectAt, 1);
-	Entry *thread, *tier;
+	Entry *thread, *tier, *task;
 
 	g_ptr_array_add(l->w->expect.at, at);
 	at->line = v->line;
@@ -2815,10 +2829,17 @@ read_expect_at_item(Loader *l, const Node *v)
 		return FALSE;
 	thread = find_entry(v, "thread");
 	tier = find_entry(v, "tier");
+	task = find_entry(v, "task");
 	if (thread != NULL && tier != NULL)
 		return fail(l, tier->key, "an expect.at check names a thread or a tier, not both");
+	if (thread != NULL && task != NULL)
+		return fail(l, task->key, "an expect.at check names a thread or a task, not both");
 	if (thread != NULL)
 		return read_at_thread(l, v, at);
+	if (task != NULL && tier == NULL)
+		return fail(l, task->key, "an expect.at check of a task needs its tier and used bytes");
+	if (task != NULL && !read_at_task(l, task, at))
+		return FALSE;
 	if (tier != NULL)
 		return read_at_tier(l, v, at);
 	return fail(l, v, "an expect.at check needs thread and state, or tier and used or charged");
