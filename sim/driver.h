@@ -7,15 +7,15 @@
  * waiting for its copies), SLEEPING, PARKED (waiting in the engine for a
  * wake-up), SEMAPHORE (waiting for a GPU permit), RESERVE (a blocking
  * reservation), GATE (a copy waiting for the evacuation gate to drain) and
- * DONE. Every scheduled
- * resumption carries the thread's generation; bumping it cancels the ones in
- * flight (when a task ends under a busy thread).
+ * DONE. Every scheduled resumption carries the thread's generation; bumping
+ * it cancels the ones in flight (when a task ends under a busy thread).
  *
- * The memory tiers (src/tiers/memory.h) decide where buffers live and what each
- * space is charged; this file decides when to spill (inside a failing
- * allocation, and proactively after an instant), who waits for a copy (the
- * thread whose allocation needed it, for the links' time), and what a thread
- * that ends gives back (locks, reservations, copies in flight).
+ * The memory tiers (src/tiers/memory.h) decide where buffers live and what
+ * each space is charged; the simulator's tiers.c decides when to spill
+ * (inside a failing allocation, and proactively after an instant), who
+ * waits for a copy (the thread whose allocation needed it, for the links'
+ * time), and what a thread that ends gives back (locks, reservations,
+ * copies in flight).
  *
  * The parts: sim.c runs the loop (events, threads, tasks, the watchdog);
  * tiers.c carries out what the tier model decides (allocations, copies, the

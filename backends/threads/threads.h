@@ -54,8 +54,9 @@
  * thread waits: for a scenario time (sleep, until, compute), in the engine,
  * for a permit or a reservation, and no copy is in flight and no downgrader
  * has a look to take. It then jumps to the earliest of those times, the next
- * arrival, the watchdog's next tick and --max-time. What happens at one instant still races as real threads do, but the
- * order of instants is the scenario's whatever the machine's speed, so a
+ * arrival, the watchdog's next tick and --max-time. What happens at one
+ * instant still races as real threads do, but the order of instants is the
+ * scenario's whatever the machine's speed, so a
  * scenario's `at:` expectations and the outcomes its gaps decide hold on a
  * loaded machine. A compute's work is done at once (no real duration), and
  * makespan and waits are scenario time.
