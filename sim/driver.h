@@ -206,7 +206,7 @@ G_GNUC_INTERNAL void sim_schedule(Sim *s, GsTime time, EventKind kind, guint64 t
 				  guint64 generation);
 G_GNUC_INTERNAL void sim_resume_at(Sim *s, SimThread *t, GsTime time, Status status);
 G_GNUC_INTERNAL void sim_note_peak(Sim *s, GsTier tier);
-G_GNUC_INTERNAL void sim_do_pool(Sim *s, SimThread *t, const GsOp *op);
+G_GNUC_INTERNAL void sim_do_association(Sim *s, SimThread *t, const GsOp *op);
 
 /* tiers.c: the tier model's decisions carried out */
 G_GNUC_INTERNAL void sim_mem_free(SimMem *m);

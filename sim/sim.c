@@ -170,14 +170,16 @@ sim_note_peak(Sim *s, GsTier tier)
 
 
 /*
- * The pool op: (un)register a pool thread for the tasks named, that is for the
- * current attempt of each copy of each (copies of a repeated task are
- * separate tasks, and the pool thread serves all of them).
+ * An association op (pool, associate, dissociate) for the tasks named, that
+ * is for the current attempt of each copy of each (copies of a repeated task
+ * are separate tasks, and a pool thread serves all of them); what the engine
+ * refuses, the op throws (gs_run_associate()).
  */
 void
-sim_do_pool(Sim *s, SimThread *t, const GsOp *op)
+sim_do_association(Sim *s, SimThread *t, const GsOp *op)
 {
 	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsTaskId));
+	GsException thrown;
 
 	for (guint i = 0; i < op->pool.tasks->len; i++) {
 		guint spec_index = g_array_index(op->pool.tasks, guint, i);
@@ -189,11 +191,10 @@ sim_do_pool(Sim *s, SimThread *t, const GsOp *op)
 				g_array_append_val(ids, task->run.engine_id);
 		}
 	}
-	if (op->pool.done)
-		gs_engine_pool_done(s->engine, t->id, (GsTaskId *) ids->data, ids->len, s->now);
-	else
-		gs_engine_register_pool(s->engine, t->id, (GsTaskId *) ids->data, ids->len,
-					t->spec->shuffle, s->now);
+	thrown = gs_run_associate(s->engine, t->id, t->spec->shuffle, op, (GsTaskId *) ids->data,
+				  ids->len, s->now);
+	if (thrown != GS_EXC_NONE)
+		gs_interp_op_failed(interp_of(t), thrown, s->now);
 }
 
 static void end_task(Sim *s, SimTask *task, gboolean failed, GsException failure);

@@ -541,8 +541,8 @@ sim_do_op(Sim *s, SimThread *t, const GsOp *op)
 {
 	GsException thrown;
 
-	if (op->kind == GS_OP_POOL) {
-		sim_do_pool(s, t, op);
+	if (gs_run_is_association(op)) {
+		sim_do_association(s, t, op);
 		return TRUE;
 	}
 	if (!gs_run_tier_op(&s->tier_ops, t, t->id, op, &thrown)) {

@@ -157,6 +157,8 @@ dump_ops(GString *s, const GsThreadSpec *t, const GArray *ops, guint depth)
 		case GS_OP_RESERVE:
 		case GS_OP_RELEASE:
 		case GS_OP_WAIT_ON_POOL:
+		case GS_OP_ASSOCIATE:
+		case GS_OP_DISSOCIATE:
 		case GS_OP_INJECT:
 		case GS_OP_TASK_DONE:
 		case GS_N_OP_KINDS:
@@ -296,6 +298,8 @@ walk_ops(Walk *k, const GArray *ops, gboolean in_retry)
 		case GS_OP_RESERVE:
 		case GS_OP_RELEASE:
 		case GS_OP_WAIT_ON_POOL:
+		case GS_OP_ASSOCIATE:
+		case GS_OP_DISSOCIATE:
 		case GS_OP_INJECT:
 		case GS_OP_TASK_DONE:
 		case GS_N_OP_KINDS:

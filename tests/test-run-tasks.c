@@ -464,6 +464,67 @@ START_TEST(test_what_the_engine_tells_the_run)
 }
 END_TEST
 
+/* ---- association ops (gs_run_associate) ---- */
+
+/*
+ * Thread 1 is dedicated to task 7 and thread 2 works for tasks 7 and 8 as a
+ * shuffle thread; each row is one op by one thread, on a fresh engine, and
+ * what it throws (the reference's std::invalid_argument).
+ */
+static const struct {
+	const char *what;
+	GsThreadId thread;
+	GsOpKind kind;
+	gboolean done;
+	GsTaskId task;
+	GsException thrown;
+	GsThreadState after; /* the thread's state afterwards */
+} association_rows[] = {
+	{"a dedicated thread may not work for a pool", 1, GS_OP_POOL, FALSE, 8,
+	 GS_EXC_ILLEGAL_ARGUMENT, GS_THREAD_RUNNING},
+	{"a dedicated thread may move to another task", 1, GS_OP_ASSOCIATE, FALSE, 8, GS_EXC_NONE,
+	 GS_THREAD_RUNNING},
+	{"a dedicated thread dedicated again to its task", 1, GS_OP_ASSOCIATE, FALSE, 7, GS_EXC_NONE,
+	 GS_THREAD_RUNNING},
+	{"a dedicated thread leaves its task", 1, GS_OP_DISSOCIATE, FALSE, 7, GS_EXC_NONE,
+	 GS_THREAD_UNKNOWN},
+	{"a pool thread may not be dedicated", 2, GS_OP_ASSOCIATE, FALSE, 8, GS_EXC_ILLEGAL_ARGUMENT,
+	 GS_THREAD_RUNNING},
+	{"a pool thread says it again", 2, GS_OP_POOL, FALSE, 7, GS_EXC_NONE, GS_THREAD_RUNNING},
+	{"a pool thread leaves one of its tasks", 2, GS_OP_DISSOCIATE, FALSE, 7, GS_EXC_NONE,
+	 GS_THREAD_RUNNING},
+	{"a pool thread done for its tasks", 2, GS_OP_POOL, TRUE, 7, GS_EXC_NONE, GS_THREAD_RUNNING},
+	{"a thread nobody knows is done for a pool", 3, GS_OP_POOL, TRUE, 7, GS_EXC_NONE,
+	 GS_THREAD_UNKNOWN},
+	{"a thread nobody knows is dedicated", 3, GS_OP_ASSOCIATE, FALSE, 7, GS_EXC_NONE,
+	 GS_THREAD_RUNNING},
+};
+
+START_TEST(test_an_association_op)
+{
+	GsPolicy policy;
+	GsEngineOpts opts;
+	GsEngine *engine;
+	GsTaskId both[] = {7, 8};
+	GsOp op = {.kind = association_rows[_i].kind};
+
+	gs_policy_init(&policy);
+	opts = gs_policy_engine_opts(&policy);
+	engine = gs_engine_new(&opts);
+	ck_assert_int_eq(gs_engine_register_dedicated(engine, 1, 7, 0), GS_ENGINE_ERROR_NONE);
+	ck_assert_int_eq(gs_engine_register_pool(engine, 2, both, 2, TRUE, 0), GS_ENGINE_ERROR_NONE);
+	op.pool.done = association_rows[_i].done;
+	ck_assert(gs_run_is_association(&op));
+	ck_assert_msg(gs_run_associate(engine, association_rows[_i].thread, TRUE, &op,
+				       &association_rows[_i].task, 1, 1) == association_rows[_i].thrown,
+		      "%s", association_rows[_i].what);
+	ck_assert_msg(gs_engine_thread_state(engine, association_rows[_i].thread) ==
+			      association_rows[_i].after,
+		      "%s: state", association_rows[_i].what);
+	gs_engine_free(engine);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -477,6 +538,7 @@ main(void)
 	tcase_add_test(tc, test_copies_arrive_every_period);
 	tcase_add_loop_test(tc, test_the_status_rules, 0, G_N_ELEMENTS(status_rows));
 	tcase_add_test(tc, test_what_the_engine_tells_the_run);
+	tcase_add_loop_test(tc, test_an_association_op, 0, G_N_ELEMENTS(association_rows));
 	suite_add_tcase(s, tc);
 	return tl_run_suite(s);
 }

@@ -193,13 +193,14 @@ do_compute(Worker *t, const GsEffect *e)
 	return ok;
 }
 
-/* ---- the pool op (under lock) ---- */
+/* ---- association ops: pool, associate, dissociate (under lock) ---- */
 
 static void
-do_pool(Worker *t, const GsOp *op)
+do_association(Worker *t, const GsOp *op)
 {
 	Threads *r = t->r;
 	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(GsTaskId));
+	GsException thrown;
 
 	pthread_mutex_lock(&r->lock);
 	for (guint i = 0; i < op->pool.tasks->len; i++) {
@@ -212,12 +213,11 @@ do_pool(Worker *t, const GsOp *op)
 				g_array_append_val(ids, task->run.engine_id);
 		}
 	}
-	if (op->pool.done)
-		gs_engine_pool_done(r->engine, t->id, (GsTaskId *) ids->data, ids->len, now(r));
-	else
-		gs_engine_register_pool(r->engine, t->id, (GsTaskId *) ids->data, ids->len,
-					t->spec->shuffle, now(r));
+	thrown = gs_run_associate(r->engine, t->id, t->spec->shuffle, op, (GsTaskId *) ids->data,
+				  ids->len, now(r));
 	threads_engine_unlock(r);
+	if (thrown != GS_EXC_NONE)
+		gs_interp_op_failed(t->interp, thrown, now(r));
 }
 
 /* ---- tasks (under lock) ---- */
@@ -343,8 +343,8 @@ carry_out(Worker *t, const GsEffect *e, gboolean *ends_task, gboolean *failed,
 	case GS_EFFECT_UNTIL:
 		return threads_wait_until(t, e->time);
 	case GS_EFFECT_OP:
-		if (e->op->kind == GS_OP_POOL)
-			do_pool(t, e->op);
+		if (gs_run_is_association(e->op))
+			do_association(t, e->op);
 		else if (r->mem != NULL)
 			threads_tiered_op(t, e->op);
 		return TRUE;

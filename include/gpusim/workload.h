@@ -152,6 +152,8 @@ typedef struct {
 	X(RELEASE, "release")                           \
 	X(POOL, "pool")                                 \
 	X(WAIT_ON_POOL, "wait_on_pool")                 \
+	X(ASSOCIATE, "associate")                       \
+	X(DISSOCIATE, "dissociate")                     \
 	X(INJECT, "inject")                             \
 	X(REPEAT, "repeat")                             \
 	X(TASK_DONE, "task_done")
@@ -255,9 +257,9 @@ struct GsOp {
 		} reserve;
 		guint res;                  /* release */
 		struct {
-			GArray *tasks;      /* guint task indices */
+			GArray *tasks;      /* guint task indices; associate, dissociate: one */
 			gboolean done;      /* done_for instead of work_for */
-		} pool;
+		} pool;                     /* pool, associate, dissociate */
 		gboolean wait_on_pool;
 		struct {
 			int retry_oom, split_oom, cudf_exception, skip;

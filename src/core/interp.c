@@ -1004,6 +1004,8 @@ run_op(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 	case GS_OP_RESERVE:
 	case GS_OP_RELEASE:
 	case GS_OP_POOL:
+	case GS_OP_ASSOCIATE:
+	case GS_OP_DISSOCIATE:
 		*out = effect(GS_EFFECT_OP, op);
 		top(it)->pos++;
 		return TRUE;

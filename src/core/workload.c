@@ -227,6 +227,8 @@ gs_op_clear(GsOp *op)
 		unref_array(op->reserve.tiers);
 		break;
 	case GS_OP_POOL:
+	case GS_OP_ASSOCIATE:
+	case GS_OP_DISSOCIATE:
 		unref_array(op->pool.tasks);
 		break;
 	case GS_OP_REPEAT:

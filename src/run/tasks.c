@@ -238,3 +238,30 @@ gs_run_tasks_settle_outcome(GsRunTasks *tasks)
 	if (r->outcome != GS_OUTCOME_DEADLOCK && r->outcome != GS_OUTCOME_TIMEOUT)
 		r->outcome = tasks->failed_any ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
 }
+
+GsException
+gs_run_associate(GsEngine *engine, GsThreadId thread, gboolean shuffle, const GsOp *op,
+		 const GsTaskId *ids, guint n_ids, GsTime now)
+{
+	GsEngineError refused = GS_ENGINE_ERROR_NONE;
+
+	if (op->kind == GS_OP_POOL && op->pool.done) {
+		gs_engine_pool_done(engine, thread, ids, n_ids, now);
+	} else if (op->kind == GS_OP_POOL) {
+		refused = gs_engine_register_pool(engine, thread, ids, n_ids, shuffle, now);
+	} else if (op->kind == GS_OP_ASSOCIATE) {
+		for (guint i = 0; i < n_ids && refused == GS_ENGINE_ERROR_NONE; i++)
+			refused = gs_engine_register_dedicated(engine, thread, ids[i], now);
+	} else if (op->kind == GS_OP_DISSOCIATE) {
+		for (guint i = 0; i < n_ids; i++)
+			gs_engine_remove_association(engine, thread, ids[i], now);
+	}
+	return refused == GS_ENGINE_ERROR_NONE ? GS_EXC_NONE : GS_EXC_ILLEGAL_ARGUMENT;
+}
+
+gboolean
+gs_run_is_association(const GsOp *op)
+{
+	return op->kind == GS_OP_POOL || op->kind == GS_OP_ASSOCIATE ||
+	       op->kind == GS_OP_DISSOCIATE;
+}

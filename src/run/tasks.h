@@ -127,6 +127,24 @@ void gs_run_tasks_report_leak(GsRunTasks *tasks, GsRunTask *task, const char *th
  */
 void gs_run_tasks_cut_short(GsRunTasks *tasks, GsRunTask *task, GsTime end);
 
+/**
+ * Carries out association op @op for @thread (SPEC pool work_for or
+ * done_for, associate, dissociate: RmmSpark's shuffle/pool thread calls,
+ * startDedicatedTaskThread and removeDedicatedThreadAssociation), with @ids
+ * the engine ids of the running attempts of the tasks it names and @shuffle
+ * whether the thread is a shuffle thread. Returns what the op throws:
+ * IllegalArgumentException when the engine refuses it (a dedicated thread
+ * said to work for a pool, a pool thread dedicated to a task), as the
+ * reference throws std::invalid_argument; GS_EXC_NONE otherwise. A pool
+ * thread that is done for tasks it does not work for throws nothing, as in
+ * the reference.
+ */
+GsException gs_run_associate(GsEngine *engine, GsThreadId thread, gboolean shuffle,
+			     const GsOp *op, const GsTaskId *ids, guint n_ids, GsTime now);
+
+/** Whether @op is one gs_run_associate() carries out. */
+gboolean gs_run_is_association(const GsOp *op);
+
 /** The run's outcome once every task is over: failed if any task failed; a cut run keeps its own. */
 void gs_run_tasks_settle_outcome(GsRunTasks *tasks);
 

@@ -1878,9 +1878,12 @@ read_pool(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 	const Node *list;
 	const char *what;
 
+	/*
+	 * A task's thread may say it too: it is dedicated to its task, and the
+	 * engine refuses it when it runs (IllegalArgumentException), as the
+	 * reference refuses a dedicated thread that says it works for a pool.
+	 */
 	op->pool.tasks = g_array_new(FALSE, FALSE, sizeof(guint));
-	if (!tc->pool)
-		return fail(l, v, "pool is for pool threads; a task's thread uses wait_on_pool");
 	if (!read_fields(l, v, "pool", pool_fields, op))
 		return FALSE;
 	work = find_entry(v, "work_for");
@@ -1901,6 +1904,18 @@ read_pool(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 			return FALSE;
 	}
 	return TRUE;
+}
+
+/*
+ * associate: TASK, dissociate: TASK (RmmSpark's startDedicatedTaskThread and
+ * removeDedicatedThreadAssociation): any thread may say them; the engine
+ * decides at run time, as the reference does.
+ */
+static gboolean
+read_association(Loader *l, const Node *v, const char *name, GsOp *op)
+{
+	op->pool.tasks = g_array_new(FALSE, FALSE, sizeof(guint));
+	return add_task_index(l, v, name, op->pool.tasks);
 }
 
 static const Field inject_fields[] = {
@@ -1939,6 +1954,9 @@ read_op_value(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 		return read_name(l, tc, v, NAME_RESERVATION, FALSE, name, &op->res);
 	case GS_OP_POOL:
 		return read_pool(l, tc, v, op);
+	case GS_OP_ASSOCIATE:
+	case GS_OP_DISSOCIATE:
+		return read_association(l, v, name, op);
 	case GS_OP_WAIT_ON_POOL:
 		if (tc->pool)
 			return fail(l, v, "wait_on_pool is for a task's threads, not pool threads");
@@ -2086,9 +2104,11 @@ read_thread_ops(Loader *l, GsThreadSpec *spec, gboolean pool, const Node *ops, c
 	return ok;
 }
 
+/* shuffle: a task's thread that says pool works for tasks as a shuffle thread. */
 static const Field thread_fields[] = {
 	OTHER("name"),
 	FIELD("on_oom", F_ENUM, GsThreadSpec, on_oom, .names = on_oom_names),
+	FIELD("shuffle", F_BOOL, GsThreadSpec, shuffle),
 	OTHER("ops", .required = TRUE),
 	{.key = NULL},
 };
