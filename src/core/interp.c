@@ -405,7 +405,7 @@ free_from_depth(GsInterp *it, guint depth, GsTime now)
 
 /* Frees every live buffer called by one of @names, wherever it was allocated. */
 static void
-free_named(GsInterp *it, const GsNames *names, GsTime now)
+free_named(GsInterp *it, const GsNames *names)
 {
 	const guint *name = gs_names_data(names);
 
@@ -524,7 +524,7 @@ static void
 close_block(GsInterp *it, Frame *f, GsTime now)
 {
 	free_from_depth(it, f->retry->depth, now);
-	free_named(it, &f->op->retry.input, now);
+	free_named(it, &f->op->retry.input);
 }
 
 /* Leaves the innermost frame on the way out of an exception. */

@@ -1872,7 +1872,7 @@ static const Field pool_fields[] = {
 };
 
 static gboolean
-read_pool(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
+read_pool(Loader *l, const Node *v, GsOp *op)
 {
 	Entry *work, *done;
 	const Node *list;
@@ -1953,7 +1953,7 @@ read_op_value(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 	case GS_OP_RELEASE:
 		return read_name(l, tc, v, NAME_RESERVATION, FALSE, name, &op->res);
 	case GS_OP_POOL:
-		return read_pool(l, tc, v, op);
+		return read_pool(l, v, op);
 	case GS_OP_ASSOCIATE:
 	case GS_OP_DISSOCIATE:
 		return read_association(l, v, name, op);
