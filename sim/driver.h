@@ -214,6 +214,7 @@ G_GNUC_INTERNAL void sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 G_GNUC_INTERNAL void sim_do_free(Sim *s, SimThread *t, const GsEffect *effect);
 G_GNUC_INTERNAL gboolean sim_begin_compute(Sim *s, SimThread *t, const GsEffect *effect);
 G_GNUC_INTERNAL GsRunThreadTiers *sim_tiers_of(gpointer data, gpointer thread);
+G_GNUC_INTERNAL GsRunTask *sim_task_of(gpointer data, gpointer thread);
 G_GNUC_INTERNAL void sim_reservation_granted(gpointer data, GsTier tier);
 G_GNUC_INTERNAL void sim_memory_came_free(gpointer data, GsTier tier);
 G_GNUC_INTERNAL void sim_reservation_wakes(gpointer data, gpointer thread);

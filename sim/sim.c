@@ -415,7 +415,7 @@ release_task(Sim *s, SimTask *task, gboolean failed, GsException failure)
 		/* stop_threads() has woken every removed waiter: no REMOVE_THROW is left. */
 		report_thread(s, t);
 	}
-	gs_run_fair_share_task_ends(&s->tier_ops, &task->run);
+	gs_run_tiers_task_ends(&s->tier_ops, &task->run);
 	gs_run_tasks_finish(&s->run, &task->run, failed, failure);
 }
 
@@ -745,6 +745,7 @@ static const GsRunHooks run_hooks = {
 	.stop_threads = end_threads,
 	.permit_granted = permit_granted,
 	.cut_short = cut_short,
+	.task_of = sim_task_of,
 	.tiers_of = sim_tiers_of,
 	.granted = sim_reservation_granted,
 	.released = sim_memory_came_free,

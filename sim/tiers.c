@@ -525,12 +525,24 @@ sim_reservation_granted(gpointer data, GsTier tier)
 	s->changed = TRUE;
 }
 
+/* In line no more: what its op threw once carried out (a page refused) is thrown now. */
 void
 sim_reservation_wakes(gpointer data, gpointer thread)
 {
 	Sim *s = data;
+	GsException thrown = gs_run_take_thrown(sim_tiers_of(s, thread));
 
 	sim_resume_at(s, thread, s->now, GS_RUN_READY);
+	if (thrown != GS_EXC_NONE)
+		gs_interp_op_failed(interp_of(thread), thrown, s->now);
+}
+
+GsRunTask *
+sim_task_of(gpointer data, gpointer thread)
+{
+	SimThread *t = thread;
+
+	return t->task != NULL ? &t->task->run : NULL;
 }
 
 /* ---- ops the driver carries out ---- */

@@ -258,7 +258,7 @@ static const BadRow bad_rows[] = {
 	{HEAD "pool_threads:\n  - ops: []\n", NULL, NULL, NULL,
 	 "s.yaml:5:5: missing required key \"name\" in pool_threads[0]"},
 	{HEAD "tasks:\n  - id: A\n    threads: [{ops: [], colour: red}]\n", NULL, NULL, NULL,
-	 "s.yaml:6:25: unknown key \"colour\" in threads[A.0] (expected name, on_oom, shuffle or ops)"},
+	 "s.yaml:6:25: unknown key \"colour\" in threads[A.0] (expected name, on_oom, shuffle, consumers or ops)"},
 	/* ops */
 	{TASK OP "allocate: {buf: x}\n", NULL, NULL, NULL,
 	 "s.yaml:8:13: unknown op \"allocate\" (expected alloc, free, compute"},
@@ -315,6 +315,31 @@ static const BadRow bad_rows[] = {
 	 "s.yaml:6:30: unknown task \"Z\" in pool.work_for"},
 	{HEAD "pool_threads:\n  - name: P\n    ops: [{wait_on_pool: true}]\n", NULL, NULL, NULL,
 	 "s.yaml:6:26: wait_on_pool is for a task's threads, not pool threads"},
+	/* Spark's execution memory */
+	{TASK OP "release_execution: {bytes: 1, consumer: c}\n", NULL, NULL, NULL,
+	 "s.yaml:8:53: undefined consumer \"c\": thread A.0's consumers do not declare it"},
+	{TASK OP "acquire_execution: 0\n", NULL, NULL, NULL,
+	 "s.yaml:8:32: acquire_execution needs at least 1 byte"},
+	{TASK OP "free_page: p\n", NULL, NULL, NULL,
+	 "s.yaml:8:24: undefined page \"p\": no allocate_page in thread A.0 names it"},
+	{TASK OP "allocate_page: {size: 1, page: p}\n", NULL, NULL, NULL,
+	 "s.yaml:8:28: missing required key \"consumer\" in allocate_page"},
+	{HEAD "pool_threads:\n  - name: P\n    ops: [{acquire_execution: 1}]\n", NULL, NULL, NULL,
+	 "s.yaml:6:31: acquire_execution is for a task's threads: a pool thread has no task "
+	 "memory manager"},
+	{HEAD "tasks:\n  - id: A\n    threads:\n      - consumers: {c: on_heap}\n"
+	 "        ops: [{acquire_execution: {bytes: 1, consumer: c, mode: off_heap}}]\n", NULL, NULL,
+	 NULL, "s.yaml:8:65: acquire_execution takes the mode of its consumer: give consumer or "
+	 "mode, not both"},
+	{HEAD "tasks:\n  - id: A\n    threads:\n      - consumers: {c: heap}\n        ops: []\n",
+	 NULL, NULL, NULL,
+	 "s.yaml:7:24: threads[A.0].consumers must be on_heap or off_heap, not \"heap\""},
+	{EXPECT "  at: [{time: 0, execution: 5}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:8: an expect.at check of execution memory or a consumer names its task"},
+	{EXPECT "  at: [{time: 0, task: A, consumer: c, execution: 5}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:27: an expect.at check of a task's execution memory takes no consumer"},
+	{EXPECT "  threads: {A.0: {pages: [8192]}}\n", NULL, NULL, NULL,
+	 "s.yaml:10:27: pages must be a whole number from 0 to 8191, not \"8192\""},
 	/* expectations */
 	{EXPECT "  threads: {B.0: {final_state: UNKNOWN}}\n", NULL, NULL, NULL,
 	 "s.yaml:10:13: unknown thread \"B.0\" in expect.threads"},

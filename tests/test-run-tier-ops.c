@@ -390,7 +390,7 @@ START_TEST(test_fair_shares)
 	gs_run_fair_share_give(&f->tier_ops, &a, GS_KIND_GPU, 40 * MIB);
 	ck_assert(gs_run_fair_share_take(&f->tier_ops, &b, GS_KIND_GPU, 30 * MIB));
 	ck_assert_int_eq(gs_execution_pool_get_task_bytes(f->tier_ops.fair, 2), 30 * MIB);
-	gs_run_fair_share_task_ends(&f->tier_ops, &a);
+	gs_run_tiers_task_ends(&f->tier_ops, &a);
 	ck_assert_int_eq(gs_execution_pool_get_task_bytes(f->tier_ops.fair, 1), 0);
 	fake_free(f);
 	f = fake_new(); /* no fair shares: everything is admitted */

@@ -326,6 +326,9 @@ static const ExceptionRow exceptions[] = {
 	{ GS_EXC_RESERVATION_TOO_LARGE, "ReservationTooLarge", FALSE, FALSE },
 	{ GS_EXC_RESERVATION_FAILED, "ReservationFailed", FALSE, FALSE },
 	{ GS_EXC_ILLEGAL_ARGUMENT, "IllegalArgumentException", FALSE, FALSE },
+	{ GS_EXC_SPARK_OOM, "SparkOutOfMemoryError", FALSE, FALSE },
+	{ GS_EXC_TOO_LARGE_PAGE, "TooLargePageException", FALSE, FALSE },
+	{ GS_EXC_ILLEGAL_STATE, "IllegalStateException", FALSE, FALSE },
 };
 
 START_TEST(test_exception_names)

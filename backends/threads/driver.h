@@ -277,6 +277,7 @@ G_GNUC_INTERNAL GsTier threads_tiered_free(Worker *t, Held *held);
 G_GNUC_INTERNAL gboolean threads_tiered_compute_begin(Worker *t, const GsEffect *e, GArray *uses);
 G_GNUC_INTERNAL void threads_tiered_compute_end(Worker *t);
 G_GNUC_INTERNAL GsRunThreadTiers *threads_tiers_of(gpointer data, gpointer thread);
+G_GNUC_INTERNAL GsRunTask *threads_task_of(gpointer data, gpointer thread);
 G_GNUC_INTERNAL void threads_note_tier_peak(gpointer data, GsTier tier);
 G_GNUC_INTERNAL void threads_memory_came_free(gpointer data, GsTier tier);
 G_GNUC_INTERNAL void threads_reservation_wakes(gpointer data, gpointer thread);

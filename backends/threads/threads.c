@@ -275,7 +275,7 @@ finish_task(Threads *r, Task *task)
 static void
 end_task(Threads *r, Task *task, gboolean failed, GsException failure)
 {
-	gs_run_fair_share_task_ends(&r->tier_ops, &task->run);
+	gs_run_tiers_task_ends(&r->tier_ops, &task->run);
 	task->failed = failed;
 	task->failure = failure;
 	gs_run_tasks_end(&r->run, &task->run, failed);
@@ -915,6 +915,7 @@ static const GsRunHooks run_hooks = {
 	.stop_threads = stop_threads,
 	.permit_granted = permit_granted,
 	.cut_short = cut_short,
+	.task_of = threads_task_of,
 	.tiers_of = threads_tiers_of,
 	.granted = threads_note_tier_peak,
 	.released = threads_memory_came_free,

@@ -58,18 +58,19 @@ threads_ops_any(const GArray *ops, gboolean (*is)(const GsOp *op))
 	return FALSE;
 }
 
-/* What only the memory model carries out: a reservation, or host memory (blocks, pages). */
+/* What only the memory model carries out: a reservation, Spark execution memory, or host memory. */
 static gboolean
 needs_model(const GsOp *op)
 {
-	return op->kind == GS_OP_RESERVE ||
+	return op->kind == GS_OP_RESERVE || gs_run_is_execution_op(op) ||
 	       (op->kind == GS_OP_ALLOC && op->alloc.kind == GS_KIND_HOST);
 }
 
 /*
  * A run needs the memory model when buffers may move between tiers,
- * reservations are made, tasks take fair shares, or host memory is
- * allocated (in whole blocks, and pages of the task's page table).
+ * reservations are made, tasks take fair shares or execution memory, or
+ * host memory is allocated (in whole blocks, and pages of the task's page
+ * table).
  */
 gboolean
 threads_tiers_needed(const GsWorkload *w)
@@ -717,6 +718,14 @@ threads_tiers_of(gpointer data, gpointer thread)
 	return tiers_of(thread);
 }
 
+GsRunTask *
+threads_task_of(gpointer data, gpointer thread)
+{
+	Worker *t = thread;
+
+	return t->task != NULL ? &t->task->run : NULL;
+}
+
 void
 threads_reservation_wakes(gpointer data, gpointer thread)
 {
@@ -734,8 +743,10 @@ threads_tiered_op(Worker *t, const GsOp *op)
 	GsException thrown;
 
 	pthread_mutex_lock(&r->lock);
-	if (!gs_run_tier_op(&r->tier_ops, t, t->id, op, &thrown))
+	if (!gs_run_tier_op(&r->tier_ops, t, t->id, op, &thrown)) {
 		wait_for_reservation(t);
+		thrown = gs_run_take_thrown(tiers_of(t)); /* what its op threw once carried out */
+	}
 	threads_engine_unlock(r);
 	if (thrown != GS_EXC_NONE)
 		gs_interp_op_failed(t->interp, thrown, now(r));

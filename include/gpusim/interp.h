@@ -58,7 +58,8 @@ typedef enum {
 	GS_EFFECT_UNTIL,     /* stay runnable until scenario time .time */
 	GS_EFFECT_WAIT,      /* parked in the engine until it queues a wake-up */
 	GS_EFFECT_OP,        /* an op the driver carries out itself (.op): pool, reserve,
-				release, sync, spillable, unspillable */
+				release, sync, spillable, unspillable, associate,
+				dissociate, the execution ops */
 	GS_EFFECT_TASK_DONE, /* the thread ends its task now */
 	GS_EFFECT_DONE,      /* the thread has run all its ops */
 	GS_EFFECT_FAILED,    /* an unhandled .exception ends the task attempt */

@@ -87,7 +87,9 @@ typedef enum {
  * in scenarios and results, recoverable by a retry block.
  * IllegalArgumentException is what the engine throws for a call it refuses
  * (the reference's std::invalid_argument, e.g. a non-blocking host
- * allocation begun in THREAD_BUFN_WAIT).
+ * allocation begun in THREAD_BUFN_WAIT). The last three are Spark's memory
+ * manager's (SPEC §3.5.3): a page the task could not get, one above the
+ * largest page, and a page table that is full.
  */
 #define GS_EXCEPTION_MAP(X)                                      \
 	X(NONE, "none", FALSE)                                   \
@@ -103,7 +105,10 @@ typedef enum {
 	X(THREAD_REMOVED, "ThreadRemoved", FALSE)                \
 	X(RESERVATION_TOO_LARGE, "ReservationTooLarge", FALSE)   \
 	X(RESERVATION_FAILED, "ReservationFailed", FALSE)        \
-	X(ILLEGAL_ARGUMENT, "IllegalArgumentException", FALSE)
+	X(ILLEGAL_ARGUMENT, "IllegalArgumentException", FALSE)   \
+	X(SPARK_OOM, "SparkOutOfMemoryError", FALSE)             \
+	X(TOO_LARGE_PAGE, "TooLargePageException", FALSE)        \
+	X(ILLEGAL_STATE, "IllegalStateException", FALSE)
 
 typedef enum {
 #define GS_X_ENUM(suffix, name, recoverable) GS_EXC_##suffix,

@@ -77,6 +77,26 @@ typedef struct {
 	char *path;      /* default "/var/tmp" */
 } GsDiskMemory;
 
+/*
+ * Spark's execution memory (memory.execution): the pools a task's
+ * TaskMemoryManager asks for memory, one per memory mode, apart from the GPU
+ * and the host tier.
+ */
+typedef enum { GS_MODE_ON_HEAP = 0, GS_MODE_OFF_HEAP = 1 } GsMemoryMode;
+#define GS_N_MEMORY_MODES 2
+
+typedef enum {
+	GS_SHARE_FAIR = 0, /* ExecutionMemoryPool: each task between 1/2N and 1/N of its mode's pool */
+	GS_SHARE_NONE = 1, /* one counter over both modes that grants what is free (Spark's
+			      TestMemoryManager) */
+} GsExecutionShare;
+
+typedef struct {
+	gint64 pool[GS_N_MEMORY_MODES]; /* on_heap, off_heap: bytes; default 0 */
+	GsExecutionShare share;         /* default fair */
+	gint64 page_size;               /* spark.buffer.pageSize; 0 (default): Spark's default */
+} GsExecutionMemory;
+
 typedef struct {
 	double bandwidth; /* bytes per second; 0 = instantaneous */
 	GsTime latency;
@@ -155,6 +175,11 @@ typedef struct {
 	X(ASSOCIATE, "associate")                       \
 	X(DISSOCIATE, "dissociate")                     \
 	X(INJECT, "inject")                             \
+	X(ACQUIRE_EXECUTION, "acquire_execution")       \
+	X(RELEASE_EXECUTION, "release_execution")       \
+	X(ALLOCATE_PAGE, "allocate_page")               \
+	X(FREE_PAGE, "free_page")                       \
+	X(CLEAN_UP, "clean_up")                         \
 	X(REPEAT, "repeat")                             \
 	X(TASK_DONE, "task_done")
 
@@ -269,6 +294,13 @@ struct GsOp {
 			guint times;
 			GArray *ops;        /* GsOp */
 		} repeat;
+		struct {
+			gint consumer;      /* the thread's consumer; -1: none (a null consumer) */
+			GsMemoryMode mode;  /* the consumer's mode; without a consumer, the mode asked */
+			gint64 bytes;       /* acquired, released, or the page's size */
+			guint page;         /* allocate_page, free_page: the thread's page name */
+		} execution;                /* acquire_execution, release_execution,
+					       allocate_page, free_page */
 	};
 };
 
@@ -285,6 +317,9 @@ typedef struct {
 	GPtrArray *buffers;     /* char*: names, indexed by GsOp buffer indices */
 	GPtrArray *streams;     /* char* */
 	GPtrArray *reservations;/* char* */
+	GPtrArray *consumers;   /* char*: Spark memory consumers of its task */
+	GArray *consumer_modes; /* GsMemoryMode, by consumer index */
+	GPtrArray *pages;       /* char*: pages allocated by its consumers */
 } GsThreadSpec;
 
 typedef struct {
@@ -339,6 +374,9 @@ typedef struct {
 	GArray *threw;     /* GsException, exact sequence; NULL if not checked */
 	GArray *never_in;  /* GsThreadState the thread must never have entered; NULL: none */
 	GArray *never_threw; /* GsException it must never have thrown, handled or not; NULL: none */
+	GArray *acquired;  /* gint64: acquire_execution's grants, exact sequence; NULL: not checked */
+	GArray *pages;     /* gint64: allocate_page's page numbers, exact sequence; NULL: not checked */
+	GArray *leaked;    /* gint64: clean_up's leaked bytes, exact sequence; NULL: not checked */
 	gboolean has_final_state;
 	GsThreadState final_state;
 	guint line, column;
@@ -347,7 +385,9 @@ typedef struct {
 typedef struct {
 	GsTime time;
 	char *thread;      /* a thread's state at that time, or NULL */
-	char *task;        /* with has_tier: that task's used bytes in the tier, or NULL */
+	char *task;        /* with has_tier, execution or consumer: whose bytes, or NULL */
+	char *consumer;    /* that consumer's used bytes (with task), or NULL */
+	gboolean execution; /* the task's execution memory (with task) */
 	GsThreadState state;
 	gboolean has_tier; /* a tier's used or charged bytes */
 	GsTier tier;
@@ -373,6 +413,7 @@ typedef struct {
 	GsGpuMemory gpu;
 	GsHostMemory host;
 	GsDiskMemory disk;
+	GsExecutionMemory execution;
 	GsLinks links;
 	guint executor_slots; /* 0 = unlimited */
 	GsPolicy policy;

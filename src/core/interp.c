@@ -1006,6 +1006,11 @@ run_op(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 	case GS_OP_POOL:
 	case GS_OP_ASSOCIATE:
 	case GS_OP_DISSOCIATE:
+	case GS_OP_ACQUIRE_EXECUTION:
+	case GS_OP_RELEASE_EXECUTION:
+	case GS_OP_ALLOCATE_PAGE:
+	case GS_OP_FREE_PAGE:
+	case GS_OP_CLEAN_UP:
 		*out = effect(GS_EFFECT_OP, op);
 		top(it)->pos++;
 		return TRUE;

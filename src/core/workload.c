@@ -104,6 +104,9 @@ free_expect_thread(gpointer data)
 		g_array_unref(t->never_in);
 	if (t->never_threw != NULL)
 		g_array_unref(t->never_threw);
+	g_clear_pointer(&t->acquired, g_array_unref);
+	g_clear_pointer(&t->pages, g_array_unref);
+	g_clear_pointer(&t->leaked, g_array_unref);
 	g_free(t);
 }
 
@@ -114,6 +117,7 @@ free_expect_at(gpointer data)
 
 	g_free(a->thread);
 	g_free(a->task);
+	g_free(a->consumer);
 	g_free(a);
 }
 
@@ -242,6 +246,11 @@ gs_op_clear(GsOp *op)
 	case GS_OP_RELEASE:
 	case GS_OP_WAIT_ON_POOL:
 	case GS_OP_INJECT:
+	case GS_OP_ACQUIRE_EXECUTION:
+	case GS_OP_RELEASE_EXECUTION:
+	case GS_OP_ALLOCATE_PAGE:
+	case GS_OP_FREE_PAGE:
+	case GS_OP_CLEAN_UP:
 	case GS_OP_TASK_DONE:
 	case GS_N_OP_KINDS:
 		break;
@@ -259,6 +268,9 @@ gs_thread_spec_new(const char *name)
 	t->buffers = g_ptr_array_new_with_free_func(g_free);
 	t->streams = g_ptr_array_new_with_free_func(g_free);
 	t->reservations = g_ptr_array_new_with_free_func(g_free);
+	t->consumers = g_ptr_array_new_with_free_func(g_free);
+	t->consumer_modes = g_array_new(FALSE, FALSE, sizeof(GsMemoryMode));
+	t->pages = g_ptr_array_new_with_free_func(g_free);
 	return t;
 }
 
@@ -272,6 +284,9 @@ gs_thread_spec_free(GsThreadSpec *t)
 	g_ptr_array_unref(t->buffers);
 	g_ptr_array_unref(t->streams);
 	g_ptr_array_unref(t->reservations);
+	g_ptr_array_unref(t->consumers);
+	g_array_unref(t->consumer_modes);
+	g_ptr_array_unref(t->pages);
 	g_free(t);
 }
 

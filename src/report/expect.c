@@ -378,8 +378,69 @@ check_never(GsExpectReport *report, const GsExpectThread *e, const GsThreadResul
 		fail(report, "threads.%s.never: %s", e->thread, seen->str);
 }
 
+/* An execution entry's value for a series: a grant, a page number or a leak. */
+static gboolean
+series_value(const GsLogEntry *e, const char *series, gint64 *value)
+{
+	if (strcmp(series, "acquired") == 0 && strcmp(e->what, "acquire") == 0)
+		*value = e->bytes;
+	else if (strcmp(series, "pages") == 0 && strcmp(e->what, "page") == 0)
+		*value = e->page;
+	else if (strcmp(series, "leaked") == 0 && strcmp(e->what, "clean_up") == 0)
+		*value = e->bytes;
+	else
+		return FALSE;
+	return TRUE;
+}
+
+static char *
+values_text(const GArray *values)
+{
+	GString *text = g_string_new("[");
+
+	for (guint i = 0; i < values->len; i++)
+		g_string_append_printf(text, "%s%" G_GINT64_FORMAT, i > 0 ? ", " : "",
+				       g_array_index(values, gint64, i));
+	g_string_append_c(text, ']');
+	return g_string_free(text, FALSE);
+}
+
+/*
+ * threads.NAME.acquired / pages / leaked: what the thread's execution ops
+ * returned, in order, from the event log.
+ */
 static void
-check_thread(GsExpectReport *report, const GsExpectThread *e, const GsResult *r)
+check_series(GsExpectReport *report, const GsExpectThread *e, const char *series,
+	     const GArray *want, const GsEventLog *log)
+{
+	g_autoptr(GArray) seen = g_array_new(FALSE, FALSE, sizeof(gint64));
+	g_autofree char *want_text = values_text(want);
+	g_autofree char *seen_text = NULL;
+	const GArray *entries;
+	gint64 value;
+
+	report->checked++;
+	if (log == NULL) {
+		fail(report, "threads.%s.%s: no event log to check against", e->thread, series);
+		return;
+	}
+	entries = gs_event_log_entries(log);
+	for (guint i = 0; i < entries->len; i++) {
+		const GsLogEntry *x = &g_array_index(entries, GsLogEntry, i);
+
+		if (x->kind == GS_LOG_EXECUTION && x->thread != NULL &&
+		    strcmp(x->thread, e->thread) == 0 && series_value(x, series, &value))
+			g_array_append_val(seen, value);
+	}
+	seen_text = values_text(seen);
+	if (strcmp(want_text, seen_text) != 0)
+		fail(report, "threads.%s.%s: expected %s, observed %s", e->thread, series,
+		     want_text, seen_text);
+}
+
+static void
+check_thread(GsExpectReport *report, const GsExpectThread *e, const GsResult *r,
+	     const GsEventLog *log)
 {
 	const GsThreadResult *t = find_thread(r, e->thread);
 	gboolean has_reached = e->reached != NULL && e->reached->len > 0;
@@ -395,6 +456,12 @@ check_thread(GsExpectReport *report, const GsExpectThread *e, const GsResult *r)
 		check_threw(report, e, t);
 	if (e->never_in != NULL)
 		check_never(report, e, t);
+	if (e->acquired != NULL)
+		check_series(report, e, "acquired", e->acquired, log);
+	if (e->pages != NULL)
+		check_series(report, e, "pages", e->pages, log);
+	if (e->leaked != NULL)
+		check_series(report, e, "leaked", e->leaked, log);
 	if (e->has_final_state) {
 		report->checked++;
 		if (t->final_state != e->final_state)
@@ -465,6 +532,70 @@ task_used_at(const GArray *entries, const GsResult *r, const char *task, GsTier 
 	return used;
 }
 
+/*
+ * What execution entry @e does to the bytes held by its task (@consumer
+ * NULL) or by one consumer; clean_up empties them all (*@reset).
+ */
+static gint64
+execution_change(const GsLogEntry *e, const char *consumer, gboolean *reset)
+{
+	gint64 sign = 0;
+
+	*reset = strcmp(e->what, "clean_up") == 0;
+	if (consumer != NULL && (e->buf == NULL || strcmp(e->buf, consumer) != 0))
+		return 0;
+	if (strcmp(e->what, "acquire") == 0 || strcmp(e->what, "page") == 0)
+		sign = 1;
+	else if (strcmp(e->what, "release") == 0 || strcmp(e->what, "spill") == 0 ||
+		 strcmp(e->what, "free_page") == 0)
+		sign = -1;
+	return sign * e->bytes;
+}
+
+/*
+ * The execution memory @task held after every event at or before @time
+ * (all of it, or @consumer's), replayed from the log's execution entries.
+ */
+static gint64
+execution_at(const GArray *entries, const char *task, const char *consumer, GsTime time)
+{
+	gint64 held = 0;
+	gboolean reset;
+
+	for (guint i = 0; i < entries->len; i++) {
+		const GsLogEntry *e = &g_array_index(entries, GsLogEntry, i);
+		gint64 change;
+
+		if (e->time > time || e->kind != GS_LOG_EXECUTION || strcmp(e->task, task) != 0)
+			continue;
+		change = execution_change(e, consumer, &reset);
+		held = reset ? 0 : held + change;
+	}
+	return held;
+}
+
+static void
+check_at_execution(GsExpectReport *report, const char *key, const GsExpectAt *a,
+		   const GsEventLog *log)
+{
+	g_autofree char *what = NULL;
+
+	if (a->consumer != NULL)
+		what = g_strdup_printf("%s: task %s's consumer %s used at %" G_GINT64_FORMAT " ns",
+				       key, a->task, a->consumer, a->time);
+	else
+		what = g_strdup_printf("%s: task %s's execution memory at %" G_GINT64_FORMAT " ns",
+				       key, a->task, a->time);
+	if (log == NULL) {
+		report->checked++;
+		fail(report, "%s: no event log to check against", what);
+		return;
+	}
+	check_number(report, what, a->bytes,
+		     execution_at(gs_event_log_entries(log), a->task, a->consumer, a->time),
+		     UNIT_BYTES);
+}
+
 /* The last sample at or before @time, NULL before the first one. */
 static const GsSample *
 sample_at(const GsResult *r, GsTime time)
@@ -502,6 +633,10 @@ check_at(GsExpectReport *report, guint index, const GsExpectAt *a, const GsResul
 			fail(report, "%s: %s at %" G_GINT64_FORMAT " ns: expected %s, observed %s",
 			     key, a->thread, a->time, gs_thread_state_name(a->state),
 			     gs_thread_state_name(observed));
+	}
+	if (a->execution || a->consumer != NULL) {
+		check_at_execution(report, key, a, log);
+		return;
 	}
 	if (a->has_tier && a->task != NULL) {
 		g_autofree char *what = g_strdup_printf("%s: task %s's %s used at %" G_GINT64_FORMAT
@@ -546,7 +681,7 @@ gs_expect_check(const GsWorkload *w, const GsResult *r, const GsEventLog *log)
 	for (guint i = 0; x->values != NULL && i < x->values->len; i++)
 		check_value(report, g_ptr_array_index(x->values, i), r);
 	for (guint i = 0; x->threads != NULL && i < x->threads->len; i++)
-		check_thread(report, g_ptr_array_index(x->threads, i), r);
+		check_thread(report, g_ptr_array_index(x->threads, i), r, log);
 	for (guint i = 0; x->at != NULL && i < x->at->len; i++)
 		check_at(report, i, g_ptr_array_index(x->at, i), r, log);
 	return report;

@@ -18,6 +18,10 @@
  *   threads.NAME.never: [STATE or EXCEPTION, ...]  the same row: it never
  *     entered any of those states and never threw any of those exceptions,
  *     handled or not (one check, its failure naming each that happened)
+ *   threads.NAME.acquired / .pages / .leaked      what the thread's
+ *     acquire_execution, allocate_page and clean_up returned, in order
+ *     (over every thread of that name), from the event log's execution
+ *     entries
  *   at: {time, thread, state}                     the thread's state after
  *     every event at or before that time, replayed from the event log's
  *     state entries (UNKNOWN if it has none); without a log the row fails
@@ -26,6 +30,9 @@
  *   at: {time, task, tier, used}                  what the task's threads (every
  *     attempt's) held in the tier after every event at or before that
  *     time, replayed from the event log's allocations, frees and copies
+ *   at: {time, task, execution} / {time, task, consumer, used}   the
+ *     task's Spark execution memory, or one consumer's, after every event
+ *     at or before that time, replayed from the log's execution entries
  * Each key, each threads.NAME.* key and each `at` row counts as one check.
  * An outcome key compares words (== or !=); every other key compares numbers
  * with gs_cmp_holds().

@@ -673,6 +673,37 @@ gs_report_json(const GsWorkload *w, const GsResult *r, const char *backend, gint
 
 /* ---- event lines ---- */
 
+/* A page's entries carry its number and its address (the number in the top 13 bits). */
+static gboolean
+names_page(const GsLogEntry *e)
+{
+	return strcmp(e->what, "page") == 0 || (strcmp(e->what, "free_page") == 0 && e->bytes > 0);
+}
+
+static void
+write_execution_event(Json *j, const GsLogEntry *e)
+{
+	static const char *const modes[GS_N_MEMORY_MODES] = {"on_heap", "off_heap"};
+	char address[24];
+
+	put_str(j, "ev", "execution");
+	put_str(j, "what", e->what);
+	put_str(j, "task", e->task);
+	if (e->thread != NULL)
+		put_str(j, "thread", e->thread);
+	if (e->buf != NULL)
+		put_str(j, "consumer", e->buf);
+	put_str(j, "mode", modes[e->mode]);
+	put_int(j, "asked", e->asked);
+	put_int(j, "bytes", e->bytes);
+	if (names_page(e)) {
+		g_snprintf(address, sizeof address, "0x%016" G_GINT64_MODIFIER "x",
+			   gs_page_encode(e->page, 0));
+		put_uint(j, "page", e->page);
+		put_str(j, "address", address);
+	}
+}
+
 static void
 write_event(Json *j, const GsLogEntry *e)
 {
@@ -759,6 +790,9 @@ write_event(Json *j, const GsLogEntry *e)
 		put_str(j, "task", e->task);
 		put_str(j, "thread", e->thread);
 		put_int(j, "bytes", e->bytes);
+		break;
+	case GS_LOG_EXECUTION:
+		write_execution_event(j, e);
 		break;
 	}
 	obj_end(j);
@@ -871,7 +905,10 @@ trace_counter(Json *j, const char *name, const char *cat, GsTime time)
 	put_us(j, "ts", time);
 }
 
-/* "reserve r", "release r", "gate close", "leak": an instant's name on a thread's track. */
+/*
+ * "reserve r", "release r", "gate close", "execution spill c1", "leak": an
+ * instant's name on a thread's track.
+ */
 static void
 memory_instant_name(const GsLogEntry *e, char *name, gsize size)
 {
@@ -884,6 +921,10 @@ memory_instant_name(const GsLogEntry *e, char *name, gsize size)
 		break;
 	case GS_LOG_GATE:
 		g_snprintf(name, size, "gate %s", e->what);
+		break;
+	case GS_LOG_EXECUTION:
+		g_snprintf(name, size, "execution %s%s%s", e->what, e->buf != NULL ? " " : "",
+			   e->buf != NULL ? e->buf : "");
 		break;
 	case GS_LOG_LEAK:
 	case GS_LOG_STATE:
@@ -956,6 +997,7 @@ trace_log(Json *j, Tracks *tracks, const GArray *entries, GsTime makespan)
 		case GS_LOG_RELEASE:
 		case GS_LOG_GATE:
 		case GS_LOG_LEAK:
+		case GS_LOG_EXECUTION:
 			if (tid == 0)
 				break;
 			memory_instant_name(e, name, sizeof name);

@@ -20,6 +20,7 @@ G_BEGIN_DECLS
 
 typedef struct GsRunTask GsRunTask;
 typedef struct GsRunThreadTiers GsRunThreadTiers;
+typedef struct GsRunTaskMemory GsRunTaskMemory;
 
 typedef struct {
 	/* The time now, in scenario time. */
@@ -42,6 +43,8 @@ typedef struct {
 	void (*cut_short)(gpointer driver, GsRunTask *task);
 
 	/* ---- the ops of the tiers (tier-ops.h) ---- */
+	/* The task attempt @thread works for; NULL for a pool thread. */
+	GsRunTask *(*task_of)(gpointer driver, gpointer thread);
 	/* @thread's part in the tiers, made on first use. */
 	GsRunThreadTiers *(*tiers_of)(gpointer driver, gpointer thread);
 	/* A reservation of @tier was granted: the run's peaks, and that something changed. */

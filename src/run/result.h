@@ -128,6 +128,10 @@ typedef enum {
 	GS_LOG_GATE,      /* .thread .what ("close", "fallback", "open") */
 	GS_LOG_DOWNGRADE, /* .device .bytes (charged) .what ("start", "stop") */
 	GS_LOG_LEAK,      /* .task .thread .bytes: what a completing thread left allocated */
+	GS_LOG_EXECUTION, /* Spark's execution memory: .task .thread (NULL at the task's end)
+			     .what ("acquire", "wait", "release", "spill", "page", "free_page",
+			     "clean_up", or a refused page's gs_page_result_name()) .buf
+			     (consumer) .mode .asked .bytes (granted or released) .page */
 } GsLogKind;
 
 typedef struct {
@@ -144,6 +148,9 @@ typedef struct {
 	GsTier tier, to_tier;
 	guint device;
 	GsBustAction action;
+	GsMemoryMode mode;
+	gint64 asked;
+	guint page;
 } GsLogEntry;
 
 typedef void (*GsLogFunc)(const GsLogEntry *entry, gpointer data);

@@ -65,6 +65,7 @@ struct GsRunTask {
 	gint has_permit;         /* g_atomic_int: a real thread may read it without the lock */
 	guint8 status;           /* GsRunTaskStatus */
 	guint8 waits_for_permit;
+	GsRunTaskMemory *memory; /* its Spark execution memory (execution.h); NULL: none yet */
 };
 
 typedef struct {

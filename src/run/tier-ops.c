@@ -14,6 +14,7 @@ gs_run_tiers_init(GsRunTiers *run, const GsWorkload *w, GsMemory *mem,
 	g_queue_init(&run->waiters);
 	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
 		run->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
+	run->execution = gs_run_execution_new(w, hooks, driver);
 }
 
 void
@@ -21,6 +22,7 @@ gs_run_tiers_clear(GsRunTiers *run)
 {
 	g_queue_clear(&run->waiters);
 	g_clear_pointer(&run->fair, gs_execution_pool_free);
+	g_clear_pointer(&run->execution, gs_run_execution_free);
 }
 
 void
@@ -109,25 +111,59 @@ gs_run_reserve(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread, const G
 	return outcome;
 }
 
+/* Asks again for the reservation @mine waits on; TRUE when granted. */
+static gboolean
+reserve_again(GsRunTiers *run, GsRunThreadTiers *mine)
+{
+	guint name = mine->waiting->reserve.res;
+	GsMemReservation *res = gs_run_reservation(mine, name);
+
+	if (gs_memory_reserve(run->mem, mine->waiting, res) != GS_RESERVATION_GRANTED)
+		return FALSE;
+	grant(run, mine, name, res);
+	return TRUE;
+}
+
+/* Carries out the execution op @mine waits on again; TRUE when it went through. */
+static gboolean
+execute_again(GsRunTiers *run, GsRunThreadTiers *mine, gboolean *released)
+{
+	return gs_run_execution_op(run->execution, mine->task, mine->thread, mine->spec,
+				   mine->waiting, &mine->thrown, released);
+}
+
 void
 gs_run_reserve_retry(GsRunTiers *run)
 {
+	gboolean released = FALSE;
 	guint n = g_queue_get_length(&run->waiters);
 
 	for (guint i = 0; i < n; i++) {
 		gpointer thread = g_queue_pop_head(&run->waiters);
 		GsRunThreadTiers *mine = run->hooks->tiers_of(run->driver, thread);
-		guint name = mine->waiting->reserve.res;
-		GsMemReservation *res = gs_run_reservation(mine, name);
+		gboolean done = gs_run_is_execution_op(mine->waiting)
+					? execute_again(run, mine, &released)
+					: reserve_again(run, mine);
 
-		if (gs_memory_reserve(run->mem, mine->waiting, res) != GS_RESERVATION_GRANTED) {
+		if (!done) {
 			g_queue_push_tail(&run->waiters, thread);
 			continue;
 		}
 		mine->waiting = NULL;
-		grant(run, mine, name, res);
 		run->hooks->wake(run->driver, thread);
 	}
+	/* A page refused after the wait gives its grant back: the others may go on now. */
+	if (released)
+		gs_run_reserve_retry(run);
+}
+
+GsException
+gs_run_take_thrown(GsRunThreadTiers *mine)
+{
+	GsException thrown = mine->thrown;
+
+	mine->thrown = GS_EXC_NONE;
+	return thrown;
 }
 
 void
@@ -171,11 +207,33 @@ gs_run_thread_tiers_end(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread
 	gs_run_release_all(run, mine);
 }
 
+/* An execution op: FALSE when the thread is in line for memory. */
+static gboolean
+execution_op(GsRunTiers *run, gpointer thread, const GsOp *op, GsException *thrown)
+{
+	GsRunThreadTiers *mine = run->hooks->tiers_of(run->driver, thread);
+	GsRunTask *task = run->hooks->task_of(run->driver, thread);
+	gboolean released = FALSE;
+
+	if (!gs_run_execution_op(run->execution, task, mine->thread, mine->spec, op, thrown,
+				 &released)) {
+		mine->waiting = op;
+		mine->task = task;
+		g_queue_push_tail(&run->waiters, thread);
+		return FALSE;
+	}
+	if (released)
+		gs_run_reserve_retry(run);
+	return TRUE;
+}
+
 gboolean
 gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const GsOp *op,
 	       GsException *thrown)
 {
 	*thrown = GS_EXC_NONE;
+	if (gs_run_is_execution_op(op))
+		return execution_op(run, thread, op, thrown);
 	if (op->kind == GS_OP_RESERVE) {
 		switch (gs_run_reserve(run, run->hooks->tiers_of(run->driver, thread), thread, op)) {
 		case GS_RESERVATION_WAIT:
@@ -334,11 +392,31 @@ gs_run_fair_share_give(GsRunTiers *run, const GsRunTask *task, GsAllocKind kind,
 		gs_execution_pool_release(run->fair, task->engine_id, bytes);
 }
 
-void
-gs_run_fair_share_task_ends(GsRunTiers *run, const GsRunTask *task)
+/* Threads of @task in line for execution memory leave it: their task has none any more. */
+static void
+drop_waiters_of(GsRunTiers *run, const GsRunTask *task)
 {
+	GList *next;
+
+	for (GList *l = run->waiters.head; l != NULL; l = next) {
+		GsRunThreadTiers *mine = run->hooks->tiers_of(run->driver, l->data);
+
+		next = l->next;
+		if (gs_run_is_execution_op(mine->waiting) && mine->task == task) {
+			mine->waiting = NULL;
+			g_queue_delete_link(&run->waiters, l);
+		}
+	}
+}
+
+void
+gs_run_tiers_task_ends(GsRunTiers *run, GsRunTask *task)
+{
+	drop_waiters_of(run, task);
 	if (run->fair != NULL)
 		gs_execution_pool_release_all(run->fair, task->engine_id);
+	if (gs_run_execution_task_ends(run->execution, task))
+		gs_run_reserve_retry(run);
 }
 
 /* ---- the proactive downgrade ---- */

@@ -32,8 +32,14 @@
  * policy.spill.host_full says so; otherwise it stays.
  *
  * Fair-share admission (policy.admission fair_share, Spark's execution
- * pool): a task's GPU allocation is admitted only if its share grants all
- * of it; host memory and pool threads need no share.
+ * pool's rule applied to the GPU): a task's GPU allocation is admitted only
+ * if its share grants all of it, as an allocator that cannot take part of a
+ * request must; host memory and pool threads need no share.
+ *
+ * Spark's execution memory (execution.h) is a tier op too: an acquire that
+ * must wait puts the thread in the same line as a blocking reservation,
+ * and whatever its op throws once it is carried out there is the thread's
+ * to throw when it wakes (gs_run_take_thrown()).
  *
  * A retry block's input buffers may be spilled while it runs. A thread that
  * ends leaves the line, and its locks and reservations go back. The
@@ -48,6 +54,7 @@
 
 #include <gpusim/gpusim.h>
 
+#include "run/execution.h"
 #include "run/hooks.h"
 #include "run/result.h"
 #include "tiers/memory.h"
@@ -59,7 +66,9 @@ struct GsRunThreadTiers {
 	GsThreadId id;
 	GsGateThread gate;       /* its place in the evacuation gate's scopes */
 	GPtrArray *by_name;      /* GsMemReservation*, by the spec's reservation names */
-	const GsOp *waiting;     /* the reserve op it waits on; NULL while it does not */
+	const GsOp *waiting;     /* the reserve or execution op it waits on; NULL while it does not */
+	GsRunTask *task;         /* the task an execution op waits for */
+	GsException thrown;      /* what the op it waited on threw once carried out */
 	const char *thread;      /* its name, for the log */
 	const GsThreadSpec *spec;
 	GArray *inputs;          /* GsSpillBufId: buffers made spillable by its retry blocks */
@@ -74,6 +83,7 @@ typedef struct {
 	GQueue waiters;          /* driver threads waiting for a reservation, FIFO */
 	guint64 made;            /* grants so far: the next grant's serial is made + 1 */
 	GsExecutionPool *fair;   /* policy.admission fair_share: the tasks' GPU shares; NULL: none */
+	GsRunExecution *execution; /* Spark's execution memory (memory.execution) */
 	const GsRunHooks *hooks;
 	gpointer driver;
 } GsRunTiers;
@@ -112,8 +122,14 @@ void gs_run_release_all(GsRunTiers *run, GsRunThreadTiers *mine);
  */
 void gs_run_thread_tiers_end(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread);
 
-/** Asks again for every reservation in line, in order; those granted are woken. */
+/**
+ * Asks again for every reservation and execution memory in line, in order;
+ * those granted are woken.
+ */
 void gs_run_reserve_retry(GsRunTiers *run);
+
+/** What the op @mine waited on threw when it was carried out (once); GS_EXC_NONE mostly. */
+GsException gs_run_take_thrown(GsRunThreadTiers *mine);
 
 /** @thread, stopped while in line, leaves it. */
 void gs_run_reserve_leave_line(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread);
@@ -159,8 +175,12 @@ gboolean gs_run_fair_share_take(GsRunTiers *run, const GsRunTask *task, GsAllocK
 void gs_run_fair_share_give(GsRunTiers *run, const GsRunTask *task, GsAllocKind kind,
 			    gint64 bytes);
 
-/** @task's attempt ended: its whole share goes back. */
-void gs_run_fair_share_task_ends(GsRunTiers *run, const GsRunTask *task);
+/**
+ * @task's attempt ended: its threads in line for execution memory leave
+ * the line (the driver stops them), its whole fair share and its execution
+ * memory go back, and the threads still in line may go on.
+ */
+void gs_run_tiers_task_ends(GsRunTiers *run, GsRunTask *task);
 
 /**
  * The proactive downgrade's look at GPU @device (cuCascade's hysteresis,
@@ -172,11 +192,13 @@ gboolean gs_run_downgrade_on(GsRunTiers *run, guint device, gboolean *on);
 
 /**
  * Carries out @op, one of the tiers' (reserve, release, sync, spillable,
- * unspillable), for @thread, whose id is @id; any other op is not the
- * tiers' and does nothing here. FALSE when the thread is in line for a
- * reservation: the driver makes it wait until hooks.wake. *@thrown is what
- * the op throws (GS_EXC_RESERVATION_TOO_LARGE), GS_EXC_NONE mostly. Only a
- * reserve or a release makes the thread's part in the tiers (hooks.tiers_of).
+ * unspillable, the execution ops), for @thread, whose id is @id; any other
+ * op is not the tiers' and does nothing here. FALSE when the thread is in
+ * line for a reservation or execution memory: the driver makes it wait
+ * until hooks.wake. *@thrown is what the op throws
+ * (GS_EXC_RESERVATION_TOO_LARGE, a page refused), GS_EXC_NONE mostly. Only
+ * a reserve, a release or an execution op makes the thread's part in the
+ * tiers (hooks.tiers_of).
  */
 gboolean gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const GsOp *op,
 			GsException *thrown);

@@ -31,6 +31,8 @@
 
 #include <yaml.h>
 
+#include <gpusim/pages.h>
+
 #include "scenario/input.h"
 #include "scenario/loader.h"
 
@@ -64,7 +66,14 @@ struct Node {
 };
 
 /* Names a thread's ops refer to: each has its table in GsThreadSpec. */
-typedef enum { NAME_BUFFER, NAME_STREAM, NAME_RESERVATION, N_NAME_TABLES } NameTable;
+typedef enum {
+	NAME_BUFFER,
+	NAME_STREAM,
+	NAME_RESERVATION,
+	NAME_CONSUMER,
+	NAME_PAGE,
+	N_NAME_TABLES
+} NameTable;
 
 typedef struct {
 	GPtrArray *nodes;     /* every Node made: the arena */
@@ -1391,6 +1400,8 @@ static const char *const strategy_names[] = {"any_in_tier", "specific", "any_in_
 					     "downgrade", NULL};
 static const char *const mode_names[] = {"block", "or_null", "upto", NULL};
 static const char *const split_names[] = {"halves", "none", NULL};
+static const char *const memory_mode_names[] = {"on_heap", "off_heap", NULL};
+static const char *const share_names[] = {"fair", "none", NULL};
 static const char *const outcome_names[] = {"completed", "failed", "deadlock", "timeout", NULL};
 
 static const Field gpu_fields[] = {
@@ -1438,10 +1449,19 @@ read_gpu(Loader *l, const Node *v, const char *path, gpointer base)
 		    w->gpu.downgrade_stop, w->gpu.downgrade_trigger);
 }
 
+static const Field execution_memory_fields[] = {
+	FIELD("on_heap", F_SIZE, GsWorkload, execution.pool[GS_MODE_ON_HEAP]),
+	FIELD("off_heap", F_SIZE, GsWorkload, execution.pool[GS_MODE_OFF_HEAP]),
+	FIELD("share", F_ENUM, GsWorkload, execution.share, .names = share_names),
+	FIELD("page_size", F_SIZE, GsWorkload, execution.page_size, .min = 1),
+	{.key = NULL},
+};
+
 static const Field memory_fields[] = {
 	CUSTOM("gpu", read_gpu, .required = TRUE),
 	SUBMAP("host", host_fields),
 	SUBMAP("disk", disk_fields),
+	SUBMAP("execution", execution_memory_fields),
 	{.key = NULL},
 };
 
@@ -1562,6 +1582,10 @@ name_table(ThreadCtx *tc, NameTable table)
 		return tc->spec->buffers;
 	case NAME_STREAM:
 		return tc->spec->streams;
+	case NAME_CONSUMER:
+		return tc->spec->consumers;
+	case NAME_PAGE:
+		return tc->spec->pages;
 	case NAME_RESERVATION:
 	case N_NAME_TABLES:
 		break;
@@ -1600,6 +1624,9 @@ thread_ctx_init(ThreadCtx *tc, GsThreadSpec *spec, gboolean pool)
 			g_hash_table_insert(tc->indices[i], names->pdata[j], GUINT_TO_POINTER(j + 1));
 	}
 	tc->uses = g_array_new(FALSE, FALSE, sizeof(Use));
+	/* The thread's consumers key declared them all before its ops. */
+	for (guint j = 0; j < spec->consumers->len; j++)
+		g_hash_table_add(tc->defined[NAME_CONSUMER], spec->consumers->pdata[j]);
 }
 
 static void
@@ -1918,6 +1945,76 @@ read_association(Loader *l, const Node *v, const char *name, GsOp *op)
 	return add_task_index(l, v, name, op->pool.tasks);
 }
 
+/*
+ * The ops of Spark's TaskMemoryManager (SPEC §3.5.3) name one of the
+ * thread's consumers, whose mode they take, or a mode without a consumer
+ * (Spark's null consumer); a task's threads only.
+ */
+static const Field execution_fields[] = {
+	FIELD("bytes", F_SIZE, GsOp, execution.bytes, .required = TRUE),
+	OTHER("consumer"),
+	FIELD("mode", F_ENUM, GsOp, execution.mode, .names = memory_mode_names),
+	{.key = NULL},
+};
+
+static const Field page_fields[] = {
+	OTHER("consumer", .required = TRUE),
+	FIELD("size", F_SIZE, GsOp, execution.bytes, .required = TRUE),
+	OTHER("page", .required = TRUE),
+	{.key = NULL},
+};
+
+static gboolean
+read_op_consumer(Loader *l, ThreadCtx *tc, const Node *v, const char *what, GsOp *op)
+{
+	guint index;
+
+	if (!read_name(l, tc, v, NAME_CONSUMER, FALSE, what, &index))
+		return FALSE;
+	op->execution.consumer = (gint) index;
+	if (index < tc->spec->consumer_modes->len)
+		op->execution.mode = g_array_index(tc->spec->consumer_modes, GsMemoryMode, index);
+	return TRUE;
+}
+
+static gboolean
+read_execution(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
+{
+	const char *name = gs_op_kind_name(op->kind);
+	const Node *consumer;
+	g_autofree char *what = NULL;
+
+	op->execution.consumer = -1;
+	if (tc->pool)
+		return fail(l, v, "%s is for a task's threads: a pool thread has no task memory "
+			    "manager", name);
+	if (op->kind == GS_OP_ALLOCATE_PAGE) {
+		if (!read_fields(l, v, name, page_fields, op) ||
+		    !read_name(l, tc, find_value(v, "page"), NAME_PAGE, TRUE, "allocate_page.page",
+			       &op->execution.page))
+			return FALSE;
+		return read_op_consumer(l, tc, find_value(v, "consumer"), "allocate_page.consumer",
+					op);
+	}
+	if (v->kind != NODE_MAP)
+		return scalar_quantity(l, v, name, &size_quantity, &op->execution.bytes) &&
+		       (op->kind != GS_OP_ACQUIRE_EXECUTION || op->execution.bytes > 0 ||
+			fail(l, v, "acquire_execution needs at least 1 byte"));
+	if (!read_fields(l, v, name, execution_fields, op))
+		return FALSE;
+	if (op->kind == GS_OP_ACQUIRE_EXECUTION && op->execution.bytes == 0)
+		return fail(l, find_value(v, "bytes"), "acquire_execution needs at least 1 byte");
+	consumer = find_value(v, "consumer");
+	if (consumer == NULL)
+		return TRUE;
+	if (find_value(v, "mode") != NULL)
+		return fail(l, find_value(v, "mode"),
+			    "%s takes the mode of its consumer: give consumer or mode, not both",
+			    name);
+	what = g_strdup_printf("%s.consumer", name);
+	return read_op_consumer(l, tc, consumer, what, op);
+}
+
 static const Field inject_fields[] = {
 	FIELD("retry_oom", F_INT, GsOp, inject.retry_oom),
 	FIELD("split_oom", F_INT, GsOp, inject.split_oom),
@@ -1965,8 +2062,18 @@ read_op_value(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 		return read_fields(l, v, name, inject_fields, op);
 	case GS_OP_REPEAT:
 		return read_repeat(l, tc, v, op);
+	case GS_OP_ACQUIRE_EXECUTION:
+	case GS_OP_RELEASE_EXECUTION:
+	case GS_OP_ALLOCATE_PAGE:
+		return read_execution(l, tc, v, op);
+	case GS_OP_FREE_PAGE:
+		if (tc->pool)
+			return fail(l, v, "free_page is for a task's threads: a pool thread has no "
+				    "task memory manager");
+		return read_name(l, tc, v, NAME_PAGE, FALSE, name, &op->execution.page);
 	case GS_OP_BLOCK_UNTIL_READY:
 	case GS_OP_TASK_DONE:
+	case GS_OP_CLEAN_UP:
 	case GS_N_OP_KINDS:
 		break;
 	}
@@ -2001,7 +2108,7 @@ fail_unknown_op(Loader *l, const Node *word)
 static gboolean
 takes_no_value(GsOpKind kind)
 {
-	return kind == GS_OP_BLOCK_UNTIL_READY || kind == GS_OP_TASK_DONE;
+	return kind == GS_OP_BLOCK_UNTIL_READY || kind == GS_OP_TASK_DONE || kind == GS_OP_CLEAN_UP;
 }
 
 /* An op: a bare word, or a map with one key whose value is the argument. */
@@ -2032,6 +2139,9 @@ read_op(Loader *l, ThreadCtx *tc, const Node *item, GsOp *op)
 	op->kind = kind;
 	op->line = word->line;
 	op->column = word->column;
+	if (kind == GS_OP_CLEAN_UP && tc->pool)
+		return fail(l, word, "clean_up is for a task's threads: a pool thread has no task "
+			    "memory manager");
 	if (takes_no_value(kind))
 		return value == NULL || is_null(value) ||
 		       fail(l, value, "%s takes no value", word->text);
@@ -2080,6 +2190,15 @@ check_uses(Loader *l, ThreadCtx *tc)
 			return fail(l, u->node,
 				    "undefined stream \"%s\": no compute in thread %s uses it",
 				    name, thread);
+		case NAME_CONSUMER:
+			return fail(l, u->node,
+				    "undefined consumer \"%s\": thread %s's consumers do not "
+				    "declare it",
+				    name, thread);
+		case NAME_PAGE:
+			return fail(l, u->node,
+				    "undefined page \"%s\": no allocate_page in thread %s names it",
+				    name, thread);
 		case NAME_RESERVATION:
 		case N_NAME_TABLES:
 			return fail(l, u->node,
@@ -2109,6 +2228,7 @@ static const Field thread_fields[] = {
 	OTHER("name"),
 	FIELD("on_oom", F_ENUM, GsThreadSpec, on_oom, .names = on_oom_names),
 	FIELD("shuffle", F_BOOL, GsThreadSpec, shuffle),
+	OTHER("consumers"),
 	OTHER("ops", .required = TRUE),
 	{.key = NULL},
 };
@@ -2120,6 +2240,37 @@ static const Field pool_thread_fields[] = {
 	OTHER("ops", .required = TRUE),
 	{.key = NULL},
 };
+
+/*
+ * consumers: {NAME: MODE, ...}, the Spark memory consumers a task's thread
+ * makes (new MemoryConsumer(taskMemoryManager, mode)); its ops name them.
+ */
+static gboolean
+read_consumers(Loader *l, GsThreadSpec *spec, const Node *v, const char *where)
+{
+	static const Field mode_field = {.key = "consumers", .kind = F_ENUM,
+					 .names = memory_mode_names};
+	g_autofree char *what = g_strdup_printf("%s.consumers", where);
+
+	if (v == NULL)
+		return TRUE;
+	if (!expect_kind(l, v, NODE_MAP, what))
+		return FALSE;
+	for (guint i = 0; i < v->entries->len; i++) {
+		const Entry *e = &g_array_index(v->entries, Entry, i);
+		int mode;
+
+		if (!expect_kind(l, e->key, NODE_SCALAR, "a consumer's name"))
+			return FALSE;
+		if (is_null(e->key))
+			return fail(l, e->key, "a consumer's name must not be empty");
+		if (!convert_enum(l, &mode_field, e->value, what, &mode))
+			return FALSE;
+		g_ptr_array_add(spec->consumers, g_strdup(e->key->text));
+		g_array_append_val(spec->consumer_modes, mode);
+	}
+	return TRUE;
+}
 
 /* Thread names are unique across all tasks and pool threads. */
 static gboolean
@@ -2172,6 +2323,7 @@ read_thread(Loader *l, const Node *n, const char *where, const char *default_nam
 	g_hash_table_insert(l->thread_names, spec->name, (gpointer) at);
 	thread_where = g_strdup_printf(pool ? "pool_threads[%s]" : "threads[%s]", spec->name);
 	return read_fields(l, n, thread_where, pool ? pool_thread_fields : thread_fields, spec) &&
+	       read_consumers(l, spec, find_value(n, "consumers"), thread_where) &&
 	       read_thread_ops(l, spec, pool, find_value(n, "ops"), thread_where);
 }
 
@@ -2714,8 +2866,45 @@ static const Field expect_thread_fields[] = {
 	OTHER("threw"),
 	OTHER("never"),
 	OTHER("final_state"),
+	OTHER("acquired"),
+	OTHER("pages"),
+	OTHER("leaked"),
 	{.key = NULL},
 };
+
+/*
+ * acquired, pages, leaked: what the thread's acquire_execution, allocate_page
+ * and clean_up returned, in order: sizes, except page numbers.
+ */
+static gboolean
+read_returned(Loader *l, const Node *v, const char *key, GArray **out)
+{
+	static const Field page_field = {.key = "pages", .kind = F_COUNT,
+					 .max = GS_PAGE_TABLE_SIZE - 1};
+	gboolean pages = strcmp(key, "pages") == 0;
+
+	if (v == NULL)
+		return TRUE;
+	if (!expect_kind(l, v, NODE_SEQ, key))
+		return FALSE;
+	*out = g_array_new(FALSE, FALSE, sizeof(gint64));
+	for (guint i = 0; i < v->items->len; i++) {
+		const Node *item = v->items->pdata[i];
+		gint64 value;
+		guint64 number;
+
+		if (pages) {
+			if (!convert_count(l, &page_field, item, key, GS_PAGE_TABLE_SIZE - 1, &number))
+				return FALSE;
+			value = (gint64) number;
+		} else if (!expect_kind(l, item, NODE_SCALAR, key) ||
+			   !scalar_quantity(l, item, key, &size_quantity, &value)) {
+			return FALSE;
+		}
+		g_array_append_val(*out, value);
+	}
+	return TRUE;
+}
 
 static gboolean
 read_expect_thread(Loader *l, const Node *key, const Node *v)
@@ -2746,7 +2935,10 @@ read_expect_thread(Loader *l, const Node *key, const Node *v)
 		if (!read_exceptions(l, threw, et->threw))
 			return FALSE;
 	}
-	if (never != NULL && !read_never(l, never, et))
+	if ((never != NULL && !read_never(l, never, et)) ||
+	    !read_returned(l, find_value(v, "acquired"), "acquired", &et->acquired) ||
+	    !read_returned(l, find_value(v, "pages"), "pages", &et->pages) ||
+	    !read_returned(l, find_value(v, "leaked"), "leaked", &et->leaked))
 		return FALSE;
 	et->has_final_state = final != NULL;
 	return final == NULL || parse_state(l, final, "final_state", &et->final_state);
@@ -2776,6 +2968,8 @@ static const Field expect_at_fields[] = {
 	FIELD("tier", F_ENUM, GsExpectAt, tier, .names = tier_names),
 	OTHER("used"),
 	OTHER("charged"),
+	OTHER("execution"),
+	OTHER("consumer"),
 	{.key = NULL},
 };
 
@@ -2788,8 +2982,16 @@ read_at_thread(Loader *l, const Node *v, GsExpectAt *at)
 
 	if (bytes == NULL)
 		bytes = find_entry(v, "charged");
+	if (bytes == NULL)
+		bytes = find_entry(v, "execution");
+	if (bytes == NULL)
+		bytes = find_entry(v, "consumer");
 	if (bytes != NULL)
-		return fail(l, bytes->key, "%s is for a tier, not a thread", bytes->key->text);
+		return fail(l, bytes->key, "%s is for a %s, not a thread", bytes->key->text,
+			    strcmp(bytes->key->text, "used") == 0 ||
+					    strcmp(bytes->key->text, "charged") == 0
+				    ? "tier"
+				    : "task");
 	if (state == NULL)
 		return fail(l, v, "an expect.at check of a thread needs its state");
 	if (!expect_kind(l, thread, NODE_SCALAR, "expect.at thread"))
@@ -2836,6 +3038,44 @@ read_at_tier(Loader *l, const Node *v, GsExpectAt *at)
 	       parse_quantity(l, bytes, rest, &size_quantity, &at->bytes.value);
 }
 
+/*
+ * A task's Spark memory: {task, execution: BYTES} is what its task memory
+ * manager holds (getMemoryConsumptionForThisTask), {task, consumer, used}
+ * what one of its consumers holds (getUsed).
+ */
+static gboolean
+read_at_execution(Loader *l, const Node *v, GsExpectAt *at)
+{
+	Entry *execution = find_entry(v, "execution");
+	Entry *consumer = find_entry(v, "consumer");
+	Entry *used = find_entry(v, "used");
+	Entry *other = find_entry(v, "tier");
+	const Node *bytes;
+	const char *rest;
+
+	if (other == NULL)
+		other = find_entry(v, "charged");
+	if (other == NULL)
+		other = find_entry(v, "state");
+	if (other == NULL && execution != NULL)
+		other = consumer != NULL ? consumer : used;
+	if (other != NULL)
+		return fail(l, other->key, "an expect.at check of a task's %s takes no %s",
+			    execution != NULL ? "execution memory" : "consumer", other->key->text);
+	if (consumer != NULL) {
+		if (!expect_kind(l, consumer->value, NODE_SCALAR, "expect.at consumer"))
+			return FALSE;
+		if (used == NULL)
+			return fail(l, v, "an expect.at check of a consumer needs its used bytes");
+		at->consumer = g_strdup(consumer->value->text);
+	}
+	at->execution = execution != NULL;
+	bytes = execution != NULL ? execution->value : used->value;
+	return expect_kind(l, bytes, NODE_SCALAR, execution != NULL ? "execution" : "used") &&
+	       split_cmp(l, bytes, &at->bytes.op, &rest) &&
+	       parse_quantity(l, bytes, rest, &size_quantity, &at->bytes.value);
+}
+
 static gboolean
 read_expect_at_item(Loader *l, const Node *v)
 {
@@ -2856,6 +3096,12 @@ read_expect_at_item(Loader *l, const Node *v)
 		return fail(l, task->key, "an expect.at check names a thread or a task, not both");
 	if (thread != NULL)
 		return read_at_thread(l, v, at);
+	if (find_entry(v, "execution") != NULL || find_entry(v, "consumer") != NULL) {
+		if (task == NULL)
+			return fail(l, v, "an expect.at check of execution memory or a consumer "
+				    "names its task");
+		return read_at_task(l, task, at) && read_at_execution(l, v, at);
+	}
 	if (task != NULL && tier == NULL)
 		return fail(l, task->key, "an expect.at check of a task needs its tier and used bytes");
 	if (task != NULL && !read_at_task(l, task, at))
