@@ -347,6 +347,7 @@ task_clear(SimTask *task)
 {
 	if (task->pages != NULL)
 		gs_page_table_free(task->pages);
+	gs_run_task_memory_free(&task->run);
 }
 
 /* Hands back what an ending thread holds, through its interpreter. */

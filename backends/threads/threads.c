@@ -230,6 +230,7 @@ task_free(gpointer data)
 	g_ptr_array_unref(task->threads);
 	if (task->pages != NULL)
 		gs_page_table_free(task->pages);
+	gs_run_task_memory_free(&task->run);
 	g_free(task);
 }
 

@@ -447,3 +447,9 @@ gs_run_execution_task_ends(GsRunExecution *x, GsRunTask *task)
 	g_clear_pointer(&task->memory, memory_free);
 	return leaked > 0;
 }
+
+void
+gs_run_task_memory_free(GsRunTask *task)
+{
+	g_clear_pointer(&task->memory, memory_free);
+}

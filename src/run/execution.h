@@ -71,6 +71,9 @@ gboolean gs_run_execution_op(GsRunExecution *x, GsRunTask *task, const char *nam
  */
 gboolean gs_run_execution_task_ends(GsRunExecution *x, GsRunTask *task);
 
+/** Frees what is left of @task's execution memory when its record goes (a run cut short). */
+void gs_run_task_memory_free(GsRunTask *task);
+
 G_END_DECLS
 
 #endif /* GPUSIM_RUN_EXECUTION_H */
