@@ -339,6 +339,7 @@ sample_result(void)
 	r->totals.unspilled_disk_to_host = 8;
 	r->totals.copies_checked = 9;
 	r->totals.leaked_bytes = 10;
+	r->totals.host_pools = 11;
 	r->tiers[GS_TIER_GPU] = (GsTierResult){10 * MIB, 11 * MIB, 4 * MIB, 12 * MIB};
 	r->tiers[GS_TIER_HOST] = (GsTierResult){4 * GIB, 0, 0, 0};
 	r->tiers[GS_TIER_DISK] = (GsTierResult){TIB, 0, 0, 0};
@@ -732,7 +733,8 @@ START_TEST(test_json_totals_tiers)
 			  "    \"unspilled_bytes\": {\"host_to_gpu\": 7, \"disk_to_host\": 8},\n"
 			  "    \"copies_checked\": 9,\n"
 			  "    \"copies_lost\": 0,\n"
-			  "    \"leaked_bytes\": 10\n"
+			  "    \"leaked_bytes\": 10,\n"
+			  "    \"host_pools\": 11\n"
 			  "  },\n");
 	ck_contains(json, "  \"tiers\": {\n"
 			  "    \"gpu\": {\"capacity\": 10485760, \"peak_used\": 11534336, "

@@ -101,6 +101,8 @@ threads_note_tier_peak(gpointer data, GsTier tier)
 
 	x->peak_used = MAX(x->peak_used, gs_memory_used(r->mem, tier));
 	x->peak_charged = MAX(x->peak_charged, gs_memory_charged(r->mem, tier));
+	if (tier == GS_TIER_HOST)
+		gs_run_note_host_pools(&r->tier_ops, r->res);
 }
 
 /* The reservation the thread holds under name @index (made empty on first use). */

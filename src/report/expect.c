@@ -128,6 +128,7 @@ static const TotalField total_fields[] = {
 	TOTAL("copies_checked", NULL, UNIT_COUNT, copies_checked),
 	TOTAL("copies_lost", NULL, UNIT_COUNT, copies_lost),
 	TOTAL("leaked_bytes", NULL, UNIT_BYTES, leaked_bytes),
+	TOTAL("host_pools", NULL, UNIT_COUNT, host_pools),
 };
 
 #undef TOTAL

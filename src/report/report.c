@@ -544,6 +544,7 @@ write_totals(Json *j, const GsResult *r)
 	put_uint(j, "copies_checked", r->totals.copies_checked);
 	put_uint(j, "copies_lost", r->totals.copies_lost);
 	put_int(j, "leaked_bytes", r->totals.leaked_bytes);
+	put_uint(j, "host_pools", r->totals.host_pools);
 	obj_end(j);
 }
 
@@ -791,6 +792,11 @@ write_event(Json *j, const GsLogEntry *e)
 		put_str(j, "thread", e->thread);
 		put_int(j, "bytes", e->bytes);
 		break;
+	case GS_LOG_HOST_POOLS:
+		put_str(j, "ev", "host_pools");
+		put_uint(j, "pools", e->device);
+		put_int(j, "bytes", e->bytes);
+		break;
 	case GS_LOG_EXECUTION:
 		write_execution_event(j, e);
 		break;
@@ -936,6 +942,7 @@ memory_instant_name(const GsLogEntry *e, char *name, gsize size)
 	case GS_LOG_SEMAPHORE:
 	case GS_LOG_SPILL:
 	case GS_LOG_DOWNGRADE:
+	case GS_LOG_HOST_POOLS:
 		g_snprintf(name, size, "%s", e->kind == GS_LOG_LEAK ? "leak" : "memory");
 		break;
 	}
@@ -1012,6 +1019,7 @@ trace_log(Json *j, Tracks *tracks, const GArray *entries, GsTime makespan)
 		case GS_LOG_TASK:
 		case GS_LOG_SEMAPHORE:
 		case GS_LOG_DOWNGRADE:
+		case GS_LOG_HOST_POOLS:
 			break;
 		}
 	}

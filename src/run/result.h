@@ -82,6 +82,7 @@ typedef struct {
 		guint64 copies_checked;  /* copies between tiers whose content tag was checked */
 		guint64 copies_lost;     /* of which carried the wrong tag: data lost or duplicated */
 		gint64 leaked_bytes;
+		guint host_pools;        /* the host tier's pools of blocks at the end */
 	} totals;
 	GsTierResult tiers[GS_N_TIERS];
 	GPtrArray *tasks;    /* GsTaskResult*, in file order (copies after their original) */
@@ -128,6 +129,8 @@ typedef enum {
 	GS_LOG_GATE,      /* .thread .what ("close", "fallback", "open") */
 	GS_LOG_DOWNGRADE, /* .device .bytes (charged) .what ("start", "stop") */
 	GS_LOG_LEAK,      /* .task .thread .bytes: what a completing thread left allocated */
+	GS_LOG_HOST_POOLS, /* the host tier took another pool of blocks: .device (pools now) .bytes
+			      (what the pools hold) */
 	GS_LOG_EXECUTION, /* Spark's execution memory: .task .thread (NULL at the task's end)
 			     .what ("acquire", "wait", "release", "spill", "page", "free_page",
 			     "clean_up", or a refused page's gs_page_result_name()) .buf

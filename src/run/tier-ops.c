@@ -15,6 +15,7 @@ gs_run_tiers_init(GsRunTiers *run, const GsWorkload *w, GsMemory *mem,
 	if (w->policy.admission == GS_ADMISSION_FAIR_SHARE)
 		run->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
 	run->execution = gs_run_execution_new(w, hooks, driver);
+	run->host_pools = mem != NULL ? gs_memory_host_pools(mem) : w->host.initial_pools;
 }
 
 void
@@ -363,6 +364,20 @@ gs_run_memory_freed(GsEngine *engine, GsThreadId by, GsTier tier, GsTime now)
 	if (tier != GS_TIER_DISK)
 		gs_engine_dealloc(engine, by, tier == GS_TIER_GPU ? GS_KIND_GPU : GS_KIND_HOST, 0,
 				  now);
+}
+
+void
+gs_run_note_host_pools(GsRunTiers *run, GsResult *res)
+{
+	GsLogEntry e = {.kind = GS_LOG_HOST_POOLS, .tier = GS_TIER_HOST};
+
+	if (run->mem != NULL && gs_memory_host_pools(run->mem) > run->host_pools) {
+		run->host_pools = gs_memory_host_pools(run->mem);
+		e.device = run->host_pools;
+		e.bytes = gs_memory_host_pool_bytes(run->mem);
+		run->hooks->log(run->driver, &e);
+	}
+	res->totals.host_pools = run->host_pools;
 }
 
 gboolean

@@ -29,7 +29,8 @@
  * spill, its owner's rank.
  *
  * A victim whose copy fell back goes straight from the GPU to disk when
- * policy.spill.host_full says so; otherwise it stays.
+ * policy.spill.host_full says so; otherwise it stays. The host tier's pools
+ * of blocks grow one at a time, never shrink, and each growth is logged.
  *
  * Fair-share admission (policy.admission fair_share, Spark's execution
  * pool's rule applied to the GPU): a task's GPU allocation is admitted only
@@ -84,6 +85,7 @@ typedef struct {
 	guint64 made;            /* grants so far: the next grant's serial is made + 1 */
 	GsExecutionPool *fair;   /* policy.admission fair_share: the tasks' GPU shares; NULL: none */
 	GsRunExecution *execution; /* Spark's execution memory (memory.execution) */
+	guint host_pools;        /* the host tier's pools of blocks as last seen */
 	const GsRunHooks *hooks;
 	gpointer driver;
 } GsRunTiers;
@@ -159,6 +161,13 @@ void gs_run_gate_fallback(GsRunTiers *run, GsRunThreadTiers *mine);
  * allocation) where it is.
  */
 void gs_run_memory_freed(GsEngine *engine, GsThreadId by, GsTier tier, GsTime now);
+
+/**
+ * The host tier's pools of blocks into @res (totals.host_pools): when they
+ * grew since the last look, the growth is logged (GS_LOG_HOST_POOLS). The
+ * driver looks once at the start and after host memory is taken.
+ */
+void gs_run_note_host_pools(GsRunTiers *run, GsResult *res);
 
 /** Whether victim @b, whose copy fell back, goes straight to disk now. */
 gboolean gs_run_falls_to_disk(const GsRunTiers *run, const GsMemBuf *b);

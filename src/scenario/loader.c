@@ -2475,6 +2475,7 @@ static const ExpectKey totals_keys[] = {
 	{"copies_checked", VK_COUNT},
 	{"copies_lost", VK_COUNT},
 	{"leaked_bytes", VK_SIZE},
+	{"host_pools", VK_COUNT},
 	{NULL, VK_COUNT},
 };
 

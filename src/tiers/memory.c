@@ -705,6 +705,18 @@ gs_memory_used(const GsMemory *m, GsTier tier)
 	return m->disk_used;
 }
 
+guint
+gs_memory_host_pools(const GsMemory *m)
+{
+	return gs_host_blocks_pools(m->host_blocks);
+}
+
+gint64
+gs_memory_host_pool_bytes(const GsMemory *m)
+{
+	return gs_host_blocks_system_bytes(m->host_blocks);
+}
+
 gint64
 gs_memory_charged(const GsMemory *m, GsTier tier)
 {

@@ -262,6 +262,10 @@ GsMemReservation *gs_memory_newest_reservation(const GPtrArray *reservations, Gs
 /* ---- the tiers ---- */
 
 gint64 gs_memory_used(const GsMemory *m, GsTier tier);
+/** The host tier's pools of blocks now (they grow one at a time and never shrink). */
+guint gs_memory_host_pools(const GsMemory *m);
+/** The bytes those pools took from the system. */
+gint64 gs_memory_host_pool_bytes(const GsMemory *m);
 gint64 gs_memory_charged(const GsMemory *m, GsTier tier);
 guint gs_memory_n_gpus(const GsMemory *m);
 const GsSpaceAccount *gs_memory_gpu_account(const GsMemory *m, guint device);
