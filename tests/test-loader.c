@@ -690,6 +690,7 @@ START_TEST(test_full_policy)
 	ck_assert_int_eq(p->reservations.over, GS_OVER_INCREASE);
 	ck_assert_double_eq(p->reservations.increase_factor, 1.5);
 	ck_assert_int_eq(p->reservations.attribution, GS_ATTRIBUTION_STREAM);
+	ck_assert_int_eq(p->reservations.blocking, GS_BLOCK_FOR_WHOLE);
 	ck_assert_int_eq(p->admission, GS_ADMISSION_FAIR_SHARE);
 	ck_assert(!p->evac_gate);
 }

@@ -245,14 +245,17 @@ START_TEST(test_reserve_any_in_tier_weak_order)
 }
 END_TEST
 
+/* The modes as SPEC and cuCascade's documentation have them (blocking whole). */
 START_TEST(test_reserve_modes)
 {
 	g_autoptr(GsWorkload) w = workload(10 * MIB, FALSE);
-	g_autoptr(GsMemory) m = gs_memory_new(w);
+	g_autoptr(GsMemory) m = NULL;
 	GsMemReservation a = {0}, b = {0}, c = {0}, d = {0};
 	GsOp big = reserve_op(GS_TIER_GPU, GS_STRATEGY_SPECIFIC, GS_RESERVE_BLOCK, 6 * MIB);
 	GsOp block = big, or_null = big, upto = big, too_large = big;
 
+	w->policy.reservations.blocking = GS_BLOCK_FOR_WHOLE;
+	m = gs_memory_new(w);
 	or_null.reserve.mode = GS_RESERVE_OR_NULL;
 	upto.reserve.mode = GS_RESERVE_UPTO;
 	too_large.reserve.size = 10 * MIB;
@@ -266,6 +269,36 @@ START_TEST(test_reserve_modes)
 	ck_assert_int_eq(d.acct.size, 9437184 - 6 * MIB);
 	gs_memory_release(m, &a);
 	ck_assert_int_eq(gs_memory_reserve(m, &block, &b), GS_RESERVATION_GRANTED);
+}
+END_TEST
+
+/*
+ * A blocking request on cuCascade's channel (the default): a GPU request
+ * above the limit waits while a reservation is live; the release wakes it,
+ * the notification does not help, and with no live reservation left it
+ * takes what fits (IDLE). After a shutdown a request that would wait gets
+ * nothing.
+ */
+START_TEST(test_reserve_channel)
+{
+	g_autoptr(GsWorkload) w = workload(10 * MIB, FALSE);
+	g_autoptr(GsMemory) m = gs_memory_new(w);
+	GsMemReservation a = {0}, b = {0}, c = {0};
+	GsOp big = reserve_op(GS_TIER_GPU, GS_STRATEGY_SPECIFIC, GS_RESERVE_BLOCK, 6 * MIB);
+	GsOp too_large = big;
+
+	too_large.reserve.size = 10 * MIB;
+	ck_assert_int_eq(gs_memory_reserve(m, &big, &a), GS_RESERVATION_GRANTED);
+	ck_assert_int_eq(gs_memory_reserve(m, &too_large, &c), GS_RESERVATION_WAIT);
+	ck_assert_int_eq(gs_memory_reserve_again(m, &too_large, &c), GS_RESERVATION_WAIT);
+	gs_memory_release(m, &a);
+	ck_assert_int_eq(gs_memory_reserve_again(m, &too_large, &c), GS_RESERVATION_IDLE);
+	ck_assert(c.held);
+	ck_assert_int_eq(c.acct.size, 9437184);
+	gs_memory_settle_channels(m);
+	gs_memory_shutdown_channels(m);
+	ck_assert_int_eq(gs_memory_reserve(m, &big, &b), GS_RESERVATION_SHUTDOWN);
+	ck_assert(!b.held);
 }
 END_TEST
 
@@ -547,6 +580,7 @@ memory_suite(void)
 	tcase_add_test(tc, test_no_room_says_how_much);
 	tcase_add_test(tc, test_reserve_any_in_tier_weak_order);
 	tcase_add_test(tc, test_reserve_modes);
+	tcase_add_test(tc, test_reserve_channel);
 	tcase_add_test(tc, test_reserve_downgrade_to_host);
 	tcase_add_test(tc, test_copy_steps);
 	tcase_add_test(tc, test_copy_refused_when_locked);

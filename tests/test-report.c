@@ -647,7 +647,7 @@ START_TEST(test_json_policy_defaults)
 			  "    \"spill\": {\"enabled\": false, \"victim\": \"lru\", \"on_demand\": true, "
 			  "\"proactive\": false, \"host_full\": \"disk\"},\n"
 			  "    \"reservations\": {\"over\": \"ignore\", \"increase_factor\": 1.25, "
-			  "\"attribution\": \"origin\"},\n"
+			  "\"attribution\": \"origin\", \"blocking\": \"channel\"},\n"
 			  "    \"admission\": \"none\",\n"
 			  "    \"evac_gate\": true\n"
 			  "  },\n");
@@ -678,6 +678,7 @@ START_TEST(test_json_policy_changed)
 	p->reservations.over = GS_OVER_INCREASE;
 	p->reservations.increase_factor = 0.1;
 	p->reservations.attribution = GS_ATTRIBUTION_STREAM;
+	p->reservations.blocking = GS_BLOCK_FOR_WHOLE;
 	p->admission = GS_ADMISSION_FAIR_SHARE;
 	p->evac_gate = FALSE;
 	json = gs_report_json(w, r, "sim", 0, NULL);
@@ -694,7 +695,7 @@ START_TEST(test_json_policy_changed)
 			  "    \"spill\": {\"enabled\": true, \"victim\": \"smallest_fit\", "
 			  "\"on_demand\": false, \"proactive\": true, \"host_full\": \"fail\"},\n"
 			  "    \"reservations\": {\"over\": \"increase\", \"increase_factor\": 0.1, "
-			  "\"attribution\": \"stream\"},\n"
+			  "\"attribution\": \"stream\", \"blocking\": \"whole\"},\n"
 			  "    \"admission\": \"fair_share\",\n"
 			  "    \"evac_gate\": false\n");
 	p->oom = GS_OOM_FAIL;

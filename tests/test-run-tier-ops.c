@@ -102,11 +102,12 @@ static const GsRunHooks fake_hooks = {
 
 /*
  * Two threads, T1 and T2, whose specs name reservations r and s, on a 100
- * MiB GPU, in a run whose buffers may move between tiers when @spills and
- * whose tasks take fair shares of the GPU when @fair.
+ * MiB GPU, in a run whose buffers may move between tiers when @spills,
+ * whose tasks take fair shares of the GPU when @fair, and whose blocking
+ * reservations wait as @blocking says.
  */
 static Fake *
-fake_over(gboolean spills, gboolean fair)
+fake_build(gboolean spills, gboolean fair, GsReservationBlocking blocking)
 {
 	Fake *f = g_new0(Fake, 1);
 
@@ -114,6 +115,7 @@ fake_over(gboolean spills, gboolean fair)
 	f->w->gpu.capacity = 100 * MIB;
 	f->w->policy.spill.enabled = spills;
 	f->w->policy.admission = fair ? GS_ADMISSION_FAIR_SHARE : GS_ADMISSION_NONE;
+	f->w->policy.reservations.blocking = blocking;
 	f->mem = gs_memory_new(f->w);
 	f->spec = gs_thread_spec_new("T");
 	g_ptr_array_add(f->spec->reservations, g_strdup("r"));
@@ -126,6 +128,13 @@ fake_over(gboolean spills, gboolean fair)
 					 f->spec);
 	}
 	return f;
+}
+
+/* Most tests: blocking requests wait for their whole size (SPEC). */
+static Fake *
+fake_over(gboolean spills, gboolean fair)
+{
+	return fake_build(spills, fair, GS_BLOCK_FOR_WHOLE);
 }
 
 static Fake *
@@ -485,6 +494,37 @@ START_TEST(test_a_retry_blocks_inputs)
 }
 END_TEST
 
+/*
+ * On cuCascade's channel a release wakes one waiter: T1's release serves T2
+ * ("notified"), and a request in line behind it stays there although it
+ * would fit, until the next release; the shutdown answers it with nothing.
+ */
+START_TEST(test_the_channel_wakes_one_waiter)
+{
+	Fake *f = fake_build(FALSE, FALSE, GS_BLOCK_ON_CHANNEL);
+	GsOp shutdown = {.kind = GS_OP_SHUTDOWN_RESERVATIONS};
+	GsException thrown;
+	Thread third = {.name = "T3"};
+
+	gs_run_thread_tiers_init(&third.res, &f->tier_ops, 3, third.name, f->spec);
+	ck_assert_int_eq(reserve(f, 0, 0, 80, GS_RESERVE_BLOCK), GS_RESERVATION_GRANTED);
+	ck_assert_int_eq(reserve(f, 1, 0, 40, GS_RESERVE_BLOCK), GS_RESERVATION_WAIT);
+	f->ops[f->n_ops] = f->ops[f->n_ops - 1];
+	ck_assert_int_eq(gs_run_reserve(&f->tier_ops, &third.res, &third, &f->ops[f->n_ops++]),
+			 GS_RESERVATION_WAIT);
+	g_string_truncate(f->trace, 0);
+	gs_run_release(&f->tier_ops, &f->threads[0].res, 0);
+	gs_run_reserve_retry(&f->tier_ops);
+	expect(f, "T1 releases r - 80MiB, gpu came free, T2 reserves r notified 40MiB, wake T2");
+	gs_run_reserve_retry(&f->tier_ops); /* nothing woke it: T3 stays in line */
+	expect(f, "");
+	ck_assert(gs_run_tier_op(&f->tier_ops, &f->threads[0], 1, &shutdown, &thrown));
+	expect(f, "T3 reserves r shutdown 40MiB, wake T3");
+	gs_run_thread_tiers_clear(&third.res);
+	fake_free(f);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -499,6 +539,7 @@ main(void)
 	tcase_add_test(tc, test_a_thread_that_ends);
 	tcase_add_test(tc, test_the_downgrades_turns);
 	tcase_add_test(tc, test_fair_shares);
+	tcase_add_test(tc, test_the_channel_wakes_one_waiter);
 	tcase_add_test(tc, test_a_fallback_to_disk);
 	tcase_add_test(tc, test_who_freed_keeps_its_state);
 	tcase_add_loop_test(tc, test_a_retry_blocks_inputs, 0, 2);

@@ -336,9 +336,9 @@ static const ReserveRow reserve_rows[] = {
 	{ GPU, WAIT, 0, 950, GS_RESERVE_BLOCK, 100, GS_RESERVATION_WAIT, 0, 100, 0 },
 	/* block (the reference's code): wait while a reservation is live, else upto */
 	{ GPU, IDLE, 850, 0, GS_RESERVE_BLOCK, 100, GS_RESERVATION_WAIT, 0, 100, 50 },
-	{ GPU, IDLE, 0, 850, GS_RESERVE_BLOCK, 100, GS_RESERVATION_GRANTED, 50, 100, 50 },
-	{ GPU, IDLE, 0, 0, GS_RESERVE_BLOCK, 901, GS_RESERVATION_GRANTED, 900, 901, 900 },
-	{ GPU, IDLE, 0, 950, GS_RESERVE_BLOCK, 100, GS_RESERVATION_GRANTED, 0, 100, 0 },
+	{ GPU, IDLE, 0, 850, GS_RESERVE_BLOCK, 100, GS_RESERVATION_IDLE, 50, 100, 50 },
+	{ GPU, IDLE, 0, 0, GS_RESERVE_BLOCK, 901, GS_RESERVATION_IDLE, 900, 901, 900 },
+	{ GPU, IDLE, 0, 950, GS_RESERVE_BLOCK, 100, GS_RESERVATION_IDLE, 0, 100, 0 },
 	{ GPU, IDLE, 850, 0, GS_RESERVE_BLOCK, 901, GS_RESERVATION_WAIT, 0, 901, 50 },
 	/* HOST: rounded to whole blocks of 100; above L throws (too large) */
 	{ HOST, WAIT, 0, 0, GS_RESERVE_OR_NULL, 850, GS_RESERVATION_GRANTED, 900, 900, 900 },
@@ -378,7 +378,7 @@ START_TEST(test_reserve)
 	ck_assert_int_eq(r.size, row->size);
 	ck_assert_int_eq(r.rounded, row->rounded);
 	ck_assert_int_eq(r.fits_now, row->fits_now);
-	if (r.outcome == GS_RESERVATION_GRANTED) {
+	if (gs_reservation_outcome_held(r.outcome)) {
 		/* charged now, counted live even at 0 bytes */
 		ck_assert_int_eq(gs_space_account_charged(acct), before + row->size);
 		ck_assert_uint_eq(gs_space_account_active(acct), active + 1);
@@ -395,6 +395,51 @@ START_TEST(test_reserve)
 END_TEST
 
 /* The IDLE fallback depends on live reservations, 0-byte ones included. */
+/*
+ * The notification channel: a release wakes one waiter and posts a sticky
+ * notification; the last live reservation's release wakes them all; a
+ * woken waiter sees SHUTDOWN, then the notification (taken once), then
+ * IDLE; wake-ups nobody took are lost, the notification is not.
+ */
+START_TEST(test_channel)
+{
+	GsSpaceThresholds t = gs_space_thresholds(1000, &struct_defaults);
+	g_autoptr(GsSpaceAccount) acct = gs_space_account_new(GS_TIER_GPU, &t, 1);
+	GsSpaceReservation r1 = {0}, r2 = {0}, r3 = {0};
+
+	gs_space_account_set_blocking(acct, GS_BLOCKING_IDLE_UPTO);
+	gs_space_account_reserve(acct, GS_RESERVE_OR_NULL, 500, &r1);
+	gs_space_account_reserve(acct, GS_RESERVE_OR_NULL, 300, &r2);
+	ck_assert(!gs_space_account_woken(acct));
+	ck_assert_int_eq(gs_space_account_wait(acct), GS_CHANNEL_BLOCKED);
+	gs_space_account_release(acct, &r1);
+	ck_assert(gs_space_account_woken(acct));
+	ck_assert(!gs_space_account_woken(acct)); /* one waiter per release */
+	ck_assert_int_eq(gs_space_account_wait(acct), GS_CHANNEL_NOTIFIED);
+	ck_assert_int_eq(gs_space_account_wait(acct), GS_CHANNEL_BLOCKED);
+	gs_space_account_settle(acct);
+	gs_space_account_release(acct, &r2); /* the last one: every waiter wakes */
+	ck_assert(gs_space_account_woken(acct));
+	ck_assert(gs_space_account_woken(acct));
+	gs_space_account_settle(acct);
+	ck_assert(!gs_space_account_woken(acct));
+	ck_assert_int_eq(gs_space_account_wait(acct), GS_CHANNEL_NOTIFIED); /* sticky */
+	ck_assert_int_eq(gs_space_account_wait(acct), GS_CHANNEL_IDLE);
+	/* A request that would wait takes a notification left for nobody. */
+	gs_space_account_reserve(acct, GS_RESERVE_OR_NULL, 900, &r3);
+	ck_assert_int_eq(gs_space_account_reserve(acct, GS_RESERVE_BLOCK, 100, &r1).outcome,
+			 GS_RESERVATION_WAIT);
+	gs_space_account_shutdown(acct);
+	ck_assert(gs_space_account_woken(acct));
+	ck_assert_int_eq(gs_space_account_wait(acct), GS_CHANNEL_SHUTDOWN);
+	ck_assert_int_eq(gs_space_account_reserve(acct, GS_RESERVE_BLOCK, 100, &r1).outcome,
+			 GS_RESERVATION_SHUTDOWN);
+	ck_assert_str_eq(gs_reservation_outcome_name(GS_RESERVATION_IDLE), "idle");
+	ck_assert(gs_reservation_outcome_held(GS_RESERVATION_IDLE));
+	ck_assert(!gs_reservation_outcome_held(GS_RESERVATION_SHUTDOWN));
+}
+END_TEST
+
 START_TEST(test_block_idle_counts_live)
 {
 	g_autoptr(GsSpaceAccount) acct = small_account(GS_TIER_GPU, 1);
@@ -423,7 +468,7 @@ START_TEST(test_block_idle_counts_live)
 	ck_assert_uint_eq(gs_space_account_active(acct), 0);
 	/* idle: it takes what fits, the whole limit */
 	r = gs_space_account_reserve(acct, GS_RESERVE_BLOCK, 2000, &got);
-	ck_assert_int_eq(r.outcome, GS_RESERVATION_GRANTED);
+	ck_assert_int_eq(r.outcome, GS_RESERVATION_IDLE);
 	ck_assert_int_eq(r.size, 900);
 	ck_assert_int_eq(gs_space_account_charged(acct), 900);
 }
@@ -915,6 +960,7 @@ gs_test_suite_space(void)
 	tcase_add_test(tc, test_account_fresh);
 	tcase_add_loop_test(tc, test_reserve, 0, G_N_ELEMENTS(reserve_rows));
 	tcase_add_test(tc, test_block_idle_counts_live);
+	tcase_add_test(tc, test_channel);
 	tcase_add_loop_test(tc, test_allocate_inside, 0, G_N_ELEMENTS(inside_rows));
 	tcase_add_test(tc, test_allocate_capacity);
 	tcase_add_test(tc, test_free_straddle);

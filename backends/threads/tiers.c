@@ -62,7 +62,8 @@ threads_ops_any(const GArray *ops, gboolean (*is)(const GsOp *op))
 static gboolean
 needs_model(const GsOp *op)
 {
-	return op->kind == GS_OP_RESERVE || gs_run_is_execution_op(op) ||
+	return op->kind == GS_OP_RESERVE || op->kind == GS_OP_SHUTDOWN_RESERVATIONS ||
+	       gs_run_is_execution_op(op) ||
 	       (op->kind == GS_OP_ALLOC && op->alloc.kind == GS_KIND_HOST);
 }
 

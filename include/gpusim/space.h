@@ -56,13 +56,20 @@
  *
  * Blocking reservations. SPEC §3.5 defines mode block as "wait until the whole
  * size fits; a size above the limit fails at once with ReservationTooLarge",
- * which is also what the cuCascade docs describe, and it is the default here
- * (GS_BLOCKING_WAIT). The cuCascade code differs (§A.3, §A.14): a blocking
- * request that does not fit waits on the space's channel, and when the space
- * has no live reservation (the channel is IDLE) it falls back to an upto
- * reservation, possibly partial or 0 bytes; it never reports a size above the
- * limit, except on HOST, where the rounded size above L throws at once.
- * GS_BLOCKING_IDLE_UPTO reproduces that.
+ * which is also what the cuCascade docs describe (GS_BLOCKING_WAIT). The
+ * cuCascade code differs (§A.3, §A.4, §A.14), and GS_BLOCKING_IDLE_UPTO
+ * reproduces it: a blocking request that does not fit waits on the space's
+ * notification channel; when the space has no live reservation (the channel
+ * is IDLE) it falls back to an upto reservation, possibly partial or 0 bytes;
+ * it never reports a size above the limit, except on HOST, where the rounded
+ * size above L throws at once. The channel: every release posts a sticky
+ * notification and wakes one waiter; the release of the last live
+ * reservation wakes them all; a woken waiter sees SHUTDOWN first, then the
+ * notification (consumed: one waiter takes it, and asks again), then IDLE;
+ * otherwise it waits on. A notification nobody waits for stays for the next
+ * waiter; a wake-up nobody waits for is lost. A shutdown wakes one waiter,
+ * and every blocking request that would wait afterwards gets nothing (under
+ * either rule).
  *
  * Byte counts are gint64 and never negative. Capacities above 2^53 bytes lose
  * precision in the double product exactly as the reference does; a product at
@@ -173,7 +180,9 @@ typedef enum {
 	X(GRANTED, "granted")     /* charged; .size may be partial (upto) or 0 */    \
 	X(REFUSED, "refused")     /* or_null: does not fit now; nothing changed */   \
 	X(WAIT, "wait")           /* block: does not fit now; ask again later */     \
-	X(TOO_LARGE, "too_large") /* can never fit: ReservationTooLarge */
+	X(TOO_LARGE, "too_large") /* can never fit: ReservationTooLarge */           \
+	X(IDLE, "idle")           /* block, channel IDLE: charged as upto (may be 0) */ \
+	X(SHUTDOWN, "shutdown")   /* block, channel shut down: no reservation */
 
 typedef enum {
 #define GS_X_ENUM(suffix, name) GS_RESERVATION_##suffix,
@@ -183,6 +192,9 @@ typedef enum {
 } GsReservationOutcome;
 
 GS_API const char *gs_reservation_outcome_name(GsReservationOutcome outcome);
+
+/** Whether @outcome made a reservation: GRANTED or IDLE. */
+GS_API gboolean gs_reservation_outcome_held(GsReservationOutcome outcome);
 
 /**
  * A reservation's own counters, owned by the caller and updated by the account.
@@ -246,15 +258,37 @@ GS_API gint64 gs_space_account_available_to(const GsSpaceAccount *acct,
 /** Live reservations, 0-byte ones included (the channel's live notifiers). */
 GS_API guint gs_space_account_active(const GsSpaceAccount *acct);
 
+/* ---- the notification channel (§A.4), under GS_BLOCKING_IDLE_UPTO ---- */
+
+typedef enum {
+	GS_CHANNEL_BLOCKED = 0, /* nothing for this waiter: it waits on */
+	GS_CHANNEL_NOTIFIED,    /* a release's notification: ask again (or_null) */
+	GS_CHANNEL_IDLE,        /* no live reservation: take what fits (upto) */
+	GS_CHANNEL_SHUTDOWN,    /* the channel is shut down: give up (null) */
+} GsChannelWait;
+
+/** Whether a waiter on @acct's channel is woken now; takes one wake-up unless all are woken. */
+GS_API gboolean gs_space_account_woken(GsSpaceAccount *acct);
+
+/** What a woken waiter sees: SHUTDOWN, then the notification (consumed), then IDLE. */
+GS_API GsChannelWait gs_space_account_wait(GsSpaceAccount *acct);
+
+/** Wake-ups no waiter took are lost (the notification itself stays). */
+GS_API void gs_space_account_settle(GsSpaceAccount *acct);
+
+/** Shuts the channel down (memory_reservation_manager::shutdown()): one waiter is woken. */
+GS_API void gs_space_account_shutdown(GsSpaceAccount *acct);
+
 /**
  * Asks for a reservation of @bytes in @mode. HOST rounds @bytes up to whole
  * blocks first. or_null: granted iff U + rounded <= L, else REFUSED (HOST: TOO_LARGE
  * if rounded > L). upto: always granted, MIN(rounded, MAX(0, L - U)) bytes,
  * possibly 0. block: rounded > L is TOO_LARGE; granted if it fits; otherwise
- * WAIT, or, under GS_BLOCKING_IDLE_UPTO with no live reservation, upto (and
- * then a GPU or DISK request is never TOO_LARGE). On GRANTED, *@res is set to a
- * live reservation of .size bytes and the active count rises; otherwise
- * nothing changes.
+ * WAIT, or, under GS_BLOCKING_IDLE_UPTO, SHUTDOWN once the channel is shut
+ * down, IDLE (charged as upto) with no live reservation (and then a GPU or
+ * DISK request is never TOO_LARGE), and the wait takes a notification left
+ * for nobody. On GRANTED or IDLE, *@res is set to a live reservation of
+ * .size bytes and the active count rises; otherwise nothing changes.
  */
 GS_API GsReserveResult gs_space_account_reserve(GsSpaceAccount *acct, GsReserveMode mode,
 						gint64 bytes, GsSpaceReservation *res);
@@ -262,7 +296,8 @@ GS_API GsReserveResult gs_space_account_reserve(GsSpaceAccount *acct, GsReserveM
 /**
  * Releases @res: refunds MAX(0, size - allocated) and returns it. Bytes still
  * allocated from it stay charged until they are freed (with @res released, a
- * free credits them in full).
+ * free credits them in full). The channel is notified and one waiter woken;
+ * all of them when it was the last live reservation.
  */
 GS_API gint64 gs_space_account_release(GsSpaceAccount *acct, GsSpaceReservation *res);
 

@@ -127,6 +127,8 @@ typedef enum {
 typedef enum { GS_HOST_FULL_DISK = 0, GS_HOST_FULL_FAIL = 1 } GsHostFull;
 typedef enum { GS_OVER_IGNORE = 0, GS_OVER_FAIL, GS_OVER_INCREASE } GsOverReservation;
 typedef enum { GS_ATTRIBUTION_ORIGIN = 0, GS_ATTRIBUTION_STREAM = 1 } GsAttribution;
+/* How a blocking reservation waits (cuCascade's code, or its docs and SPEC §3.5). */
+typedef enum { GS_BLOCK_ON_CHANNEL = 0, GS_BLOCK_FOR_WHOLE = 1 } GsReservationBlocking;
 typedef enum { GS_ADMISSION_NONE = 0, GS_ADMISSION_FAIR_SHARE = 1 } GsAdmission;
 
 typedef struct {
@@ -150,6 +152,7 @@ typedef struct {
 		GsOverReservation over; /* default ignore */
 		double increase_factor; /* default 1.25 */
 		GsAttribution attribution; /* default origin */
+		GsReservationBlocking blocking; /* default channel */
 	} reservations;
 	GsAdmission admission; /* default none */
 	gboolean evac_gate;    /* default true */
@@ -170,6 +173,7 @@ typedef struct {
 	X(BLOCK_UNTIL_READY, "block_until_ready")       \
 	X(RESERVE, "reserve")                           \
 	X(RELEASE, "release")                           \
+	X(SHUTDOWN_RESERVATIONS, "shutdown_reservations") \
 	X(POOL, "pool")                                 \
 	X(WAIT_ON_POOL, "wait_on_pool")                 \
 	X(ASSOCIATE, "associate")                       \

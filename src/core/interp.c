@@ -1003,6 +1003,7 @@ run_op(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 	case GS_OP_UNSPILLABLE:
 	case GS_OP_RESERVE:
 	case GS_OP_RELEASE:
+	case GS_OP_SHUTDOWN_RESERVATIONS:
 	case GS_OP_POOL:
 	case GS_OP_ASSOCIATE:
 	case GS_OP_DISSOCIATE:

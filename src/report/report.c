@@ -511,6 +511,8 @@ write_policy(Json *j, const GsPolicy *p)
 	put_str(j, "over", over_name(p->reservations.over));
 	put_double(j, "increase_factor", p->reservations.increase_factor);
 	put_str(j, "attribution", attribution_name(p->reservations.attribution));
+	put_str(j, "blocking",
+		p->reservations.blocking == GS_BLOCK_ON_CHANNEL ? "channel" : "whole");
 	obj_end(j);
 	put_str(j, "admission", admission_name(p->admission));
 	put_bool(j, "evac_gate", p->evac_gate);

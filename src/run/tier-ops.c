@@ -62,11 +62,13 @@ log_reservation(GsRunTiers *run, GsRunThreadTiers *mine, guint name, GsLogKind k
 	run->hooks->log(run->driver, &e);
 }
 
+/* @res is held now; @how: "granted", "idle" (what fits) or "notified" (after a wait). */
 static void
-grant(GsRunTiers *run, GsRunThreadTiers *mine, guint name, GsMemReservation *res)
+grant(GsRunTiers *run, GsRunThreadTiers *mine, guint name, GsMemReservation *res,
+      const char *how)
 {
 	res->serial = ++run->made;
-	log_reservation(run, mine, name, GS_LOG_RESERVE, "granted", res, res->acct.size);
+	log_reservation(run, mine, name, GS_LOG_RESERVE, how, res, res->acct.size);
 	run->hooks->granted(run->driver, res->tier);
 }
 
@@ -99,8 +101,8 @@ gs_run_reserve(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread, const G
 
 	gs_run_release(run, mine, name); /* reserved again: the old one goes */
 	outcome = gs_memory_reserve(run->mem, op, res);
-	if (outcome == GS_RESERVATION_GRANTED) {
-		grant(run, mine, name, res);
+	if (gs_reservation_outcome_held(outcome)) {
+		grant(run, mine, name, res, gs_reservation_outcome_name(outcome));
 		return outcome;
 	}
 	log_reservation(run, mine, name, GS_LOG_RESERVE, gs_reservation_outcome_name(outcome), res,
@@ -112,16 +114,25 @@ gs_run_reserve(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread, const G
 	return outcome;
 }
 
-/* Asks again for the reservation @mine waits on; TRUE when granted. */
+/* Asks again for the reservation @mine waits on; TRUE when it leaves the line. */
 static gboolean
 reserve_again(GsRunTiers *run, GsRunThreadTiers *mine)
 {
 	guint name = mine->waiting->reserve.res;
 	GsMemReservation *res = gs_run_reservation(mine, name);
+	GsReservationOutcome outcome = gs_memory_reserve_again(run->mem, mine->waiting, res);
+	gboolean channel = run->w->policy.reservations.blocking == GS_BLOCK_ON_CHANNEL;
 
-	if (gs_memory_reserve(run->mem, mine->waiting, res) != GS_RESERVATION_GRANTED)
+	if (outcome == GS_RESERVATION_SHUTDOWN) {
+		log_reservation(run, mine, name, GS_LOG_RESERVE, "shutdown", res,
+				mine->waiting->reserve.size);
+		return TRUE;
+	}
+	if (!gs_reservation_outcome_held(outcome))
 		return FALSE;
-	grant(run, mine, name, res);
+	grant(run, mine, name, res,
+	      outcome == GS_RESERVATION_GRANTED && channel ? "notified"
+							   : gs_reservation_outcome_name(outcome));
 	return TRUE;
 }
 
@@ -153,6 +164,8 @@ gs_run_reserve_retry(GsRunTiers *run)
 		mine->waiting = NULL;
 		run->hooks->wake(run->driver, thread);
 	}
+	if (run->mem != NULL)
+		gs_memory_settle_channels(run->mem);
 	/* A page refused after the wait gives its grant back: the others may go on now. */
 	if (released)
 		gs_run_reserve_retry(run);
@@ -244,11 +257,16 @@ gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const GsOp *op,
 			break;
 		case GS_RESERVATION_GRANTED:
 		case GS_RESERVATION_REFUSED:
+		case GS_RESERVATION_IDLE:
+		case GS_RESERVATION_SHUTDOWN:
 		case GS_N_RESERVATION_OUTCOMES:
 			break;
 		}
 	} else if (op->kind == GS_OP_RELEASE) {
 		gs_run_release(run, run->hooks->tiers_of(run->driver, thread), op->res);
+	} else if (op->kind == GS_OP_SHUTDOWN_RESERVATIONS) {
+		gs_memory_shutdown_channels(run->mem);
+		gs_run_reserve_retry(run);
 	} else if (op->kind == GS_OP_SYNC) {
 		sync_stream(run, id, op->stream);
 	} else if (op->kind == GS_OP_SPILLABLE || op->kind == GS_OP_UNSPILLABLE) {

@@ -1391,6 +1391,7 @@ static const char *const victim_names[] = {"lru", "largest", "smallest_fit", "pr
 static const char *const host_full_names[] = {"disk", "fail", NULL};
 static const char *const over_names[] = {"ignore", "fail", "increase", NULL};
 static const char *const attribution_names[] = {"origin", "stream", NULL};
+static const char *const blocking_names[] = {"channel", "whole", NULL};
 static const char *const admission_names[] = {"none", "fair_share", NULL};
 static const char *const on_oom_names[] = {"fail", "continue", NULL};
 static const char *const alloc_kind_names[] = {"gpu", "host", NULL};
@@ -1504,6 +1505,8 @@ static const Field reservations_fields[] = {
 	      .min = 1),
 	FIELD("attribution", F_ENUM, GsWorkload, policy.reservations.attribution,
 	      .names = attribution_names),
+	FIELD("blocking", F_ENUM, GsWorkload, policy.reservations.blocking,
+	      .names = blocking_names),
 	{.key = NULL},
 };
 
@@ -2074,6 +2077,7 @@ read_op_value(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 	case GS_OP_BLOCK_UNTIL_READY:
 	case GS_OP_TASK_DONE:
 	case GS_OP_CLEAN_UP:
+	case GS_OP_SHUTDOWN_RESERVATIONS:
 	case GS_N_OP_KINDS:
 		break;
 	}
@@ -2108,7 +2112,8 @@ fail_unknown_op(Loader *l, const Node *word)
 static gboolean
 takes_no_value(GsOpKind kind)
 {
-	return kind == GS_OP_BLOCK_UNTIL_READY || kind == GS_OP_TASK_DONE || kind == GS_OP_CLEAN_UP;
+	return kind == GS_OP_BLOCK_UNTIL_READY || kind == GS_OP_TASK_DONE ||
+	       kind == GS_OP_CLEAN_UP || kind == GS_OP_SHUTDOWN_RESERVATIONS;
 }
 
 /* An op: a bare word, or a map with one key whose value is the argument. */

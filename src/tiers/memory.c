@@ -30,11 +30,16 @@ struct GsMemory {
 /* ---- set-up ---- */
 
 static GsSpaceAccount *
-account_for(GsTier tier, gint64 capacity, const GsSpaceFractions *f, gint64 granule)
+account_for(const GsWorkload *w, GsTier tier, gint64 capacity, const GsSpaceFractions *f,
+	    gint64 granule)
 {
 	GsSpaceThresholds t = gs_space_thresholds(capacity, f);
+	GsSpaceAccount *acct = gs_space_account_new(tier, &t, granule);
 
-	return gs_space_account_new(tier, &t, granule);
+	gs_space_account_set_blocking(acct, w->policy.reservations.blocking == GS_BLOCK_ON_CHANNEL
+						    ? GS_BLOCKING_IDLE_UPTO
+						    : GS_BLOCKING_WAIT);
+	return acct;
 }
 
 GsMemory *
@@ -52,15 +57,15 @@ gs_memory_new(const GsWorkload *w)
 	for (guint i = 0; i < MAX(w->gpu.devices, 1); i++) {
 		g_ptr_array_add(m->gpus, gs_device_new(w->gpu.capacity, w->gpu.alignment,
 						       w->gpu.allocator));
-		g_ptr_array_add(m->gpu_accounts, account_for(GS_TIER_GPU, w->gpu.capacity, &gpu,
+		g_ptr_array_add(m->gpu_accounts, account_for(w, GS_TIER_GPU, w->gpu.capacity, &gpu,
 							     MAX(w->gpu.alignment, 1)));
 	}
 	host.reservation_limit = w->host.reservation_limit;
 	m->host_blocks = gs_host_blocks_new(w->host.block_size, w->host.pool_blocks,
 					    w->host.initial_pools, w->host.capacity);
-	m->host_account = account_for(GS_TIER_HOST, w->host.capacity, &host,
+	m->host_account = account_for(w, GS_TIER_HOST, w->host.capacity, &host,
 				      gs_host_blocks_get_block_size(m->host_blocks));
-	m->disk_account = account_for(GS_TIER_DISK, w->disk.capacity, &disk, 1);
+	m->disk_account = account_for(w, GS_TIER_DISK, w->disk.capacity, &disk, 1);
 	if (w->policy.spill.enabled) {
 		m->store = gs_spill_store_new();
 		m->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
@@ -645,7 +650,7 @@ reserve_in(GsMemory *m, Space s, GsReserveMode mode, gint64 bytes, GsMemReservat
 	GsReserveResult r = gs_space_account_reserve(account_of(m, s.tier, s.device), mode, bytes,
 						     &res->acct);
 
-	if (r.outcome == GS_RESERVATION_GRANTED) {
+	if (gs_reservation_outcome_held(r.outcome)) {
 		res->held = TRUE;
 		res->tier = s.tier;
 		res->device = s.tier == GS_TIER_GPU ? s.device : 0;
@@ -671,6 +676,61 @@ gs_memory_reserve(GsMemory *m, const GsOp *op, GsMemReservation *res)
 	}
 	return reserve_in(m, g_array_index(spaces, Space, 0), op->reserve.mode, op->reserve.size,
 			  res);
+}
+
+GsReservationOutcome
+gs_memory_reserve_again(GsMemory *m, const GsOp *op, GsMemReservation *res)
+{
+	g_autoptr(GArray) spaces = g_array_new(FALSE, FALSE, sizeof(Space));
+	GsSpaceAccount *acct;
+	Space s;
+	gboolean strong;
+
+	if (m->w->policy.reservations.blocking == GS_BLOCK_FOR_WHOLE)
+		return gs_memory_reserve(m, op, res);
+	candidates(m, op, spaces, &strong);
+	if (spaces->len == 0)
+		return GS_RESERVATION_WAIT;
+	s = g_array_index(spaces, Space, 0);
+	acct = account_of(m, s.tier, s.device);
+	if (!gs_space_account_woken(acct))
+		return GS_RESERVATION_WAIT;
+	/* Awake, it waits again at once after each notification that did not help. */
+	for (;;) {
+		switch (gs_space_account_wait(acct)) {
+		case GS_CHANNEL_SHUTDOWN:
+			return GS_RESERVATION_SHUTDOWN;
+		case GS_CHANNEL_NOTIFIED:
+			if (reserve_in(m, s, GS_RESERVE_OR_NULL, op->reserve.size, res) ==
+			    GS_RESERVATION_GRANTED)
+				return GS_RESERVATION_GRANTED;
+			continue;
+		case GS_CHANNEL_IDLE:
+			reserve_in(m, s, GS_RESERVE_UPTO, op->reserve.size, res);
+			return GS_RESERVATION_IDLE;
+		case GS_CHANNEL_BLOCKED:
+			return GS_RESERVATION_WAIT;
+		}
+	}
+}
+
+/* Every space's channel: wake-ups nobody took are lost. */
+void
+gs_memory_settle_channels(GsMemory *m)
+{
+	for (guint i = 0; i < m->gpu_accounts->len; i++)
+		gs_space_account_settle(m->gpu_accounts->pdata[i]);
+	gs_space_account_settle(m->host_account);
+	gs_space_account_settle(m->disk_account);
+}
+
+void
+gs_memory_shutdown_channels(GsMemory *m)
+{
+	for (guint i = 0; i < m->gpu_accounts->len; i++)
+		gs_space_account_shutdown(m->gpu_accounts->pdata[i]);
+	gs_space_account_shutdown(m->host_account);
+	gs_space_account_shutdown(m->disk_account);
 }
 
 gint64

@@ -237,11 +237,28 @@ GsTime gs_memory_copy_time(const GsMemory *m, GsTier from, GsTier to, gint64 byt
 /* ---- reservations ---- */
 
 /**
- * Carries out a reserve op (its strategy and mode) into @res. GRANTED: @res
- * is held. REFUSED (or_null): not held. WAIT (block): ask again after the
- * next release or free. TOO_LARGE: it can never fit.
+ * Carries out a reserve op (its strategy and mode) into @res. GRANTED or
+ * IDLE (policy.reservations.blocking channel: no live reservation, so what
+ * fits): @res is held. REFUSED (or_null) or SHUTDOWN: not held. WAIT
+ * (block): in line, gs_memory_reserve_again() after a release or a free.
+ * TOO_LARGE: it can never fit.
  */
 GsReservationOutcome gs_memory_reserve(GsMemory *m, const GsOp *op, GsMemReservation *res);
+
+/**
+ * A blocking reserve op in line asks again. Blocking "whole": the op again.
+ * Blocking "channel" (cuCascade's make_reservation): only when the channel
+ * of the space it waits on wakes it, and then as the channel says: SHUTDOWN,
+ * NOTIFIED (GRANTED if it fits now, else WAIT), IDLE (held, what fits);
+ * otherwise WAIT.
+ */
+GsReservationOutcome gs_memory_reserve_again(GsMemory *m, const GsOp *op, GsMemReservation *res);
+
+/** After every waiter asked again: the channels' wake-ups nobody took are lost. */
+void gs_memory_settle_channels(GsMemory *m);
+
+/** Shuts every space's channel down (memory_reservation_manager::shutdown()). */
+void gs_memory_shutdown_channels(GsMemory *m);
 
 /** Releases a held reservation; returns the bytes refunded. */
 gint64 gs_memory_release(GsMemory *m, GsMemReservation *res);

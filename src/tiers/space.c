@@ -45,6 +45,12 @@ gs_reservation_outcome_name(GsReservationOutcome outcome)
 	return reservation_outcome_names[outcome];
 }
 
+gboolean
+gs_reservation_outcome_held(GsReservationOutcome outcome)
+{
+	return outcome == GS_RESERVATION_GRANTED || outcome == GS_RESERVATION_IDLE;
+}
+
 /* ---- helpers ---- */
 
 /* @bytes rounded up to a multiple of @granule (> 0); callers check the range. */
@@ -240,6 +246,11 @@ struct GsSpaceAccount {
 	gint64 charged;     /* U */
 	gint64 peak;        /* highest U */
 	guint active;       /* live reservations */
+	/* the notification channel */
+	gboolean notified;  /* the sticky flag: a release no waiter has taken yet */
+	guint wake_one;     /* wake-ups for one waiter each (releases, shutdowns) */
+	gboolean wake_all;  /* the last live reservation went: every waiter wakes */
+	gboolean shut_down;
 };
 
 GsSpaceAccount *
@@ -407,16 +418,23 @@ gs_space_account_reserve(GsSpaceAccount *acct, GsReserveMode mode, gint64 bytes,
 			return refuse(r, GS_RESERVATION_TOO_LARGE);
 		if (fits_limit(acct, r.rounded))
 			return grant(acct, r, r.rounded, res);
-		return refuse(r, GS_RESERVATION_WAIT);
+		return refuse(r, acct->shut_down ? GS_RESERVATION_SHUTDOWN : GS_RESERVATION_WAIT);
 	case GS_BLOCKING_IDLE_UPTO:
 		/* make_reservation(): or_null first (HOST throws), then the channel. */
 		if (host && r.rounded > acct->t.reservation_limit)
 			return refuse(r, GS_RESERVATION_TOO_LARGE);
 		if (fits_limit(acct, r.rounded))
 			return grant(acct, r, r.rounded, res);
+		if (acct->shut_down)
+			return refuse(r, GS_RESERVATION_SHUTDOWN);
+		/* The wait takes a notification left for nobody, and or_null fails again. */
+		acct->notified = FALSE;
 		/* No live arena means no release will ever come: the channel says IDLE. */
-		if (acct->active == 0)
-			return grant(acct, r, r.fits_now, res);
+		if (acct->active == 0) {
+			r = grant(acct, r, r.fits_now, res);
+			r.outcome = GS_RESERVATION_IDLE;
+			return r;
+		}
 		return refuse(r, GS_RESERVATION_WAIT);
 	}
 	g_return_val_if_reached(r);
@@ -436,7 +454,52 @@ gs_space_account_release(GsSpaceAccount *acct, GsSpaceReservation *res)
 	acct->charged -= refund;
 	acct->active--;
 	res->live = FALSE;
+	/* notify_on_exit posts, then the notifier's end wakes all at a count of 0. */
+	acct->notified = TRUE;
+	acct->wake_one++;
+	acct->wake_all = acct->wake_all || acct->active == 0;
 	return refund;
+}
+
+gboolean
+gs_space_account_woken(GsSpaceAccount *acct)
+{
+	g_return_val_if_fail(acct != NULL, FALSE);
+	if (acct->wake_all)
+		return TRUE;
+	if (acct->wake_one == 0)
+		return FALSE;
+	acct->wake_one--;
+	return TRUE;
+}
+
+GsChannelWait
+gs_space_account_wait(GsSpaceAccount *acct)
+{
+	g_return_val_if_fail(acct != NULL, GS_CHANNEL_BLOCKED);
+	if (acct->shut_down)
+		return GS_CHANNEL_SHUTDOWN;
+	if (acct->notified) {
+		acct->notified = FALSE;
+		return GS_CHANNEL_NOTIFIED;
+	}
+	return acct->active == 0 ? GS_CHANNEL_IDLE : GS_CHANNEL_BLOCKED;
+}
+
+void
+gs_space_account_settle(GsSpaceAccount *acct)
+{
+	g_return_if_fail(acct != NULL);
+	acct->wake_one = 0;
+	acct->wake_all = FALSE;
+}
+
+void
+gs_space_account_shutdown(GsSpaceAccount *acct)
+{
+	g_return_if_fail(acct != NULL);
+	acct->shut_down = TRUE;
+	acct->wake_one++;
 }
 
 GsSpaceAlloc
