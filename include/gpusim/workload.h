@@ -392,6 +392,10 @@ typedef struct {
 	char *task;        /* with has_tier, execution or consumer: whose bytes, or NULL */
 	char *consumer;    /* that consumer's used bytes (with task), or NULL */
 	gboolean execution; /* the task's execution memory (with task) */
+	/* with task: its counts in (since, time] (RmmSpark's getAndReset metrics) */
+	GsTime since;      /* 0: from the start */
+	gboolean has_retries, has_splits, has_max_gpu;
+	GsCmp retries, splits, max_gpu;
 	GsThreadState state;
 	gboolean has_tier; /* a tier's used or charged bytes */
 	GsTier tier;

@@ -506,6 +506,21 @@ task_bytes_change(const GsLogEntry *e, GsTier tier)
 	return change;
 }
 
+/* The names of @task's threads (every attempt's). */
+static GHashTable *
+task_threads(const GsResult *r, const char *task)
+{
+	GHashTable *threads = g_hash_table_new(g_str_hash, g_str_equal);
+
+	for (guint i = 0; r->threads != NULL && i < r->threads->len; i++) {
+		const GsThreadResult *t = g_ptr_array_index(r->threads, i);
+
+		if (t->task != NULL && strcmp(t->task, task) == 0)
+			g_hash_table_add(threads, t->name);
+	}
+	return threads;
+}
+
 /*
  * The bytes @task's threads (every attempt's) held in @tier after every
  * event at or before @time, replayed from the log's allocations, frees and
@@ -515,15 +530,9 @@ static gint64
 task_used_at(const GArray *entries, const GsResult *r, const char *task, GsTier tier,
 	     GsTime time)
 {
-	g_autoptr(GHashTable) threads = g_hash_table_new(g_str_hash, g_str_equal);
+	g_autoptr(GHashTable) threads = task_threads(r, task);
 	gint64 used = 0;
 
-	for (guint i = 0; r->threads != NULL && i < r->threads->len; i++) {
-		const GsThreadResult *t = g_ptr_array_index(r->threads, i);
-
-		if (t->task != NULL && strcmp(t->task, task) == 0)
-			g_hash_table_add(threads, t->name);
-	}
 	for (guint i = 0; i < entries->len; i++) {
 		const GsLogEntry *e = &g_array_index(entries, GsLogEntry, i);
 
@@ -597,6 +606,71 @@ check_at_execution(GsExpectReport *report, const char *key, const GsExpectAt *a,
 		     UNIT_BYTES);
 }
 
+/* What a task's threads did in a window: RmmSpark's getAndReset metrics. */
+typedef struct {
+	gint64 retries, splits, max_gpu;
+} TaskWindow;
+
+/*
+ * @task's retry and split-and-retry throws in (@since, @time], and the most
+ * GPU bytes its threads held right after an allocation in that window (0
+ * without one), replayed from the event log.
+ */
+static TaskWindow
+task_window(const GArray *entries, const GsResult *r, const char *task, GsTime since,
+	    GsTime time)
+{
+	g_autoptr(GHashTable) threads = task_threads(r, task);
+	TaskWindow w = {0};
+	gint64 used = 0;
+
+	for (guint i = 0; i < entries->len; i++) {
+		const GsLogEntry *e = &g_array_index(entries, GsLogEntry, i);
+		gboolean inside = e->time > since && e->time <= time;
+
+		if (e->time > time || e->thread == NULL || !g_hash_table_contains(threads, e->thread))
+			continue;
+		used += task_bytes_change(e, GS_TIER_GPU);
+		if (!inside)
+			continue;
+		if (e->kind == GS_LOG_ALLOC && e->ok && e->tier == GS_TIER_GPU)
+			w.max_gpu = MAX(w.max_gpu, used);
+		if (e->kind == GS_LOG_THROW && (e->exception == GS_EXC_GPU_RETRY_OOM ||
+						e->exception == GS_EXC_CPU_RETRY_OOM))
+			w.retries++;
+		if (e->kind == GS_LOG_THROW && (e->exception == GS_EXC_GPU_SPLIT_AND_RETRY_OOM ||
+						e->exception == GS_EXC_CPU_SPLIT_AND_RETRY_OOM))
+			w.splits++;
+	}
+	return w;
+}
+
+static void
+check_at_window(GsExpectReport *report, const char *key, const GsExpectAt *a, const GsResult *r,
+		const GsEventLog *log)
+{
+	g_autofree char *what = g_strdup_printf("%s: task %s from %" G_GINT64_FORMAT " to %"
+						G_GINT64_FORMAT " ns", key, a->task, a->since,
+						a->time);
+	g_autofree char *retries = g_strdup_printf("%s, retries", what);
+	g_autofree char *splits = g_strdup_printf("%s, splits", what);
+	g_autofree char *max_gpu = g_strdup_printf("%s, max_gpu", what);
+	TaskWindow w;
+
+	if (log == NULL) {
+		report->checked++;
+		fail(report, "%s: no event log to check against", what);
+		return;
+	}
+	w = task_window(gs_event_log_entries(log), r, a->task, a->since, a->time);
+	if (a->has_retries)
+		check_number(report, retries, a->retries, w.retries, UNIT_COUNT);
+	if (a->has_splits)
+		check_number(report, splits, a->splits, w.splits, UNIT_COUNT);
+	if (a->has_max_gpu)
+		check_number(report, max_gpu, a->max_gpu, w.max_gpu, UNIT_BYTES);
+}
+
 /* The last sample at or before @time, NULL before the first one. */
 static const GsSample *
 sample_at(const GsResult *r, GsTime time)
@@ -637,6 +711,10 @@ check_at(GsExpectReport *report, guint index, const GsExpectAt *a, const GsResul
 	}
 	if (a->execution || a->consumer != NULL) {
 		check_at_execution(report, key, a, log);
+		return;
+	}
+	if (a->has_retries || a->has_splits || a->has_max_gpu) {
+		check_at_window(report, key, a, r, log);
 		return;
 	}
 	if (a->has_tier && a->task != NULL) {

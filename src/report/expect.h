@@ -33,6 +33,10 @@
  *   at: {time, task, execution} / {time, task, consumer, used}   the
  *     task's Spark execution memory, or one consumer's, after every event
  *     at or before that time, replayed from the log's execution entries
+ *   at: {time, task, since, retries, splits, max_gpu}   what the task's
+ *     threads did in (since, time]: retry and split-and-retry throws, and
+ *     the most GPU bytes they held right after an allocation (RmmSpark's
+ *     getAndReset metrics between two calls), one check per key
  * Each key, each threads.NAME.* key and each `at` row counts as one check.
  * An outcome key compares words (== or !=); every other key compares numbers
  * with gs_cmp_holds().

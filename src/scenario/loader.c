@@ -2976,6 +2976,10 @@ static const Field expect_at_fields[] = {
 	OTHER("charged"),
 	OTHER("execution"),
 	OTHER("consumer"),
+	FIELD("since", F_DURATION, GsExpectAt, since),
+	OTHER("retries"),
+	OTHER("splits"),
+	OTHER("max_gpu"),
 	{.key = NULL},
 };
 
@@ -3082,6 +3086,54 @@ read_at_execution(Loader *l, const Node *v, GsExpectAt *at)
 	       parse_quantity(l, bytes, rest, &size_quantity, &at->bytes.value);
 }
 
+/* One "N" or ">= N" of a task's counts: a count, or bytes for max_gpu. */
+static gboolean
+read_at_count(Loader *l, const Node *v, const char *key, gboolean *has, GsCmp *cmp)
+{
+	const Node *value = find_value(v, key);
+	const char *rest;
+
+	if (value == NULL)
+		return TRUE;
+	*has = TRUE;
+	return expect_kind(l, value, NODE_SCALAR, key) && split_cmp(l, value, &cmp->op, &rest) &&
+	       parse_expect_number(l, value, key, rest,
+				   strcmp(key, "max_gpu") == 0 ? VK_SIZE : VK_COUNT, &cmp->value);
+}
+
+/*
+ * {time, task, since, retries, splits, max_gpu}: what the task's threads
+ * did in (since, time]: retry and split-and-retry throws, and the most GPU
+ * bytes they held right after an allocation (RmmSpark's getAndResetNumRetryThrow,
+ * getAndResetNumSplitRetryThrow and getAndResetGpuMaxMemoryAllocated
+ * between two calls).
+ */
+static gboolean
+read_at_window(Loader *l, const Node *v, GsExpectAt *at)
+{
+	Entry *other = find_entry(v, "tier");
+
+	if (other == NULL)
+		other = find_entry(v, "execution");
+	if (other == NULL)
+		other = find_entry(v, "consumer");
+	if (other != NULL)
+		return fail(l, other->key, "an expect.at check of a task's counts takes no %s",
+			    other->key->text);
+	if (at->since > at->time)
+		return fail(l, find_value(v, "since"), "expect.at since must not be after its time");
+	return read_at_count(l, v, "retries", &at->has_retries, &at->retries) &&
+	       read_at_count(l, v, "splits", &at->has_splits, &at->splits) &&
+	       read_at_count(l, v, "max_gpu", &at->has_max_gpu, &at->max_gpu);
+}
+
+static gboolean
+has_window_key(const Node *v)
+{
+	return find_entry(v, "retries") != NULL || find_entry(v, "splits") != NULL ||
+	       find_entry(v, "max_gpu") != NULL;
+}
+
 static gboolean
 read_expect_at_item(Loader *l, const Node *v)
 {
@@ -3102,6 +3154,15 @@ read_expect_at_item(Loader *l, const Node *v)
 		return fail(l, task->key, "an expect.at check names a thread or a task, not both");
 	if (thread != NULL)
 		return read_at_thread(l, v, at);
+	if (has_window_key(v)) {
+		if (task == NULL)
+			return fail(l, v, "an expect.at check of retries, splits or max_gpu names "
+				    "its task");
+		return read_at_task(l, task, at) && read_at_window(l, v, at);
+	}
+	if (find_entry(v, "since") != NULL)
+		return fail(l, find_entry(v, "since")->key,
+			    "since is for a task's retries, splits or max_gpu");
 	if (find_entry(v, "execution") != NULL || find_entry(v, "consumer") != NULL) {
 		if (task == NULL)
 			return fail(l, v, "an expect.at check of execution memory or a consumer "
