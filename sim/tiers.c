@@ -331,6 +331,44 @@ keep_buffer(Sim *s, SimThread *t, GsMemBuf *b, const GsEffect *effect)
 /* Brings a compute's spilled buffers back (the ALLOC gs_interp_unspill_first() asked for). */
 static void try_unspill(Sim *s, SimThread *t, const GsEffect *effect);
 
+/*
+ * @a succeeded: the task's page table takes it and the thread keeps it;
+ * FALSE, with the buffer freed, when the table is full (no spill helps).
+ */
+static gboolean
+alloc_kept(Sim *s, SimThread *t, const GsEffect *effect, GsMemAlloc *a)
+{
+	if (!gs_memory_take_page(t->task != NULL ? &t->task->pages : NULL, a->buf)) {
+		gs_memory_free_buffer(s->mem, a->buf, NULL);
+		a->outcome = GS_MEM_NO_ROOM;
+		a->short_by = 0;
+		return FALSE;
+	}
+	keep_buffer(s, t, a->buf, effect);
+	log_alloc(s, t, effect, a->tier, TRUE);
+	gs_interp_alloc_done(interp_of(t), TRUE, (guint64) (guintptr) a->buf, s->now);
+	return TRUE;
+}
+
+/* After spilling could not help: the failure callback, whose retry may succeed. */
+static gboolean
+called_back(Sim *s, SimThread *t, const GsEffect *effect, const GsMemRequest *req,
+	    GsMemAlloc *a)
+{
+	gs_run_failure_callback(&s->tier_ops, req, a, t->id, s->engine, s->now, s->r);
+	if (a->outcome != GS_MEM_OK)
+		return FALSE;
+	if (gs_run_fair_share_take(&s->tier_ops, task_of(t), effect->alloc_kind, effect->size)) {
+		if (alloc_kept(s, t, effect, a))
+			return TRUE;
+		gs_run_fair_share_give(&s->tier_ops, task_of(t), effect->alloc_kind, effect->size);
+		return FALSE;
+	}
+	gs_memory_free_buffer(s->mem, a->buf, NULL);
+	a->outcome = GS_MEM_NO_ROOM;
+	return FALSE;
+}
+
 void
 sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 {
@@ -348,20 +386,12 @@ sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 		return;
 	}
 	a = gs_memory_alloc(s->mem, &req);
-	if (a.outcome == GS_MEM_OK &&
-	    !gs_memory_take_page(t->task != NULL ? &t->task->pages : NULL, a.buf)) {
-		gs_memory_free_buffer(s->mem, a.buf, NULL);
-		a.outcome = GS_MEM_NO_ROOM;
-		a.short_by = 0; /* the page table is full: no spill helps */
-	}
-	if (a.outcome == GS_MEM_OK) {
-		keep_buffer(s, t, a.buf, effect);
-		log_alloc(s, t, effect, a.tier, TRUE);
-		gs_interp_alloc_done(interp_of(t), TRUE, (guint64) (guintptr) a.buf, s->now);
+	if (a.outcome == GS_MEM_OK && alloc_kept(s, t, effect, &a))
 		return;
-	}
 	gs_run_fair_share_give(&s->tier_ops, task_of(t), effect->alloc_kind, effect->size);
 	if (a.outcome == GS_MEM_NO_ROOM && a.short_by > 0 && spill_for(s, t, a.tier, a.short_by))
+		return;
+	if (a.outcome == GS_MEM_NO_ROOM && a.short_by > 0 && called_back(s, t, effect, &req, &a))
 		return;
 	log_alloc(s, t, effect, a.tier, FALSE);
 	if (a.outcome == GS_MEM_OVER_RESERVATION)

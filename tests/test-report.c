@@ -340,6 +340,8 @@ sample_result(void)
 	r->totals.copies_checked = 9;
 	r->totals.leaked_bytes = 10;
 	r->totals.host_pools = 11;
+	r->totals.failure_callbacks = 12;
+	r->totals.failure_callback_allocs = 13;
 	r->tiers[GS_TIER_GPU] = (GsTierResult){10 * MIB, 11 * MIB, 4 * MIB, 12 * MIB};
 	r->tiers[GS_TIER_HOST] = (GsTierResult){4 * GIB, 0, 0, 0};
 	r->tiers[GS_TIER_DISK] = (GsTierResult){TIB, 0, 0, 0};
@@ -649,7 +651,9 @@ START_TEST(test_json_policy_defaults)
 			  "    \"reservations\": {\"over\": \"ignore\", \"increase_factor\": 1.25, "
 			  "\"attribution\": \"origin\", \"blocking\": \"channel\"},\n"
 			  "    \"admission\": \"none\",\n"
-			  "    \"evac_gate\": true\n"
+			  "    \"evac_gate\": true,\n"
+			  "    \"failure_callback\": {\"enabled\": false, \"allocate\": 0, "
+			  "\"retries\": 0}\n"
 			  "  },\n");
 }
 END_TEST
@@ -681,6 +685,9 @@ START_TEST(test_json_policy_changed)
 	p->reservations.blocking = GS_BLOCK_FOR_WHOLE;
 	p->admission = GS_ADMISSION_FAIR_SHARE;
 	p->evac_gate = FALSE;
+	p->failure_callback.enabled = TRUE;
+	p->failure_callback.allocate = 1;
+	p->failure_callback.retries = 10;
 	json = gs_report_json(w, r, "sim", 0, NULL);
 	ck_json(json);
 	ck_contains(json, "    \"oom\": \"block\",\n"
@@ -697,7 +704,9 @@ START_TEST(test_json_policy_changed)
 			  "    \"reservations\": {\"over\": \"increase\", \"increase_factor\": 0.1, "
 			  "\"attribution\": \"stream\", \"blocking\": \"whole\"},\n"
 			  "    \"admission\": \"fair_share\",\n"
-			  "    \"evac_gate\": false\n");
+			  "    \"evac_gate\": false,\n"
+			  "    \"failure_callback\": {\"enabled\": true, \"allocate\": 1, "
+			  "\"retries\": 10}\n");
 	p->oom = GS_OOM_FAIL;
 	p->spill.victim = GS_VICTIM_PRIORITY;
 	p->reservations.over = GS_OVER_FAIL;
@@ -735,7 +744,9 @@ START_TEST(test_json_totals_tiers)
 			  "    \"copies_checked\": 9,\n"
 			  "    \"copies_lost\": 0,\n"
 			  "    \"leaked_bytes\": 10,\n"
-			  "    \"host_pools\": 11\n"
+			  "    \"host_pools\": 11,\n"
+			  "    \"failure_callbacks\": 12,\n"
+			  "    \"failure_callback_allocs\": 13\n"
 			  "  },\n");
 	ck_contains(json, "  \"tiers\": {\n"
 			  "    \"gpu\": {\"capacity\": 10485760, \"peak_used\": 11534336, "

@@ -76,7 +76,8 @@ needs_model(const GsOp *op)
 gboolean
 threads_tiers_needed(const GsWorkload *w)
 {
-	if (w->policy.spill.enabled || w->policy.admission == GS_ADMISSION_FAIR_SHARE)
+	if (w->policy.spill.enabled || w->policy.admission == GS_ADMISSION_FAIR_SHARE ||
+	    w->policy.failure_callback.enabled)
 		return TRUE;
 	for (guint i = 0; i < w->tasks->len; i++) {
 		const GsTaskSpec *task = w->tasks->pdata[i];
@@ -502,6 +503,8 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 		    !spill_for(t, a.tier, a.short_by))
 			break;
 	}
+	if (a.outcome == GS_MEM_NO_ROOM && a.short_by > 0)
+		gs_run_failure_callback(&r->tier_ops, &req, &a, t->id, r->engine, now(r), r->res);
 	if (a.outcome == GS_MEM_OK &&
 	    !gs_memory_take_page(t->task != NULL ? &t->task->pages : NULL, a.buf)) {
 		gs_memory_free_buffer(r->mem, a.buf, NULL);

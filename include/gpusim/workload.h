@@ -156,6 +156,11 @@ typedef struct {
 	} reservations;
 	GsAdmission admission; /* default none */
 	gboolean evac_gate;    /* default true */
+	struct {
+		gboolean enabled;  /* default false */
+		gint64 allocate;   /* bytes it allocates and frees at each call; default 0 */
+		guint retries;     /* it asks again while its retry count is below; default 0 */
+	} failure_callback;        /* RMM's allocation failure callback (RmmEventHandler) */
 } GsPolicy;
 
 /* ---- operations (SPEC §3.5) ---- */

@@ -129,6 +129,8 @@ static const TotalField total_fields[] = {
 	TOTAL("copies_lost", NULL, UNIT_COUNT, copies_lost),
 	TOTAL("leaked_bytes", NULL, UNIT_BYTES, leaked_bytes),
 	TOTAL("host_pools", NULL, UNIT_COUNT, host_pools),
+	TOTAL("failure_callbacks", NULL, UNIT_COUNT, failure_callbacks),
+	TOTAL("failure_callback_allocs", NULL, UNIT_COUNT, failure_callback_allocs),
 };
 
 #undef TOTAL

@@ -516,6 +516,11 @@ write_policy(Json *j, const GsPolicy *p)
 	obj_end(j);
 	put_str(j, "admission", admission_name(p->admission));
 	put_bool(j, "evac_gate", p->evac_gate);
+	obj_begin(j, "failure_callback", STYLE_INLINE);
+	put_bool(j, "enabled", p->failure_callback.enabled);
+	put_int(j, "allocate", p->failure_callback.allocate);
+	put_uint(j, "retries", p->failure_callback.retries);
+	obj_end(j);
 	obj_end(j);
 }
 
@@ -547,6 +552,8 @@ write_totals(Json *j, const GsResult *r)
 	put_uint(j, "copies_lost", r->totals.copies_lost);
 	put_int(j, "leaked_bytes", r->totals.leaked_bytes);
 	put_uint(j, "host_pools", r->totals.host_pools);
+	put_uint(j, "failure_callbacks", r->totals.failure_callbacks);
+	put_uint(j, "failure_callback_allocs", r->totals.failure_callback_allocs);
 	obj_end(j);
 }
 

@@ -83,6 +83,8 @@ typedef struct {
 		guint64 copies_lost;     /* of which carried the wrong tag: data lost or duplicated */
 		gint64 leaked_bytes;
 		guint host_pools;        /* the host tier's pools of blocks at the end */
+		guint64 failure_callbacks;       /* calls of the allocation failure callback */
+		guint64 failure_callback_allocs; /* allocations they made that succeeded */
 	} totals;
 	GsTierResult tiers[GS_N_TIERS];
 	GPtrArray *tasks;    /* GsTaskResult*, in file order (copies after their original) */

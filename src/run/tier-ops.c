@@ -398,6 +398,46 @@ gs_run_note_host_pools(GsRunTiers *run, GsResult *res)
 	res->totals.host_pools = run->host_pools;
 }
 
+/* One call's own allocation, freed at once; FALSE when it failed. */
+static gboolean
+callback_allocates(GsRunTiers *run, const GsMemRequest *req, GsThreadId id, GsEngine *engine,
+		   GsTime now)
+{
+	GsMemRequest inner = *req;
+	GsMemAlloc got;
+	GsTier tier;
+
+	inner.size = run->w->policy.failure_callback.allocate;
+	inner.spillable = FALSE;
+	inner.res = NULL;
+	got = gs_memory_alloc(run->mem, &inner);
+	if (got.outcome != GS_MEM_OK)
+		return FALSE;
+	tier = got.buf->tier;
+	gs_memory_free_buffer(run->mem, got.buf, NULL);
+	gs_run_memory_freed(engine, id, tier, now);
+	return TRUE;
+}
+
+void
+gs_run_failure_callback(GsRunTiers *run, const GsMemRequest *req, GsMemAlloc *a,
+			GsThreadId id, GsEngine *engine, GsTime now, GsResult *res)
+{
+	guint retries = run->w->policy.failure_callback.retries;
+
+	if (!run->w->policy.failure_callback.enabled)
+		return;
+	for (guint count = 0; a->outcome == GS_MEM_NO_ROOM; count++) {
+		res->totals.failure_callbacks++;
+		if (!callback_allocates(run, req, id, engine, now))
+			return;
+		res->totals.failure_callback_allocs++;
+		if (count >= retries)
+			return;
+		*a = gs_memory_alloc(run->mem, req);
+	}
+}
+
 gboolean
 gs_run_falls_to_disk(const GsRunTiers *run, const GsMemBuf *b)
 {

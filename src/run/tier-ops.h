@@ -169,6 +169,20 @@ void gs_run_memory_freed(GsEngine *engine, GsThreadId by, GsTier tier, GsTime no
  */
 void gs_run_note_host_pools(GsRunTiers *run, GsResult *res);
 
+/**
+ * RMM's allocation failure callback (policy.failure_callback; spark-rapids-jni's
+ * RmmEventHandler.onAllocFailure as its tests write it), after thread @id's
+ * allocation @req failed for room (*@a): each call allocates
+ * failure_callback.allocate bytes of the same kind inside the failing
+ * allocation and frees them at once (the engine sees no transition for the
+ * thread, and the free is its own), then asks for the allocation again
+ * while its retry count is below failure_callback.retries; once its own
+ * allocation fails it asks no more. *@a is the last try's outcome; the
+ * calls and the allocations they made are counted in @res's totals.
+ */
+void gs_run_failure_callback(GsRunTiers *run, const GsMemRequest *req, GsMemAlloc *a,
+			     GsThreadId id, GsEngine *engine, GsTime now, GsResult *res);
+
 /** Whether victim @b, whose copy fell back, goes straight to disk now. */
 gboolean gs_run_falls_to_disk(const GsRunTiers *run, const GsMemBuf *b);
 

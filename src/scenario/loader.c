@@ -1490,6 +1490,13 @@ static const Field executor_fields[] = {
 	{.key = NULL},
 };
 
+static const Field failure_callback_fields[] = {
+	FIELD("enabled", F_BOOL, GsWorkload, policy.failure_callback.enabled),
+	FIELD("allocate", F_SIZE, GsWorkload, policy.failure_callback.allocate),
+	FIELD("retries", F_COUNT, GsWorkload, policy.failure_callback.retries),
+	{.key = NULL},
+};
+
 static const Field spill_fields[] = {
 	FIELD("enabled", F_BOOL, GsWorkload, policy.spill.enabled),
 	FIELD("victim", F_ENUM, GsWorkload, policy.spill.victim, .names = victim_names),
@@ -1525,6 +1532,7 @@ static const Field policy_fields[] = {
 	SUBMAP("reservations", reservations_fields),
 	FIELD("admission", F_ENUM, GsWorkload, policy.admission, .names = admission_names),
 	FIELD("evac_gate", F_BOOL, GsWorkload, policy.evac_gate),
+	SUBMAP("failure_callback", failure_callback_fields),
 	{.key = NULL},
 };
 
@@ -2481,6 +2489,8 @@ static const ExpectKey totals_keys[] = {
 	{"copies_lost", VK_COUNT},
 	{"leaked_bytes", VK_SIZE},
 	{"host_pools", VK_COUNT},
+	{"failure_callbacks", VK_COUNT},
+	{"failure_callback_allocs", VK_COUNT},
 	{NULL, VK_COUNT},
 };
 
