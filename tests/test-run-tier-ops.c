@@ -448,6 +448,64 @@ START_TEST(test_who_freed_keeps_its_state)
 }
 END_TEST
 
+/*
+ * The allocation failure callback, one row per configuration: thread 1
+ * holds 95 of the 100 MiB GPU and asks for 10 MiB; thread 2 is inside an
+ * allocation. Each call allocates (and frees) inside the failed one and
+ * asks again while its count is below the retries; one whose own
+ * allocation fails asks no more; off, nothing runs. The frees are thread
+ * 1's, so thread 2 moves to ALLOC_FREE and thread 1 keeps its state.
+ */
+START_TEST(test_the_failure_callback)
+{
+	static const struct {
+		gboolean enabled;
+		gint64 allocate_mib;
+		guint retries;
+		guint64 calls, allocs;
+	} rows[] = {
+		{TRUE, 1, 3, 4, 4},
+		{TRUE, 1, 0, 1, 1},
+		{TRUE, 10, 3, 1, 0},
+		{FALSE, 1, 3, 0, 0},
+	};
+	GsPolicy policy;
+	GsEngineOpts opts;
+
+	gs_policy_init(&policy);
+	opts = gs_policy_engine_opts(&policy);
+	for (guint i = 0; i < G_N_ELEMENTS(rows); i++) {
+		Fake *f = fake_new();
+		GsEngine *engine = gs_engine_new(&opts);
+		g_autoptr(GsResult) res = gs_result_new();
+		GsMemRequest held = {.kind = GS_KIND_GPU, .size = 95 * MIB};
+		GsMemRequest req = {.kind = GS_KIND_GPU, .size = 10 * MIB};
+		GsMemAlloc a;
+
+		f->w->policy.failure_callback.enabled = rows[i].enabled;
+		f->w->policy.failure_callback.allocate = rows[i].allocate_mib * MIB;
+		f->w->policy.failure_callback.retries = rows[i].retries;
+		for (GsThreadId t = 1; t <= 2; t++) {
+			gs_engine_register_dedicated(engine, t, t, 0);
+			gs_engine_alloc_begin(engine, t, GS_KIND_GPU, TRUE, 1);
+		}
+		ck_assert_int_eq(gs_memory_alloc(f->mem, &held).outcome, GS_MEM_OK);
+		a = gs_memory_alloc(f->mem, &req);
+		ck_assert_int_eq(a.outcome, GS_MEM_NO_ROOM);
+		gs_run_failure_callback(&f->tier_ops, &req, &a, 1, engine, 2, res);
+		ck_assert_int_eq(a.outcome, GS_MEM_NO_ROOM);
+		ck_assert_msg(res->totals.failure_callbacks == rows[i].calls, "row %u", i);
+		ck_assert_msg(res->totals.failure_callback_allocs == rows[i].allocs, "row %u", i);
+		ck_assert_int_eq(gs_memory_used(f->mem, GS_TIER_GPU), 95 * MIB);
+		ck_assert_int_eq(gs_engine_thread_state(engine, 1), GS_THREAD_ALLOC);
+		ck_assert_int_eq(gs_engine_thread_state(engine, 2),
+				 rows[i].allocs > 0 ? GS_THREAD_ALLOC_FREE : GS_THREAD_ALLOC);
+		gs_engine_free(engine);
+		fake_free(f);
+	}
+}
+END_TEST
+
 /* A victim whose copy fell back goes from the GPU straight to disk only when host_full says disk. */
 START_TEST(test_a_fallback_to_disk)
 {
@@ -542,6 +600,7 @@ main(void)
 	tcase_add_test(tc, test_the_channel_wakes_one_waiter);
 	tcase_add_test(tc, test_a_fallback_to_disk);
 	tcase_add_test(tc, test_who_freed_keeps_its_state);
+	tcase_add_test(tc, test_the_failure_callback);
 	tcase_add_loop_test(tc, test_a_retry_blocks_inputs, 0, 2);
 	suite_add_tcase(s, tc);
 	return tl_run_suite(s);
