@@ -89,6 +89,7 @@ typedef struct {
 	GsTime time;
 	GsException exception;
 	gboolean handled;    /* a retry block (or on_oom continue) took it */
+	gint64 bytes;        /* thrown at an allocation: the bytes it asked for; else 0 */
 	char op[32];         /* op path, e.g. "3" or "2.1.0" (indices in the op lists) */
 } GsSeenException;
 

@@ -449,6 +449,9 @@ record(GsInterp *it, GsException exc, GsTime now)
 {
 	GsSeenException seen = {.time = now, .exception = exc};
 
+	/* An exception thrown at an allocation says what it asked for. */
+	if (it->mode == MODE_ALLOC_BEGIN || it->mode == MODE_ALLOC_TRY)
+		seen.bytes = it->alloc_size;
 	op_path(it, seen.op, sizeof seen.op);
 	if (it->seen == NULL)
 		it->seen = g_array_new(FALSE, TRUE, sizeof(GsSeenException));
@@ -781,7 +784,7 @@ gs_interp_alloc_throw(GsInterp *it, GsException exc, GsTime now)
 	gs_engine_alloc_failed(it->engine, it->thread, alloc_kind(it), FALSE, alloc_blocking(it),
 			       it->recursive, now);
 	leave(it);
-	it->mode = MODE_RUN;
+	/* Still in the allocation while it is thrown; handling the exception sets the mode. */
 	throw_exception(it, exc, now);
 }
 

@@ -731,6 +731,8 @@ write_event(Json *j, const GsLogEntry *e)
 		put_str(j, "thread", e->thread);
 		put_str(j, "type", gs_exception_name(e->exception));
 		put_bool(j, "handled", e->handled);
+		if (e->bytes > 0)
+			put_int(j, "bytes", e->bytes);
 		break;
 	case GS_LOG_ALLOC:
 		put_str(j, "ev", "alloc");

@@ -118,7 +118,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsResult, gs_result_free)
 /* One line of the event log (--events), in order. */
 typedef enum {
 	GS_LOG_STATE,     /* .thread .from .to */
-	GS_LOG_THROW,     /* .thread .exception .handled */
+	GS_LOG_THROW,     /* .thread .exception .handled .bytes (thrown at an allocation: its size) */
 	GS_LOG_ALLOC,     /* .thread .buf .bytes .tier .ok */
 	GS_LOG_FREE,      /* .thread .buf .bytes .tier */
 	GS_LOG_DEADLOCK,  /* .thread (victim) .action */

@@ -48,5 +48,5 @@ GsLogEntry
 gs_run_throw_entry(const char *thread, const GsSeenException *x)
 {
 	return (GsLogEntry){.kind = GS_LOG_THROW, .thread = thread, .exception = x->exception,
-			    .handled = x->handled};
+			    .handled = x->handled, .bytes = x->bytes};
 }
