@@ -167,7 +167,7 @@ sim_note_peak(Sim *s, GsTier tier)
 	r->peak_used = MAX(r->peak_used, tier_used(s, tier));
 	r->peak_charged = MAX(r->peak_charged, gs_memory_charged(s->mem, tier));
 	if (tier == GS_TIER_HOST)
-		gs_run_note_host_pools(&s->tier_ops, s->r);
+		gs_run_note_host_pools(&s->tier_ops);
 }
 
 
@@ -796,7 +796,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	gs_heap_reserve(s->heap, n_tasks + w->pool_threads->len + 16);
 	s->mem = gs_memory_new(w);
 	gs_run_tiers_init(&s->tier_ops, w, s->mem, &run_hooks, s);
-	gs_run_note_host_pools(&s->tier_ops, s->r);
+	gs_run_tiers_report_to(&s->tier_ops, s->r);
 	g_queue_init(&s->gate_waiters);
 	g_queue_init(&s->open_waiters);
 	s->downgrading = g_array_new(FALSE, TRUE, sizeof(gboolean));

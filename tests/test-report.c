@@ -342,6 +342,7 @@ sample_result(void)
 	r->totals.host_pools = 11;
 	r->totals.failure_callbacks = 12;
 	r->totals.failure_callback_allocs = 13;
+	r->totals.streams_grown = 14;
 	r->tiers[GS_TIER_GPU] = (GsTierResult){10 * MIB, 11 * MIB, 4 * MIB, 12 * MIB};
 	r->tiers[GS_TIER_HOST] = (GsTierResult){4 * GIB, 0, 0, 0};
 	r->tiers[GS_TIER_DISK] = (GsTierResult){TIB, 0, 0, 0};
@@ -746,7 +747,8 @@ START_TEST(test_json_totals_tiers)
 			  "    \"leaked_bytes\": 10,\n"
 			  "    \"host_pools\": 11,\n"
 			  "    \"failure_callbacks\": 12,\n"
-			  "    \"failure_callback_allocs\": 13\n"
+			  "    \"failure_callback_allocs\": 13,\n"
+			  "    \"streams_grown\": 14\n"
 			  "  },\n");
 	ck_contains(json, "  \"tiers\": {\n"
 			  "    \"gpu\": {\"capacity\": 10485760, \"peak_used\": 11534336, "

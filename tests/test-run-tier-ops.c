@@ -74,6 +74,10 @@ fake_log(gpointer data, GsLogEntry *e)
 		     e->bytes / MIB);
 		return;
 	}
+	if (e->kind == GS_LOG_STREAM) {
+		note(data, "%s %s %s idle %u", e->thread, e->what, e->buf, e->page);
+		return;
+	}
 	ck_assert(e->kind == GS_LOG_RESERVE || e->kind == GS_LOG_RELEASE);
 	note(data, "%s %s %s %s %" G_GINT64_FORMAT "MiB", e->thread,
 	     e->kind == GS_LOG_RESERVE ? "reserves" : "releases", e->buf,
@@ -120,6 +124,9 @@ fake_build(gboolean spills, gboolean fair, GsReservationBlocking blocking)
 	f->spec = gs_thread_spec_new("T");
 	g_ptr_array_add(f->spec->reservations, g_strdup("r"));
 	g_ptr_array_add(f->spec->reservations, g_strdup("s"));
+	g_ptr_array_add(f->spec->streams, g_strdup("x"));
+	g_ptr_array_add(f->spec->streams, g_strdup("y"));
+	f->w->gpu.streams = 1;
 	f->trace = g_string_new(NULL);
 	gs_run_tiers_init(&f->tier_ops, f->w, f->mem, &fake_hooks, f);
 	for (guint i = 0; i < 2; i++) {
@@ -506,6 +513,38 @@ START_TEST(test_the_failure_callback)
 }
 END_TEST
 
+/*
+ * A stream pool of one: T1 borrows it, T2 waits under BLOCK, T1 borrows
+ * another under GROW, and each return serves the line first; a name
+ * borrowed again gives its stream back first, and a thread that ends
+ * returns what it holds.
+ */
+START_TEST(test_a_stream_pool)
+{
+	Fake *f = fake_new();
+	GsResult res = {0};
+	GsOp block = {.kind = GS_OP_BORROW_STREAM, .borrow = {.stream = 0}};
+	GsOp grow = {.kind = GS_OP_BORROW_STREAM, .borrow = {.stream = 1, .grow = TRUE}};
+	GsOp give_x = {.kind = GS_OP_RETURN_STREAM, .stream = 0};
+	GsException thrown;
+
+	gs_run_tiers_report_to(&f->tier_ops, &res);
+	ck_assert(gs_run_tier_op(&f->tier_ops, &f->threads[0], 1, &block, &thrown));
+	ck_assert(!gs_run_tier_op(&f->tier_ops, &f->threads[1], 2, &block, &thrown));
+	ck_assert(gs_run_tier_op(&f->tier_ops, &f->threads[0], 1, &grow, &thrown));
+	expect(f, "T1 borrow x idle 0, T2 wait x idle 0, T1 grow y idle 0");
+	ck_assert(gs_run_tier_op(&f->tier_ops, &f->threads[0], 1, &give_x, &thrown));
+	expect(f, "T1 return x idle 1, T2 borrow x idle 0, wake T2");
+	ck_assert(gs_run_tier_op(&f->tier_ops, &f->threads[1], 2, &block, &thrown));
+	expect(f, "T2 return x idle 1, T2 borrow x idle 0");
+	gs_run_thread_tiers_end(&f->tier_ops, &f->threads[0].res, &f->threads[0]);
+	gs_run_thread_tiers_end(&f->tier_ops, &f->threads[1].res, &f->threads[1]);
+	expect(f, "T1 return y idle 1, T2 return x idle 2");
+	ck_assert_uint_eq(res.totals.streams_grown, 1);
+	fake_free(f);
+}
+END_TEST
+
 /* A victim whose copy fell back goes from the GPU straight to disk only when host_full says disk. */
 START_TEST(test_a_fallback_to_disk)
 {
@@ -601,6 +640,7 @@ main(void)
 	tcase_add_test(tc, test_a_fallback_to_disk);
 	tcase_add_test(tc, test_who_freed_keeps_its_state);
 	tcase_add_test(tc, test_the_failure_callback);
+	tcase_add_test(tc, test_a_stream_pool);
 	tcase_add_loop_test(tc, test_a_retry_blocks_inputs, 0, 2);
 	suite_add_tcase(s, tc);
 	return tl_run_suite(s);

@@ -979,7 +979,7 @@ threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsR
 		r->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
 	}
 	gs_run_tiers_init(&r->tier_ops, w, r->mem, &run_hooks, r);
-	gs_run_note_host_pools(&r->tier_ops, r->res);
+	gs_run_tiers_report_to(&r->tier_ops, r->res);
 	threads_cond_init(&r->copies_cond);
 }
 

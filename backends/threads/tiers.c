@@ -63,6 +63,7 @@ static gboolean
 needs_model(const GsOp *op)
 {
 	return op->kind == GS_OP_RESERVE || op->kind == GS_OP_SHUTDOWN_RESERVATIONS ||
+	       op->kind == GS_OP_BORROW_STREAM || op->kind == GS_OP_RETURN_STREAM ||
 	       gs_run_is_execution_op(op) ||
 	       (op->kind == GS_OP_ALLOC && op->alloc.kind == GS_KIND_HOST);
 }
@@ -104,7 +105,7 @@ threads_note_tier_peak(gpointer data, GsTier tier)
 	x->peak_used = MAX(x->peak_used, gs_memory_used(r->mem, tier));
 	x->peak_charged = MAX(x->peak_charged, gs_memory_charged(r->mem, tier));
 	if (tier == GS_TIER_HOST)
-		gs_run_note_host_pools(&r->tier_ops, r->res);
+		gs_run_note_host_pools(&r->tier_ops);
 }
 
 /* The reservation the thread holds under name @index (made empty on first use). */

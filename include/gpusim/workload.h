@@ -62,6 +62,7 @@ typedef struct {
 	double reservation_limit;   /* default 0.9 */
 	double downgrade_trigger;   /* default 0.75 */
 	double downgrade_stop;      /* default 0.65 */
+	guint streams;              /* each device's stream pool (borrow_stream); default 16 */
 } GsGpuMemory;
 
 typedef struct {
@@ -179,6 +180,8 @@ typedef struct {
 	X(RESERVE, "reserve")                           \
 	X(RELEASE, "release")                           \
 	X(SHUTDOWN_RESERVATIONS, "shutdown_reservations") \
+	X(BORROW_STREAM, "borrow_stream")               \
+	X(RETURN_STREAM, "return_stream")               \
 	X(POOL, "pool")                                 \
 	X(WAIT_ON_POOL, "wait_on_pool")                 \
 	X(ASSOCIATE, "associate")                       \
@@ -271,7 +274,12 @@ struct GsOp {
 			GsNames uses;       /* buffers */
 			gint stream;        /* -1: synchronous */
 		} compute;
-		guint stream;               /* sync */
+		guint stream;               /* sync, return_stream */
+		struct {
+			guint stream;
+			gboolean grow;      /* GROW: a new stream when none is idle; else BLOCK */
+			guint device;
+		} borrow;                   /* borrow_stream */
 		GsTime time;                /* sleep: duration; until: scenario time */
 		struct {
 			GsSplitMode split;

@@ -1007,6 +1007,8 @@ run_op(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 	case GS_OP_RESERVE:
 	case GS_OP_RELEASE:
 	case GS_OP_SHUTDOWN_RESERVATIONS:
+	case GS_OP_BORROW_STREAM:
+	case GS_OP_RETURN_STREAM:
 	case GS_OP_POOL:
 	case GS_OP_ASSOCIATE:
 	case GS_OP_DISSOCIATE:

@@ -129,7 +129,7 @@ gs_workload_new(void)
 	w->seed = 1;
 	w->gpu = (GsGpuMemory){.devices = 1, .alignment = 256, .allocator = GS_ALLOCATOR_EXACT,
 			       .reservation_limit = 0.9, .downgrade_trigger = 0.75,
-			       .downgrade_stop = 0.65};
+			       .downgrade_stop = 0.65, .streams = 16};
 	w->host = (GsHostMemory){.capacity = 4 * GIB, .block_size = MIB, .pool_blocks = 128,
 				 .initial_pools = 4, .reservation_limit = 0.9};
 	w->disk = (GsDiskMemory){.capacity = TIB, .path = g_strdup("/var/tmp")};
@@ -245,6 +245,8 @@ gs_op_clear(GsOp *op)
 	case GS_OP_BLOCK_UNTIL_READY:
 	case GS_OP_RELEASE:
 	case GS_OP_SHUTDOWN_RESERVATIONS:
+	case GS_OP_BORROW_STREAM:
+	case GS_OP_RETURN_STREAM:
 	case GS_OP_WAIT_ON_POOL:
 	case GS_OP_INJECT:
 	case GS_OP_ACQUIRE_EXECUTION:

@@ -131,6 +131,7 @@ static const TotalField total_fields[] = {
 	TOTAL("host_pools", NULL, UNIT_COUNT, host_pools),
 	TOTAL("failure_callbacks", NULL, UNIT_COUNT, failure_callbacks),
 	TOTAL("failure_callback_allocs", NULL, UNIT_COUNT, failure_callback_allocs),
+	TOTAL("streams_grown", NULL, UNIT_COUNT, streams_grown),
 };
 
 #undef TOTAL

@@ -554,6 +554,7 @@ write_totals(Json *j, const GsResult *r)
 	put_uint(j, "host_pools", r->totals.host_pools);
 	put_uint(j, "failure_callbacks", r->totals.failure_callbacks);
 	put_uint(j, "failure_callback_allocs", r->totals.failure_callback_allocs);
+	put_uint(j, "streams_grown", r->totals.streams_grown);
 	obj_end(j);
 }
 
@@ -803,6 +804,14 @@ write_event(Json *j, const GsLogEntry *e)
 		put_str(j, "thread", e->thread);
 		put_int(j, "bytes", e->bytes);
 		break;
+	case GS_LOG_STREAM:
+		put_str(j, "ev", "stream");
+		put_str(j, "what", e->what);
+		put_str(j, "thread", e->thread);
+		put_str(j, "stream", e->buf);
+		put_uint(j, "device", e->device);
+		put_uint(j, "idle", e->page);
+		break;
 	case GS_LOG_HOST_POOLS:
 		put_str(j, "ev", "host_pools");
 		put_uint(j, "pools", e->device);
@@ -954,6 +963,7 @@ memory_instant_name(const GsLogEntry *e, char *name, gsize size)
 	case GS_LOG_SPILL:
 	case GS_LOG_DOWNGRADE:
 	case GS_LOG_HOST_POOLS:
+	case GS_LOG_STREAM:
 		g_snprintf(name, size, "%s", e->kind == GS_LOG_LEAK ? "leak" : "memory");
 		break;
 	}
@@ -1031,6 +1041,7 @@ trace_log(Json *j, Tracks *tracks, const GArray *entries, GsTime makespan)
 		case GS_LOG_SEMAPHORE:
 		case GS_LOG_DOWNGRADE:
 		case GS_LOG_HOST_POOLS:
+		case GS_LOG_STREAM:
 			break;
 		}
 	}

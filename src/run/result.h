@@ -85,6 +85,7 @@ typedef struct {
 		guint host_pools;        /* the host tier's pools of blocks at the end */
 		guint64 failure_callbacks;       /* calls of the allocation failure callback */
 		guint64 failure_callback_allocs; /* allocations they made that succeeded */
+		guint64 streams_grown;   /* streams the stream pools made under GROW */
 	} totals;
 	GsTierResult tiers[GS_N_TIERS];
 	GPtrArray *tasks;    /* GsTaskResult*, in file order (copies after their original) */
@@ -131,6 +132,8 @@ typedef enum {
 	GS_LOG_GATE,      /* .thread .what ("close", "fallback", "open") */
 	GS_LOG_DOWNGRADE, /* .device .bytes (charged) .what ("start", "stop") */
 	GS_LOG_LEAK,      /* .task .thread .bytes: what a completing thread left allocated */
+	GS_LOG_STREAM,    /* a stream pool: .thread .buf (stream) .device .what ("borrow", "wait",
+			     "grow", "return") .page (idle streams of the pool after it) */
 	GS_LOG_HOST_POOLS, /* the host tier took another pool of blocks: .device (pools now) .bytes
 			      (what the pools hold) */
 	GS_LOG_EXECUTION, /* Spark's execution memory: .task .thread (NULL at the task's end)

@@ -16,6 +16,9 @@ gs_run_tiers_init(GsRunTiers *run, const GsWorkload *w, GsMemory *mem,
 		run->fair = gs_execution_pool_new(w->gpu.capacity * MAX(w->gpu.devices, 1));
 	run->execution = gs_run_execution_new(w, hooks, driver);
 	run->host_pools = mem != NULL ? gs_memory_host_pools(mem) : w->host.initial_pools;
+	run->idle_streams = g_array_new(FALSE, FALSE, sizeof(guint));
+	for (guint d = 0; d < MAX(w->gpu.devices, 1); d++)
+		g_array_append_val(run->idle_streams, w->gpu.streams);
 }
 
 void
@@ -24,6 +27,7 @@ gs_run_tiers_clear(GsRunTiers *run)
 	g_queue_clear(&run->waiters);
 	g_clear_pointer(&run->fair, gs_execution_pool_free);
 	g_clear_pointer(&run->execution, gs_run_execution_free);
+	g_clear_pointer(&run->idle_streams, g_array_unref);
 }
 
 void
@@ -33,7 +37,8 @@ gs_run_thread_tiers_init(GsRunThreadTiers *mine, const GsRunTiers *run, GsThread
 	*mine = (GsRunThreadTiers){.id = id, .by_name = g_ptr_array_new_with_free_func(g_free),
 				   .thread = thread, .spec = spec,
 				   .inputs = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId)),
-				   .locked = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId))};
+				   .locked = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId)),
+				   .borrowed = g_array_new(FALSE, FALSE, sizeof(GsRunBorrowed))};
 	gs_gate_thread_init(gs_memory_gate(run->mem), &mine->gate, id);
 }
 
@@ -43,6 +48,7 @@ gs_run_thread_tiers_clear(GsRunThreadTiers *mine)
 	g_clear_pointer(&mine->by_name, g_ptr_array_unref);
 	g_clear_pointer(&mine->inputs, g_array_unref);
 	g_clear_pointer(&mine->locked, g_array_unref);
+	g_clear_pointer(&mine->borrowed, g_array_unref);
 }
 
 GsMemReservation *
@@ -136,6 +142,81 @@ reserve_again(GsRunTiers *run, GsRunThreadTiers *mine)
 	return TRUE;
 }
 
+/* ---- stream pools ---- */
+
+static guint *
+idle_streams(GsRunTiers *run, guint device)
+{
+	return &g_array_index(run->idle_streams, guint,
+			      MIN(device, run->idle_streams->len - 1));
+}
+
+static void
+log_stream(GsRunTiers *run, GsRunThreadTiers *mine, guint name, guint device, const char *what)
+{
+	GsLogEntry e = {.kind = GS_LOG_STREAM, .thread = mine->thread, .what = what,
+			.buf = mine->spec->streams->pdata[name], .device = device,
+			.page = *idle_streams(run, device)};
+
+	run->hooks->log(run->driver, &e);
+}
+
+/* Thread @mine's stream called @name goes back to its pool, if it holds it. */
+static gboolean
+return_stream(GsRunTiers *run, GsRunThreadTiers *mine, guint name)
+{
+	for (guint i = 0; i < mine->borrowed->len; i++) {
+		GsRunBorrowed b = g_array_index(mine->borrowed, GsRunBorrowed, i);
+
+		if (b.name != name)
+			continue;
+		g_array_remove_index(mine->borrowed, i);
+		(*idle_streams(run, b.device))++;
+		log_stream(run, mine, name, b.device, "return");
+		return TRUE;
+	}
+	return FALSE;
+}
+
+/* Takes an idle stream of @op's pool, or a new one under GROW; FALSE: none for now. */
+static gboolean
+take_stream(GsRunTiers *run, GsRunThreadTiers *mine, const GsOp *op)
+{
+	GsRunBorrowed b = {.name = op->borrow.stream,
+			   .device = MIN(op->borrow.device, run->idle_streams->len - 1)};
+	guint *idle = idle_streams(run, b.device);
+
+	if (*idle > 0) {
+		(*idle)--;
+		log_stream(run, mine, b.name, b.device, "borrow");
+	} else if (op->borrow.grow) {
+		if (run->res != NULL)
+			run->res->totals.streams_grown++;
+		log_stream(run, mine, b.name, b.device, "grow");
+	} else {
+		return FALSE;
+	}
+	g_array_append_val(mine->borrowed, b);
+	return TRUE;
+}
+
+/* borrow_stream: FALSE when the thread waits in line for a stream. */
+static gboolean
+borrow_stream(GsRunTiers *run, gpointer thread, const GsOp *op)
+{
+	GsRunThreadTiers *mine = run->hooks->tiers_of(run->driver, thread);
+
+	if (return_stream(run, mine, op->borrow.stream))
+		gs_run_reserve_retry(run);
+	if (take_stream(run, mine, op))
+		return TRUE;
+	log_stream(run, mine, op->borrow.stream, MIN(op->borrow.device,
+						     run->idle_streams->len - 1), "wait");
+	mine->waiting = op;
+	g_queue_push_tail(&run->waiters, thread);
+	return FALSE;
+}
+
 /* Carries out the execution op @mine waits on again; TRUE when it went through. */
 static gboolean
 execute_again(GsRunTiers *run, GsRunThreadTiers *mine, gboolean *released)
@@ -153,9 +234,14 @@ gs_run_reserve_retry(GsRunTiers *run)
 	for (guint i = 0; i < n; i++) {
 		gpointer thread = g_queue_pop_head(&run->waiters);
 		GsRunThreadTiers *mine = run->hooks->tiers_of(run->driver, thread);
-		gboolean done = gs_run_is_execution_op(mine->waiting)
-					? execute_again(run, mine, &released)
-					: reserve_again(run, mine);
+		gboolean done;
+
+		if (gs_run_is_execution_op(mine->waiting))
+			done = execute_again(run, mine, &released);
+		else if (mine->waiting->kind == GS_OP_BORROW_STREAM)
+			done = take_stream(run, mine, mine->waiting);
+		else
+			done = reserve_again(run, mine);
 
 		if (!done) {
 			g_queue_push_tail(&run->waiters, thread);
@@ -219,6 +305,8 @@ gs_run_thread_tiers_end(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread
 			gs_spill_sync(gs_memory_store(run->mem), gs_memory_stream_id(mine->id, (gint) i));
 	}
 	gs_run_release_all(run, mine);
+	while (mine->borrowed->len > 0)
+		return_stream(run, mine, g_array_index(mine->borrowed, GsRunBorrowed, 0).name);
 }
 
 /* An execution op: FALSE when the thread is in line for memory. */
@@ -264,6 +352,11 @@ gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const GsOp *op,
 		}
 	} else if (op->kind == GS_OP_RELEASE) {
 		gs_run_release(run, run->hooks->tiers_of(run->driver, thread), op->res);
+	} else if (op->kind == GS_OP_BORROW_STREAM) {
+		return borrow_stream(run, thread, op);
+	} else if (op->kind == GS_OP_RETURN_STREAM) {
+		if (return_stream(run, run->hooks->tiers_of(run->driver, thread), op->stream))
+			gs_run_reserve_retry(run);
 	} else if (op->kind == GS_OP_SHUTDOWN_RESERVATIONS) {
 		gs_memory_shutdown_channels(run->mem);
 		gs_run_reserve_retry(run);
@@ -385,7 +478,14 @@ gs_run_memory_freed(GsEngine *engine, GsThreadId by, GsTier tier, GsTime now)
 }
 
 void
-gs_run_note_host_pools(GsRunTiers *run, GsResult *res)
+gs_run_tiers_report_to(GsRunTiers *run, GsResult *res)
+{
+	run->res = res;
+	gs_run_note_host_pools(run);
+}
+
+void
+gs_run_note_host_pools(GsRunTiers *run)
 {
 	GsLogEntry e = {.kind = GS_LOG_HOST_POOLS, .tier = GS_TIER_HOST};
 
@@ -395,7 +495,8 @@ gs_run_note_host_pools(GsRunTiers *run, GsResult *res)
 		e.bytes = gs_memory_host_pool_bytes(run->mem);
 		run->hooks->log(run->driver, &e);
 	}
-	res->totals.host_pools = run->host_pools;
+	if (run->res != NULL)
+		run->res->totals.host_pools = run->host_pools;
 }
 
 /* One call's own allocation, freed at once; FALSE when it failed. */

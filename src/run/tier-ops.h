@@ -37,6 +37,14 @@
  * if its share grants all of it, as an allocator that cannot take part of a
  * request must; host memory and pool threads need no share.
  *
+ * Stream pools (cuCascade's exclusive_stream_pool, one per GPU of
+ * memory.gpu.streams): borrow_stream takes an idle stream; with none idle,
+ * BLOCK waits in the line until one is returned (each return serves the
+ * first waiter for that pool) and GROW makes a new one, which joins the
+ * pool for good when returned. A name borrowed again returns its stream
+ * first; a thread's streams go back when it ends. Every borrow, wait,
+ * growth and return is logged (GS_LOG_STREAM).
+ *
  * Spark's execution memory (execution.h) is a tier op too: an acquire that
  * must wait puts the thread in the same line as a blocking reservation,
  * and whatever its op throws once it is carried out there is the thread's
@@ -74,7 +82,14 @@ struct GsRunThreadTiers {
 	const GsThreadSpec *spec;
 	GArray *inputs;          /* GsSpillBufId: buffers made spillable by its retry blocks */
 	GArray *locked;          /* GsSpillBufId: the synchronous locks of its compute or unspill */
+	GArray *borrowed;        /* GsRunBorrowed: the streams it holds */
 };
+
+/* A stream a thread borrowed: its name in the thread's spec and its pool. */
+typedef struct {
+	guint name;
+	guint device;
+} GsRunBorrowed;
 
 /* The run's side: the tier model, the threads in line, the grants made. */
 typedef struct {
@@ -86,6 +101,8 @@ typedef struct {
 	GsExecutionPool *fair;   /* policy.admission fair_share: the tasks' GPU shares; NULL: none */
 	GsRunExecution *execution; /* Spark's execution memory (memory.execution) */
 	guint host_pools;        /* the host tier's pools of blocks as last seen */
+	GArray *idle_streams;    /* guint by GPU: the idle streams of its pool */
+	GsResult *res;           /* the totals it keeps: gs_run_tiers_report_to() */
 	const GsRunHooks *hooks;
 	gpointer driver;
 } GsRunTiers;
@@ -163,11 +180,17 @@ void gs_run_gate_fallback(GsRunTiers *run, GsRunThreadTiers *mine);
 void gs_run_memory_freed(GsEngine *engine, GsThreadId by, GsTier tier, GsTime now);
 
 /**
- * The host tier's pools of blocks into @res (totals.host_pools): when they
- * grew since the last look, the growth is logged (GS_LOG_HOST_POOLS). The
- * driver looks once at the start and after host memory is taken.
+ * The run's totals the tiers keep go to @res (totals.host_pools,
+ * streams_grown); the driver says so once, after gs_run_tiers_init().
  */
-void gs_run_note_host_pools(GsRunTiers *run, GsResult *res);
+void gs_run_tiers_report_to(GsRunTiers *run, GsResult *res);
+
+/**
+ * The host tier's pools of blocks into totals.host_pools: when they grew
+ * since the last look, the growth is logged (GS_LOG_HOST_POOLS). The driver
+ * looks after host memory is taken.
+ */
+void gs_run_note_host_pools(GsRunTiers *run);
 
 /**
  * RMM's allocation failure callback (policy.failure_callback; spark-rapids-jni's

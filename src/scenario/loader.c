@@ -1409,6 +1409,7 @@ static const Field gpu_fields[] = {
 	FIELD("capacity", F_SIZE, GsWorkload, gpu.capacity, .required = TRUE),
 	FIELD("devices", F_COUNT, GsWorkload, gpu.devices, .min = 1, .max = MAX_DEVICES),
 	FIELD("alignment", F_SIZE, GsWorkload, gpu.alignment, .min = 1),
+	FIELD("streams", F_COUNT, GsWorkload, gpu.streams, .min = 1),
 	FIELD("allocator", F_ENUM, GsWorkload, gpu.allocator, .names = allocator_names),
 	FIELD("reservation_limit", F_FRACTION, GsWorkload, gpu.reservation_limit),
 	FIELD("downgrade_trigger", F_FRACTION, GsWorkload, gpu.downgrade_trigger),
@@ -2026,6 +2027,26 @@ read_execution(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 	return read_op_consumer(l, tc, consumer, what, op);
 }
 
+/* borrow_stream: cuCascade's exclusive_stream_pool.acquire_stream(policy). */
+static const char *const stream_policy_names[] = {"block", "grow", NULL};
+
+static const Field borrow_fields[] = {
+	OTHER("stream", .required = TRUE),
+	FIELD("policy", F_ENUM, GsOp, borrow.grow, .names = stream_policy_names),
+	FIELD("device", F_COUNT, GsOp, borrow.device),
+	{.key = NULL},
+};
+
+static gboolean
+read_borrow(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
+{
+	if (v->kind != NODE_MAP)
+		return read_name(l, tc, v, NAME_STREAM, TRUE, "borrow_stream", &op->borrow.stream);
+	return read_fields(l, v, "borrow_stream", borrow_fields, op) &&
+	       read_name(l, tc, find_value(v, "stream"), NAME_STREAM, TRUE, "borrow_stream.stream",
+			 &op->borrow.stream);
+}
+
 static const Field inject_fields[] = {
 	FIELD("retry_oom", F_INT, GsOp, inject.retry_oom),
 	FIELD("split_oom", F_INT, GsOp, inject.split_oom),
@@ -2077,6 +2098,10 @@ read_op_value(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 	case GS_OP_RELEASE_EXECUTION:
 	case GS_OP_ALLOCATE_PAGE:
 		return read_execution(l, tc, v, op);
+	case GS_OP_BORROW_STREAM:
+		return read_borrow(l, tc, v, op);
+	case GS_OP_RETURN_STREAM:
+		return read_name(l, tc, v, NAME_STREAM, FALSE, name, &op->stream);
 	case GS_OP_FREE_PAGE:
 		if (tc->pool)
 			return fail(l, v, "free_page is for a task's threads: a pool thread has no "
@@ -2201,7 +2226,8 @@ check_uses(Loader *l, ThreadCtx *tc)
 				    thread);
 		case NAME_STREAM:
 			return fail(l, u->node,
-				    "undefined stream \"%s\": no compute in thread %s uses it",
+				    "undefined stream \"%s\": no compute or borrow_stream in thread %s "
+				    "names it",
 				    name, thread);
 		case NAME_CONSUMER:
 			return fail(l, u->node,
@@ -2491,6 +2517,7 @@ static const ExpectKey totals_keys[] = {
 	{"host_pools", VK_COUNT},
 	{"failure_callbacks", VK_COUNT},
 	{"failure_callback_allocs", VK_COUNT},
+	{"streams_grown", VK_COUNT},
 	{NULL, VK_COUNT},
 };
 
