@@ -355,7 +355,7 @@ static gboolean
 called_back(Sim *s, SimThread *t, const GsEffect *effect, const GsMemRequest *req,
 	    GsMemAlloc *a)
 {
-	gs_run_failure_callback(&s->tier_ops, req, a, t->id, s->engine, s->now, s->r);
+	gs_run_failure_callback(&s->tier_ops, req, a, s->r);
 	if (a->outcome != GS_MEM_OK)
 		return FALSE;
 	if (gs_run_fair_share_take(&s->tier_ops, task_of(t), effect->alloc_kind, effect->size)) {

@@ -65,11 +65,13 @@ typedef struct {
 /* What one thread's ops have defined so far. */
 typedef struct {
 	gboolean pool;
-	guint n_bufs, n_streams, n_res;
+	gboolean consumers;  /* it declares consumers c0 (on heap) and c1 (off heap) */
+	guint n_bufs, n_streams, n_res, n_pages;
 	GPtrArray *names;    /* char*: every name made, owned here */
 	GPtrArray *live;     /* buffers allocated and not freed, as the text reads */
 	GPtrArray *streams;  /* streams named by a compute */
 	GPtrArray *held;     /* reservations made and not released */
+	GPtrArray *pages;    /* pages allocated and not freed, as the text reads */
 } Thread;
 
 /* ---- drawing ---- */
@@ -199,6 +201,8 @@ write_gpu(Gen *g)
 	if (chance(g, 0.3))
 		line(g, 4, "allocator: %s", ONE_OF(g, "exact", "pool"));
 	write_fraction(g, 4, "reservation_limit");
+	if (chance(g, 0.2))
+		line(g, 4, "streams: %u", 1 + below(g, 4));
 	if (chance(g, 0.3)) {
 		double trigger = g_rand_double_range(g->rand, 0.2, 1.0);
 
@@ -226,12 +230,29 @@ write_host(Gen *g)
 	write_fraction(g, 4, "reservation_limit");
 }
 
+/*
+ * Spark's execution memory: one counter (share none) that never makes a
+ * task wait, so that every wait the property test sees is one it knows.
+ * Without the section the pools are empty, and a fair share of nothing is
+ * granted as 0 at once.
+ */
+static void
+write_execution(Gen *g)
+{
+	if (chance(g, 0.7))
+		return;
+	line(g, 2, "execution: {on_heap: %" G_GINT64_FORMAT "KiB, off_heap: %" G_GINT64_FORMAT
+		   "KiB, share: none%s}",
+	     between(g, 0, 4096), between(g, 0, 1024), chance(g, 0.5) ? ", page_size: 4KiB" : "");
+}
+
 static void
 write_memory(Gen *g)
 {
 	line(g, 0, "memory:");
 	write_gpu(g);
 	write_host(g);
+	write_execution(g);
 	if (chance(g, 0.3)) {
 		line(g, 2, "disk:");
 		line(g, 4, "capacity: %" G_GINT64_FORMAT "MiB", between(g, 1, 256));
@@ -282,6 +303,8 @@ write_reservations(Gen *g)
 		line(g, 4, "increase_factor: %.2f", g_rand_double_range(g->rand, 1.0, 3.0));
 	if (chance(g, 0.5))
 		line(g, 4, "attribution: %s", ONE_OF(g, "origin", "stream"));
+	if (chance(g, 0.5))
+		line(g, 4, "blocking: %s", ONE_OF(g, "channel", "whole"));
 }
 
 static void
@@ -312,6 +335,9 @@ write_policy(Gen *g)
 		line(g, 2, "admission: %s", ONE_OF(g, "none", "fair_share"));
 	if (chance(g, 0.2))
 		line(g, 2, "evac_gate: %s", boolean(g));
+	if (chance(g, 0.15))
+		line(g, 2, "failure_callback: {enabled: %s, allocate: %uKiB, retries: %u}",
+		     boolean(g), below(g, 2048), below(g, 12));
 }
 
 /* ---- ops ---- */
@@ -471,6 +497,64 @@ write_release(Gen *g, Thread *t, guint indent)
 		forget(t->held, res);
 }
 
+/* A call of the task's memory manager; the thread's consumers only if it declared them. */
+static void
+write_execution_op(Gen *g, Thread *t, guint indent)
+{
+	const char *consumer = ONE_OF(g, "c0", "c1");
+	g_autofree char *size = size_text(g, between(g, 1, 2048) * KIB);
+	const char *page;
+
+	switch (below(g, t->consumers ? 5 : 3)) {
+	case 0:
+		if (t->consumers && chance(g, 0.6))
+			line(g, indent, "- acquire_execution: {consumer: %s, bytes: %s}", consumer, size);
+		else
+			line(g, indent, "- acquire_execution: {bytes: %s, mode: %s}", size,
+			     ONE_OF(g, "on_heap", "off_heap"));
+		break;
+	case 1:
+		if (t->consumers && chance(g, 0.6))
+			line(g, indent, "- release_execution: {consumer: %s, bytes: %s}", consumer, size);
+		else
+			line(g, indent, "- release_execution: %s", size);
+		break;
+	case 2:
+		line(g, indent, "- clean_up");
+		break;
+	case 3:
+		page = new_name(t, "p", &t->n_pages);
+		line(g, indent, "- allocate_page: {consumer: %s, size: %s, page: %s}", consumer, size,
+		     page);
+		g_ptr_array_add(t->pages, (gpointer) page);
+		break;
+	default:
+		if (t->pages->len == 0)
+			break;
+		page = t->pages->pdata[below(g, t->pages->len)];
+		line(g, indent, "- free_page: %s", page);
+		forget(t->pages, page);
+		break;
+	}
+}
+
+/* A stream of the GPU's pool, borrowed under GROW (never a wait), or one given back. */
+static void
+write_stream_op(Gen *g, Thread *t, guint indent)
+{
+	const char *stream;
+
+	if (t->streams->len > 0 && chance(g, 0.4)) {
+		line(g, indent, "- return_stream: %s",
+		     (char *) t->streams->pdata[below(g, t->streams->len)]);
+		return;
+	}
+	stream = new_name(t, "s", &t->n_streams);
+	g_ptr_array_add(t->streams, (gpointer) stream);
+	line(g, indent, "- borrow_stream: {stream: %s, policy: grow, device: %u}", stream,
+	     below(g, g->devices));
+}
+
 static void
 write_inject(Gen *g, guint indent)
 {
@@ -556,6 +640,8 @@ typedef enum {
 	OP_WAIT_ON_POOL,
 	OP_INJECT,
 	OP_TASK_DONE,
+	OP_EXECUTION,
+	OP_STREAM,
 	N_OPS,
 } OpChoice;
 
@@ -566,6 +652,7 @@ static const guint op_weights[N_OPS] = {
 	[OP_SPILLABLE] = 4,    [OP_RETRY] = 10,   [OP_REPEAT] = 4,
 	[OP_BLOCK_UNTIL_READY] = 2, [OP_RESERVE] = 5, [OP_RELEASE] = 4,
 	[OP_WAIT_ON_POOL] = 2, [OP_INJECT] = 3,   [OP_TASK_DONE] = 1,
+	[OP_EXECUTION] = 4,    [OP_STREAM] = 2,
 };
 
 static OpChoice
@@ -651,6 +738,13 @@ write_op(Gen *g, Thread *t, guint indent, guint depth)
 		if (!t->pool && depth == 0)
 			line(g, indent, "- task_done");
 		break;
+	case OP_EXECUTION:
+		if (!t->pool)
+			write_execution_op(g, t, indent);
+		break;
+	case OP_STREAM:
+		write_stream_op(g, t, indent);
+		break;
 	case N_OPS:
 		break;
 	}
@@ -669,10 +763,12 @@ write_ops(Gen *g, Thread *t, guint indent, guint depth, guint max_ops)
 
 /* A thread's ops, after its "ops:" line; its names are its own. */
 static void
-write_thread_ops(Gen *g, gboolean pool, guint indent)
+write_thread_ops(Gen *g, gboolean pool, gboolean consumers, guint indent)
 {
 	Thread t = {
 		.pool = pool,
+		.consumers = consumers,
+		.pages = g_ptr_array_new(),
 		.names = g_ptr_array_new_with_free_func(g_free),
 		.live = g_ptr_array_new(),
 		.streams = g_ptr_array_new(),
@@ -687,6 +783,7 @@ write_thread_ops(Gen *g, gboolean pool, guint indent)
 	g_ptr_array_unref(t.live);
 	g_ptr_array_unref(t.streams);
 	g_ptr_array_unref(t.held);
+	g_ptr_array_unref(t.pages);
 	g_ptr_array_unref(t.names);
 }
 
@@ -717,14 +814,19 @@ write_task(Gen *g, guint index)
 		/* A name (never "<id>.<k>", the default another thread may have), on_oom, ops. */
 		gboolean named = chance(g, 0.3);
 		gboolean on_oom = chance(g, 0.3);
+		gboolean consumers = chance(g, 0.3);
 
 		if (named)
 			line(g, 6, "- name: %s-w%u", id, k);
 		if (on_oom)
 			line(g, named ? 8 : 6, "%son_oom: %s", named ? "" : "- ",
 			     ONE_OF(g, "fail", "continue"));
-		line(g, named || on_oom ? 8 : 6, "%sops:", named || on_oom ? "" : "- ");
-		write_thread_ops(g, FALSE, 10);
+		if (consumers)
+			line(g, named || on_oom ? 8 : 6, "%sconsumers: {c0: on_heap, c1: off_heap}",
+			     named || on_oom ? "" : "- ");
+		line(g, named || on_oom || consumers ? 8 : 6, "%sops:",
+		     named || on_oom || consumers ? "" : "- ");
+		write_thread_ops(g, FALSE, consumers, 10);
 	}
 }
 
@@ -758,7 +860,7 @@ write_pool_threads(Gen *g)
 		if (chance(g, 0.2))
 			line(g, 4, "on_oom: %s", ONE_OF(g, "fail", "continue"));
 		line(g, 4, "ops:");
-		write_thread_ops(g, TRUE, 6);
+		write_thread_ops(g, TRUE, FALSE, 6);
 	}
 }
 

@@ -505,7 +505,7 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 			break;
 	}
 	if (a.outcome == GS_MEM_NO_ROOM && a.short_by > 0)
-		gs_run_failure_callback(&r->tier_ops, &req, &a, t->id, r->engine, now(r), r->res);
+		gs_run_failure_callback(&r->tier_ops, &req, &a, r->res);
 	if (a.outcome == GS_MEM_OK &&
 	    !gs_memory_take_page(t->task != NULL ? &t->task->pages : NULL, a.buf)) {
 		gs_memory_free_buffer(r->mem, a.buf, NULL);

@@ -499,14 +499,17 @@ gs_run_note_host_pools(GsRunTiers *run)
 		run->res->totals.host_pools = run->host_pools;
 }
 
-/* One call's own allocation, freed at once; FALSE when it failed. */
+/*
+ * One call's own allocation, freed at once; FALSE when it failed. The free
+ * gives back only what the call took, nothing that was taken when the
+ * allocation failed, so no other thread is told memory came free: with
+ * every thread failing at one instant they would wake each other forever.
+ */
 static gboolean
-callback_allocates(GsRunTiers *run, const GsMemRequest *req, GsThreadId id, GsEngine *engine,
-		   GsTime now)
+callback_allocates(GsRunTiers *run, const GsMemRequest *req)
 {
 	GsMemRequest inner = *req;
 	GsMemAlloc got;
-	GsTier tier;
 
 	inner.size = run->w->policy.failure_callback.allocate;
 	inner.spillable = FALSE;
@@ -514,15 +517,13 @@ callback_allocates(GsRunTiers *run, const GsMemRequest *req, GsThreadId id, GsEn
 	got = gs_memory_alloc(run->mem, &inner);
 	if (got.outcome != GS_MEM_OK)
 		return FALSE;
-	tier = got.buf->tier;
 	gs_memory_free_buffer(run->mem, got.buf, NULL);
-	gs_run_memory_freed(engine, id, tier, now);
 	return TRUE;
 }
 
 void
 gs_run_failure_callback(GsRunTiers *run, const GsMemRequest *req, GsMemAlloc *a,
-			GsThreadId id, GsEngine *engine, GsTime now, GsResult *res)
+			GsResult *res)
 {
 	guint retries = run->w->policy.failure_callback.retries;
 
@@ -530,7 +531,7 @@ gs_run_failure_callback(GsRunTiers *run, const GsMemRequest *req, GsMemAlloc *a,
 		return;
 	for (guint count = 0; a->outcome == GS_MEM_NO_ROOM; count++) {
 		res->totals.failure_callbacks++;
-		if (!callback_allocates(run, req, id, engine, now))
+		if (!callback_allocates(run, req))
 			return;
 		res->totals.failure_callback_allocs++;
 		if (count >= retries)

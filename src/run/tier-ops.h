@@ -194,17 +194,17 @@ void gs_run_note_host_pools(GsRunTiers *run);
 
 /**
  * RMM's allocation failure callback (policy.failure_callback; spark-rapids-jni's
- * RmmEventHandler.onAllocFailure as its tests write it), after thread @id's
- * allocation @req failed for room (*@a): each call allocates
- * failure_callback.allocate bytes of the same kind inside the failing
- * allocation and frees them at once (the engine sees no transition for the
- * thread, and the free is its own), then asks for the allocation again
- * while its retry count is below failure_callback.retries; once its own
- * allocation fails it asks no more. *@a is the last try's outcome; the
- * calls and the allocations they made are counted in @res's totals.
+ * RmmEventHandler.onAllocFailure as its tests write it), after allocation
+ * @req failed for room (*@a): each call allocates failure_callback.allocate
+ * bytes of the same kind inside the failing allocation and frees them at
+ * once (a recursive allocation: the engine sees nothing of it), then asks
+ * for the allocation again while its retry count is below
+ * failure_callback.retries; once its own allocation fails it asks no more.
+ * *@a is the last try's outcome; the calls and the allocations they made
+ * are counted in @res's totals.
  */
 void gs_run_failure_callback(GsRunTiers *run, const GsMemRequest *req, GsMemAlloc *a,
-			     GsThreadId id, GsEngine *engine, GsTime now, GsResult *res);
+			     GsResult *res);
 
 /** Whether victim @b, whose copy fell back, goes straight to disk now. */
 gboolean gs_run_falls_to_disk(const GsRunTiers *run, const GsMemBuf *b);
