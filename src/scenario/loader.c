@@ -1711,6 +1711,26 @@ static const Field alloc_fields[] = {
 	{.key = NULL},
 };
 
+/*
+ * A device an op names must be one of the run's: memory.gpu.devices GPUs,
+ * one space for the host and the disk (memory is read before the tasks).
+ */
+static gboolean
+check_device(Loader *l, const Node *op_value, GsTier tier, guint device, const char *what)
+{
+	guint devices = tier == GS_TIER_GPU ? MAX(l->w->gpu.devices, 1) : 1;
+
+	if (device < devices)
+		return TRUE;
+	if (tier != GS_TIER_GPU)
+		return fail(l, find_value(op_value, "device"),
+			    "%s device %u: the %s tier has one space, device 0", what, device,
+			    tier == GS_TIER_HOST ? "host" : "disk");
+	return fail(l, find_value(op_value, "device"),
+		    "%s device %u: the run has %u GPU%s (memory.gpu.devices), 0 to %u", what,
+		    device, devices, devices == 1 ? "" : "s", devices - 1);
+}
+
 static gboolean
 read_alloc(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 {
@@ -1735,7 +1755,8 @@ read_alloc(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 		return fail(l, blocking,
 			    "blocking: false is only for host allocations (kind: host): a GPU "
 			    "allocation waits or throws");
-	return TRUE;
+	return op->alloc.kind != GS_KIND_GPU ||
+	       check_device(l, v, GS_TIER_GPU, op->alloc.device, "alloc");
 }
 
 static const Field compute_fields[] = {
@@ -1884,7 +1905,8 @@ read_reserve(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 	if (op->reserve.strategy == GS_STRATEGY_DOWNGRADE && op->reserve.to <= op->reserve.from)
 		return fail(l, find_value(v, "to"), "reserve.to must be a lower tier than from "
 						     "(gpu, then host, then disk)");
-	return TRUE;
+	return op->reserve.strategy != GS_STRATEGY_SPECIFIC ||
+	       check_device(l, v, op->reserve.tier, op->reserve.device, "reserve");
 }
 
 /* Resolves a task id written in a pool op to its index in w->tasks. */
@@ -2043,6 +2065,7 @@ read_borrow(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 	if (v->kind != NODE_MAP)
 		return read_name(l, tc, v, NAME_STREAM, TRUE, "borrow_stream", &op->borrow.stream);
 	return read_fields(l, v, "borrow_stream", borrow_fields, op) &&
+	       check_device(l, v, GS_TIER_GPU, op->borrow.device, "borrow_stream") &&
 	       read_name(l, tc, find_value(v, "stream"), NAME_STREAM, TRUE, "borrow_stream.stream",
 			 &op->borrow.stream);
 }
