@@ -25,9 +25,10 @@
  * the same thread, pool ops only in pool threads, wait_on_pool only in a
  * task's, blocking: false only on host allocations, the keys of a reserve
  * strategy only with it, downgrade_stop at most downgrade_trigger, devices in
- * range. What happens at run time is the engine's to get right: a free of a
- * buffer that is not live, a release of a reservation given back already, or
- * a sync of a stream with nothing in flight are all allowed and do occur.
+ * range (the host and the disk have one space each). What happens at run
+ * time is the engine's to get right: a free of a buffer that is not live, a
+ * release of a reservation given back already, or a sync of a stream with
+ * nothing in flight are all allowed and do occur.
  */
 #include "config.h"
 
@@ -468,7 +469,7 @@ write_reserve(Gen *g, Thread *t, guint indent)
 		line(g, indent,
 		     "- reserve: {res: %s, size: %s, tier: %s, strategy: specific, device: %u, "
 		     "mode: %s}",
-		     res, size, tier, below(g, g->devices), mode);
+		     res, size, tier, strcmp(tier, "gpu") == 0 ? below(g, g->devices) : 0, mode);
 		break;
 	case 2:
 		line(g, indent,
