@@ -75,7 +75,7 @@ fake_log(gpointer data, GsLogEntry *e)
 		return;
 	}
 	if (e->kind == GS_LOG_STREAM) {
-		note(data, "%s %s %s idle %u", e->thread, e->what, e->buf, e->page);
+		note(data, "%s %s %s idle %u", e->thread, e->what, e->buf, e->count);
 		return;
 	}
 	ck_assert(e->kind == GS_LOG_RESERVE || e->kind == GS_LOG_RELEASE);

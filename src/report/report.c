@@ -810,11 +810,11 @@ write_event(Json *j, const GsLogEntry *e)
 		put_str(j, "thread", e->thread);
 		put_str(j, "stream", e->buf);
 		put_uint(j, "device", e->device);
-		put_uint(j, "idle", e->page);
+		put_uint(j, "idle", e->count);
 		break;
 	case GS_LOG_HOST_POOLS:
 		put_str(j, "ev", "host_pools");
-		put_uint(j, "pools", e->device);
+		put_uint(j, "pools", e->count);
 		put_int(j, "bytes", e->bytes);
 		break;
 	case GS_LOG_EXECUTION:

@@ -133,8 +133,8 @@ typedef enum {
 	GS_LOG_DOWNGRADE, /* .device .bytes (charged) .what ("start", "stop") */
 	GS_LOG_LEAK,      /* .task .thread .bytes: what a completing thread left allocated */
 	GS_LOG_STREAM,    /* a stream pool: .thread .buf (stream) .device .what ("borrow", "wait",
-			     "grow", "return") .page (idle streams of the pool after it) */
-	GS_LOG_HOST_POOLS, /* the host tier took another pool of blocks: .device (pools now) .bytes
+			     "grow", "return") .count (idle streams of the pool after it) */
+	GS_LOG_HOST_POOLS, /* the host tier took another pool of blocks: .count (pools now) .bytes
 			      (what the pools hold) */
 	GS_LOG_EXECUTION, /* Spark's execution memory: .task .thread (NULL at the task's end)
 			     .what ("acquire", "wait", "release", "spill", "page", "free_page",
@@ -159,6 +159,7 @@ typedef struct {
 	GsMemoryMode mode;
 	gint64 asked;
 	guint page;
+	guint count;         /* host pools: the pools now; stream: the pool's idle streams */
 } GsLogEntry;
 
 typedef void (*GsLogFunc)(const GsLogEntry *entry, gpointer data);

@@ -156,7 +156,7 @@ log_stream(GsRunTiers *run, GsRunThreadTiers *mine, guint name, guint device, co
 {
 	GsLogEntry e = {.kind = GS_LOG_STREAM, .thread = mine->thread, .what = what,
 			.buf = mine->spec->streams->pdata[name], .device = device,
-			.page = *idle_streams(run, device)};
+			.count = *idle_streams(run, device)};
 
 	run->hooks->log(run->driver, &e);
 }
@@ -491,7 +491,7 @@ gs_run_note_host_pools(GsRunTiers *run)
 
 	if (run->mem != NULL && gs_memory_host_pools(run->mem) > run->host_pools) {
 		run->host_pools = gs_memory_host_pools(run->mem);
-		e.device = run->host_pools;
+		e.count = run->host_pools;
 		e.bytes = gs_memory_host_pool_bytes(run->mem);
 		run->hooks->log(run->driver, &e);
 	}

@@ -3072,6 +3072,17 @@ read_at_thread(Loader *l, const Node *v, GsExpectAt *at)
 	return parse_state(l, state, "expect.at state", &at->state);
 }
 
+/* The bytes of an expect.at check, "5MiB" or "<= 5MiB", under @key. */
+static gboolean
+read_at_bytes(Loader *l, const Entry *key, GsCmp *bytes)
+{
+	const char *rest;
+
+	return expect_kind(l, key->value, NODE_SCALAR, key->key->text) &&
+	       split_cmp(l, key->value, &bytes->op, &rest) &&
+	       parse_quantity(l, key->value, rest, &size_quantity, &bytes->value);
+}
+
 /* A task's bytes in a tier: the ones its threads hold there, so used, not charged. */
 static gboolean
 read_at_task(Loader *l, const Entry *task, GsExpectAt *at)
@@ -3089,8 +3100,6 @@ read_at_tier(Loader *l, const Node *v, GsExpectAt *at)
 	Entry *used = find_entry(v, "used");
 	Entry *charged = find_entry(v, "charged");
 	Entry *state = find_entry(v, "state");
-	const Node *bytes;
-	const char *rest;
 
 	if (state != NULL)
 		return fail(l, state->key, "state is for a thread, not a tier");
@@ -3102,10 +3111,7 @@ read_at_tier(Loader *l, const Node *v, GsExpectAt *at)
 		return fail(l, charged->key, "a task's bytes are the ones it uses: used, not charged");
 	at->has_tier = TRUE;
 	at->charged = charged != NULL;
-	bytes = charged != NULL ? charged->value : used->value;
-	return expect_kind(l, bytes, NODE_SCALAR, charged != NULL ? "charged" : "used") &&
-	       split_cmp(l, bytes, &at->bytes.op, &rest) &&
-	       parse_quantity(l, bytes, rest, &size_quantity, &at->bytes.value);
+	return read_at_bytes(l, charged != NULL ? charged : used, &at->bytes);
 }
 
 /*
@@ -3120,8 +3126,6 @@ read_at_execution(Loader *l, const Node *v, GsExpectAt *at)
 	Entry *consumer = find_entry(v, "consumer");
 	Entry *used = find_entry(v, "used");
 	Entry *other = find_entry(v, "tier");
-	const Node *bytes;
-	const char *rest;
 
 	if (other == NULL)
 		other = find_entry(v, "charged");
@@ -3140,10 +3144,7 @@ read_at_execution(Loader *l, const Node *v, GsExpectAt *at)
 		at->consumer = g_strdup(consumer->value->text);
 	}
 	at->execution = execution != NULL;
-	bytes = execution != NULL ? execution->value : used->value;
-	return expect_kind(l, bytes, NODE_SCALAR, execution != NULL ? "execution" : "used") &&
-	       split_cmp(l, bytes, &at->bytes.op, &rest) &&
-	       parse_quantity(l, bytes, rest, &size_quantity, &at->bytes.value);
+	return read_at_bytes(l, execution != NULL ? execution : used, &at->bytes);
 }
 
 /* One "N" or ">= N" of a task's counts: a count, or bytes for max_gpu. */

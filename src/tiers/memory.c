@@ -714,23 +714,26 @@ gs_memory_reserve_again(GsMemory *m, const GsOp *op, GsMemReservation *res)
 	}
 }
 
-/* Every space's channel: wake-ups nobody took are lost. */
+/* Does @fn to every space's account: each GPU's, the host's, the disk's. */
+static void
+each_account(GsMemory *m, void (*fn)(GsSpaceAccount *acct))
+{
+	for (guint i = 0; i < m->gpu_accounts->len; i++)
+		fn(m->gpu_accounts->pdata[i]);
+	fn(m->host_account);
+	fn(m->disk_account);
+}
+
 void
 gs_memory_settle_channels(GsMemory *m)
 {
-	for (guint i = 0; i < m->gpu_accounts->len; i++)
-		gs_space_account_settle(m->gpu_accounts->pdata[i]);
-	gs_space_account_settle(m->host_account);
-	gs_space_account_settle(m->disk_account);
+	each_account(m, gs_space_account_settle);
 }
 
 void
 gs_memory_shutdown_channels(GsMemory *m)
 {
-	for (guint i = 0; i < m->gpu_accounts->len; i++)
-		gs_space_account_shutdown(m->gpu_accounts->pdata[i]);
-	gs_space_account_shutdown(m->host_account);
-	gs_space_account_shutdown(m->disk_account);
+	each_account(m, gs_space_account_shutdown);
 }
 
 gint64
