@@ -337,6 +337,12 @@ static const BadRow bad_rows[] = {
 	{HEAD "pool_threads:\n  - name: P\n    ops: [{acquire_execution: 1}]\n", NULL, NULL, NULL,
 	 "s.yaml:6:31: acquire_execution is for a task's threads: a pool thread has no task "
 	 "memory manager"},
+	{HEAD "pool_threads:\n  - name: P\n    ops: [{free_page: p}]\n", NULL, NULL, NULL,
+	 "s.yaml:6:23: free_page is for a task's threads: a pool thread has no task memory "
+	 "manager"},
+	{HEAD "pool_threads:\n  - name: P\n    ops: [clean_up]\n", NULL, NULL, NULL,
+	 "s.yaml:6:11: clean_up is for a task's threads: a pool thread has no task memory "
+	 "manager"},
 	{HEAD "tasks:\n  - id: A\n    threads:\n      - consumers: {c: on_heap}\n"
 	 "        ops: [{acquire_execution: {bytes: 1, consumer: c, mode: off_heap}}]\n", NULL, NULL,
 	 NULL, "s.yaml:8:65: acquire_execution takes the mode of its consumer: give consumer or "

@@ -64,7 +64,7 @@ needs_model(const GsOp *op)
 {
 	return op->kind == GS_OP_RESERVE || op->kind == GS_OP_SHUTDOWN_RESERVATIONS ||
 	       op->kind == GS_OP_BORROW_STREAM || op->kind == GS_OP_RETURN_STREAM ||
-	       gs_run_is_execution_op(op) ||
+	       gs_op_kind_is_execution(op->kind) ||
 	       (op->kind == GS_OP_ALLOC && op->alloc.kind == GS_KIND_HOST);
 }
 

@@ -203,6 +203,8 @@ typedef enum {
 } GsOpKind;
 
 GS_API const char *gs_op_kind_name(GsOpKind kind);
+/** Whether @kind is one of Spark's task memory manager's ops (a task's threads only). */
+GS_API gboolean gs_op_kind_is_execution(GsOpKind kind);
 
 typedef enum {
 	GS_SPLIT_HALVES = 0, /* split in two halves (SPEC §3.5.1) */

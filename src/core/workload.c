@@ -22,6 +22,13 @@ gs_op_kind_name(GsOpKind kind)
 	return op_kind_names[kind];
 }
 
+gboolean
+gs_op_kind_is_execution(GsOpKind kind)
+{
+	return kind == GS_OP_ACQUIRE_EXECUTION || kind == GS_OP_RELEASE_EXECUTION ||
+	       kind == GS_OP_ALLOCATE_PAGE || kind == GS_OP_FREE_PAGE || kind == GS_OP_CLEAN_UP;
+}
+
 #define KIB ((gint64) 1024)
 #define MIB (KIB * 1024)
 #define GIB (MIB * 1024)

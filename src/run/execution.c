@@ -68,14 +68,6 @@ gs_run_execution_free(GsRunExecution *x)
 	g_free(x);
 }
 
-gboolean
-gs_run_is_execution_op(const GsOp *op)
-{
-	return op->kind == GS_OP_ACQUIRE_EXECUTION || op->kind == GS_OP_RELEASE_EXECUTION ||
-	       op->kind == GS_OP_ALLOCATE_PAGE || op->kind == GS_OP_FREE_PAGE ||
-	       op->kind == GS_OP_CLEAN_UP;
-}
-
 /* ---- a task's memory ---- */
 
 static GsRunTaskMemory *

@@ -50,9 +50,6 @@ GsRunExecution *gs_run_execution_new(const GsWorkload *w, const GsRunHooks *hook
 				     gpointer driver);
 void gs_run_execution_free(GsRunExecution *x);
 
-/** Whether @op is one of Spark's memory manager's ops. */
-gboolean gs_run_is_execution_op(const GsOp *op);
-
 /**
  * Carries out @op, an execution op of the thread named @name (with spec
  * @spec) in @task. FALSE when the task must wait for memory to be

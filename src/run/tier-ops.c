@@ -236,7 +236,7 @@ gs_run_reserve_retry(GsRunTiers *run)
 		GsRunThreadTiers *mine = run->hooks->tiers_of(run->driver, thread);
 		gboolean done;
 
-		if (gs_run_is_execution_op(mine->waiting))
+		if (gs_op_kind_is_execution(mine->waiting->kind))
 			done = execute_again(run, mine, &released);
 		else if (mine->waiting->kind == GS_OP_BORROW_STREAM)
 			done = take_stream(run, mine, mine->waiting);
@@ -334,7 +334,7 @@ gs_run_tier_op(GsRunTiers *run, gpointer thread, GsThreadId id, const GsOp *op,
 	       GsException *thrown)
 {
 	*thrown = GS_EXC_NONE;
-	if (gs_run_is_execution_op(op))
+	if (gs_op_kind_is_execution(op->kind))
 		return execution_op(run, thread, op, thrown);
 	if (op->kind == GS_OP_RESERVE) {
 		switch (gs_run_reserve(run, run->hooks->tiers_of(run->driver, thread), thread, op)) {
@@ -577,7 +577,7 @@ drop_waiters_of(GsRunTiers *run, const GsRunTask *task)
 		GsRunThreadTiers *mine = run->hooks->tiers_of(run->driver, l->data);
 
 		next = l->next;
-		if (gs_run_is_execution_op(mine->waiting) && mine->task == task) {
+		if (gs_op_kind_is_execution(mine->waiting->kind) && mine->task == task) {
 			mine->waiting = NULL;
 			g_queue_delete_link(&run->waiters, l);
 		}

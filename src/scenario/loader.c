@@ -2019,9 +2019,6 @@ read_execution(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 	g_autofree char *what = NULL;
 
 	op->execution.consumer = -1;
-	if (tc->pool)
-		return fail(l, v, "%s is for a task's threads: a pool thread has no task memory "
-			    "manager", name);
 	if (op->kind == GS_OP_ALLOCATE_PAGE) {
 		if (!read_fields(l, v, name, page_fields, op) ||
 		    !read_name(l, tc, find_value(v, "page"), NAME_PAGE, TRUE, "allocate_page.page",
@@ -2126,9 +2123,6 @@ read_op_value(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 	case GS_OP_RETURN_STREAM:
 		return read_name(l, tc, v, NAME_STREAM, FALSE, name, &op->stream);
 	case GS_OP_FREE_PAGE:
-		if (tc->pool)
-			return fail(l, v, "free_page is for a task's threads: a pool thread has no "
-				    "task memory manager");
 		return read_name(l, tc, v, NAME_PAGE, FALSE, name, &op->execution.page);
 	case GS_OP_BLOCK_UNTIL_READY:
 	case GS_OP_TASK_DONE:
@@ -2200,9 +2194,10 @@ read_op(Loader *l, ThreadCtx *tc, const Node *item, GsOp *op)
 	op->kind = kind;
 	op->line = word->line;
 	op->column = word->column;
-	if (kind == GS_OP_CLEAN_UP && tc->pool)
-		return fail(l, word, "clean_up is for a task's threads: a pool thread has no task "
-			    "memory manager");
+	if (gs_op_kind_is_execution(kind) && tc->pool)
+		return fail(l, value != NULL && !is_null(value) ? value : word,
+			    "%s is for a task's threads: a pool thread has no task memory manager",
+			    word->text);
 	if (takes_no_value(kind))
 		return value == NULL || is_null(value) ||
 		       fail(l, value, "%s takes no value", word->text);
