@@ -10,13 +10,15 @@
 #
 # In order: the CUDA tests (they must pass, not skip); every scenario in
 # scenarios/ under the simulator and with --backend=cuda (outcome, retries,
-# splits, makespan, expectations); bench-cuda (the driver's and runtime's
-# versions, each kernel's first launch against its second, allocation
-# overhead, spill throughput); bench-threads --backend=cuda (1 to 16 threads, fast path
-# against the global mutex); calibrate, then the simulator with the
-# calibrated links against the real run, on three scenarios. Exit status: 0
-# when everything ran, whatever it measured; 1 when a step could not run or
-# the CUDA tests failed, or skipped (no GPU: then nothing else runs).
+# splits, makespan, expectations on the virtual and the real clock); the
+# conformance scenarios' expectations with --backend=cuda; bench-cuda (the
+# driver's and runtime's versions, each kernel's first launch against its
+# second, allocation overhead, spill throughput and its CPU share);
+# bench-threads --backend=cuda (1 to 16 threads, fast path against the global
+# mutex); calibrate, then the simulator with the calibrated links against the
+# real run, on three scenarios. Exit status: 0 when everything ran, whatever
+# it measured; 1 when a step could not run or the CUDA tests failed, or
+# skipped (no GPU: then nothing else runs).
 set -u
 if [ $# -ne 2 ]; then
 	echo "usage: bench/gpu-checks.sh BIN OUT" >&2
@@ -29,7 +31,7 @@ mkdir -p "$2" && out=$(cd "$2" && pwd) || exit 2
 	export LD_LIBRARY_PATH
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/sim" "$work/cuda" "$work/calibrated"
+mkdir -p "$work/sim" "$work/cuda" "$work/virtual" "$work/calibrated"
 report="$out/report.md"
 status=0
 
@@ -47,6 +49,16 @@ summary() {
 	fi
 }
 fence() { say '```'"${2:-text}"; cat "$1" >>"$report"; say '```'; }
+# The exit status of a scenario's run with --backend=cuda on the virtual clock,
+# its output in $2; "-" for a scenario marked real-threads: skip.
+on_the_virtual_clock() {
+	if head -1 "$1" | grep -q '^# real-threads: skip'; then
+		echo -
+	else
+		"$bin/gpusim" run --quiet --backend=cuda --clock=virtual --max-time=30s "$1" >"$2" 2>&1
+		echo $?
+	fi
+}
 
 device=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null |
 	head -1)
@@ -73,11 +85,14 @@ fi
 say ""
 say "## Every scenario: the simulator against --backend=cuda"
 say ""
-say "Cells: outcome, retries, splits, makespan in ms. Expectations: the exit status of"
-say "\`gpusim run\` (0 all held, 1 one failed; a scenario marked real-threads: skip pins"
-say "times that real threads cannot keep). Real runs are capped at 120 s."
+say "Cells: outcome, retries, splits, makespan in ms, the cuda run on the real clock."
+say "Expectations: the exit status of \`gpusim run\` (0 all held, 1 one failed), in the"
+say "simulator, with --backend=cuda on the virtual clock (as make check runs the host"
+say "backend: real threads, memory and copies, scenario time moving only when every"
+say "thread waits; not run for a scenario marked real-threads: skip), and on the real"
+say "clock, where a scenario's microsecond gaps cannot hold. Real runs are capped at 30 s."
 say ""
-say "| scenario | skip mark | simulator | cuda | expectations sim / cuda | spill-blocked sim / cuda (ms) | copies lost | device refusals | same outcome, retries, splits |"
+say "| scenario | skip mark | simulator | cuda | expectations sim / cuda virtual / cuda real | spill-blocked sim / cuda (ms) | copies lost | device refusals | same outcome, retries, splits |"
 say "|---|---|---|---|---|---|---|---|---|"
 for scenario in "$src"/scenarios/*.yaml; do
 	name=$(basename "$scenario" .yaml)
@@ -86,9 +101,10 @@ for scenario in "$src"/scenarios/*.yaml; do
 	"$bin/gpusim" run --quiet --json="$work/sim/$name.json" "$scenario" \
 		>"$work/sim/$name.log" 2>&1
 	sim_code=$?
-	"$bin/gpusim" run --quiet --backend=cuda --max-time=120s --json="$work/cuda/$name.json" \
+	"$bin/gpusim" run --quiet --backend=cuda --max-time=30s --json="$work/cuda/$name.json" \
 		"$scenario" >"$work/cuda/$name.log" 2>&1
 	cuda_code=$?
+	virtual=$(on_the_virtual_clock "$scenario" "$work/virtual/$name.log")
 	s=$(summary "$work/sim/$name.json")
 	c=$(summary "$work/cuda/$name.json")
 	case $cuda_code in
@@ -101,8 +117,32 @@ for scenario in "$src"/scenarios/*.yaml; do
 	[ "${s%, *}" = "${c%, *}" ] && same=yes
 	[ $cuda_code -eq 3 ] && same=-
 	refused=$(sed -n 's/.*the device refused \([0-9]*\) .*/\1/p' "$work/cuda/$name.log")
-	say "| $name | $mark | $s | $c | $sim_code / $cuda_code | $(ms "$(total "$work/sim/$name.json" spill_block_ns)") / $(ms "$(total "$work/cuda/$name.json" spill_block_ns)") | $(total "$work/cuda/$name.json" copies_lost) | ${refused:-0} | $same |"
+	say "| $name | $mark | $s | $c | $sim_code / $virtual / $cuda_code | $(ms "$(total "$work/sim/$name.json" spill_block_ns)") / $(ms "$(total "$work/cuda/$name.json" spill_block_ns)") | $(total "$work/cuda/$name.json" copies_lost) | ${refused:-0} | $same |"
 done
+
+say ""
+say "## The conformance scenarios with --backend=cuda on the virtual clock"
+say ""
+held=0
+skipped=0
+: >"$work/conformance-failed"
+for scenario in "$src"/scenarios/conformance/*.yaml; do
+	name=$(basename "$scenario" .yaml)
+	code=$(on_the_virtual_clock "$scenario" "$work/virtual/conformance-$name.log")
+	case $code in
+	-) skipped=$((skipped + 1)) ;;
+	0) held=$((held + 1)) ;;
+	*)
+		{
+			echo "$name (exit $code):"
+			head -5 "$work/virtual/conformance-$name.log"
+		} >>"$work/conformance-failed"
+		;;
+	esac
+done
+failed=$(grep -c ' (exit [0-9]*):$' "$work/conformance-failed")
+say "$held held their expectations, $failed did not, $skipped are marked real-threads: skip."
+[ "$failed" -eq 0 ] || fence "$work/conformance-failed"
 
 say ""
 say "## Driver, first launches, allocation overhead and spill throughput (bench-cuda)"
