@@ -322,6 +322,32 @@ END_TEST
  * that held those very bytes (a pool's just-freed buffer, a pinned block
  * back on the free list): destinations are cleared before a copy.
  */
+/*
+ * The pool reserves the capacity at open (RMM's initial pool size): the
+ * run's allocations up to it take no trip to the driver.
+ */
+START_TEST(test_the_pool_is_primed_at_open)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autofree char *parent = g_dir_make_tmp("gpusim-disk-XXXXXX", NULL);
+	unsigned long grows = gs_cuda_on_cpu_pool_grows();
+	gpointer state = open_cuda(w, parent, 64 * MIB);
+	gpointer thread = gs_backend_thread_begin(&gs_backend_cuda, state);
+	guint64 handles[2];
+
+	ck_assert_uint_eq(gs_cuda_on_cpu_pool_grows() - grows, 1);
+	ck_assert(gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, 0, 32 * MIB,
+				   &handles[0]));
+	ck_assert(gs_backend_alloc(&gs_backend_cuda, state, thread, GS_TIER_GPU, 0, 16 * MIB,
+				   &handles[1]));
+	ck_assert_uint_eq(gs_cuda_on_cpu_pool_grows() - grows, 1);
+	for (guint i = 0; i < 2; i++)
+		gs_backend_free(&gs_backend_cuda, state, thread, GS_TIER_GPU, handles[i]);
+	gs_backend_thread_end(&gs_backend_cuda, state, thread);
+	tl_backend_close(&gs_backend_cuda, state, parent);
+}
+END_TEST
+
 START_TEST(test_a_dropped_copy_is_caught)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
@@ -582,6 +608,7 @@ main(void)
 	tcase_add_test(tc, test_calibrate_writes_includable_yaml);
 #ifdef GS_CUDA_ON_CPU
 	tcase_add_test(tc, test_a_refusal_is_not_blamed_on_the_next_launch);
+	tcase_add_test(tc, test_the_pool_is_primed_at_open);
 	tcase_add_test(tc, test_a_dropped_copy_is_caught);
 	tcase_add_test(tc, test_a_move_that_fails_midway_frees_nothing_in_use);
 	tcase_add_test(tc, test_a_check_in_progress_holds_up_no_other_thread);
