@@ -16,6 +16,8 @@
 
 #define KIB ((gint64) 1024)
 #define MIB (KIB * 1024)
+#define GIB (MIB * 1024)
+#define TIB (GIB * 1024)
 #define US ((GsTime) 1000)
 #define MS (US * 1000)
 
@@ -207,7 +209,7 @@ expect_at_state(GsWorkload *w, GsTime time, const char *thread, GsThreadState st
 }
 
 static void
-expect_at_tier(GsWorkload *w, GsTime time, GsTier tier, gboolean charged, GsCmpOp op,
+expect_at_tier(GsWorkload *w, GsTime time, GsTier tier, GsTierMeasure measure, GsCmpOp op,
 	       gint64 bytes)
 {
 	GsExpectAt *a = g_new0(GsExpectAt, 1);
@@ -215,7 +217,7 @@ expect_at_tier(GsWorkload *w, GsTime time, GsTier tier, gboolean charged, GsCmpO
 	a->time = time;
 	a->has_tier = TRUE;
 	a->tier = tier;
-	a->charged = charged;
+	a->measure = measure;
 	a->bytes = (GsCmp){op, bytes};
 	g_ptr_array_add(w->expect.at, a);
 }
@@ -229,7 +231,7 @@ typedef enum {
 	ROW_FINAL,    /* .key = thread, .states[0] */
 	ROW_NEVER,    /* .key = thread, .states never entered, .excs never thrown */
 	ROW_AT_STATE, /* .time .key = thread .states[0] */
-	ROW_AT_TIER,  /* .time .tier .charged .op .value */
+	ROW_AT_TIER,  /* .time .tier .measure .op .value */
 	ROW_AT_TASK,  /* .time .key = task .tier .op .value */
 } RowKind;
 
@@ -246,7 +248,7 @@ typedef struct {
 	int excs[MAX_LIST];   /* GsException, ended by END_OF_LIST when shorter */
 	GsTime time;
 	GsTier tier;
-	gboolean charged;
+	GsTierMeasure measure;
 	const char *failure;  /* the sentence, NULL when the expectation holds */
 } Row;
 
@@ -393,22 +395,35 @@ static const Row rows[] = {
 	 .failure = "at[0]: ghost at 1000000 ns: expected THREAD_RUNNING, observed UNKNOWN"},
 	/* at: a tier's bytes, from the last sample at or before the time */
 	{.kind = ROW_AT_TIER, .time = 1200 * US, .tier = GS_TIER_GPU, .op = EQ, .value = 6 * MIB},
-	{.kind = ROW_AT_TIER, .time = 1200 * US, .tier = GS_TIER_GPU, .charged = TRUE, .op = EQ,
+	{.kind = ROW_AT_TIER, .time = 1200 * US, .tier = GS_TIER_GPU, .measure = GS_MEASURE_CHARGED, .op = EQ,
 	 .value = 7 * MIB},
 	{.kind = ROW_AT_TIER, .time = 1500 * US, .tier = GS_TIER_GPU, .op = GE, .value = 12 * MIB,
 	 .failure = "at[0]: gpu used at 1500000 ns: expected >= 12582912 B (12.0 MiB), "
 		    "observed 11534336 B (11.0 MiB)"},
-	{.kind = ROW_AT_TIER, .time = 1500 * US, .tier = GS_TIER_GPU, .charged = TRUE, .op = NE,
+	{.kind = ROW_AT_TIER, .time = 1500 * US, .tier = GS_TIER_GPU, .measure = GS_MEASURE_CHARGED, .op = NE,
 	 .value = 12 * MIB,
 	 .failure = "at[0]: gpu charged at 1500000 ns: expected != 12582912 B (12.0 MiB), "
 		    "observed 12582912 B (12.0 MiB)"},
 	{.kind = ROW_AT_TIER, .time = 999 * US, .tier = GS_TIER_GPU, .op = EQ, .value = 0},
-	{.kind = ROW_AT_TIER, .time = -1, .tier = GS_TIER_HOST, .charged = TRUE, .op = EQ, .value = 0},
+	{.kind = ROW_AT_TIER, .time = -1, .tier = GS_TIER_HOST, .measure = GS_MEASURE_CHARGED, .op = EQ, .value = 0},
 	{.kind = ROW_AT_TIER, .time = 1500 * US, .tier = GS_TIER_HOST, .op = LT, .value = MIB,
 	 .failure = "at[0]: host used at 1500000 ns: expected < 1048576 B (1.0 MiB), "
 		    "observed 1048576 B (1.0 MiB)"},
-	{.kind = ROW_AT_TIER, .time = 1500 * US, .tier = GS_TIER_HOST, .charged = TRUE, .op = EQ,
+	{.kind = ROW_AT_TIER, .time = 1500 * US, .tier = GS_TIER_HOST, .measure = GS_MEASURE_CHARGED, .op = EQ,
 	 .value = 2 * MIB},
+	/* a space's available memory and its reservation limit (4 GiB host, 0.9) */
+	{.kind = ROW_AT_TIER, .time = 1500 * US, .tier = GS_TIER_HOST,
+	 .measure = GS_MEASURE_AVAILABLE, .op = EQ, .value = 4 * GIB - 2 * MIB},
+	{.kind = ROW_AT_TIER, .time = -1, .tier = GS_TIER_HOST, .measure = GS_MEASURE_AVAILABLE,
+	 .op = EQ, .value = 4 * GIB},
+	{.kind = ROW_AT_TIER, .time = 1500 * US, .tier = GS_TIER_HOST,
+	 .measure = GS_MEASURE_AVAILABLE, .op = NE, .value = 4 * GIB - 2 * MIB,
+	 .failure = "at[0]: host available at 1500000 ns: expected != 4292870144 B (4.0 GiB), "
+		    "observed 4292870144 B (4.0 GiB)"},
+	{.kind = ROW_AT_TIER, .time = 1500 * US, .tier = GS_TIER_HOST,
+	 .measure = GS_MEASURE_MAX_MEMORY, .op = EQ, .value = 3865470566},
+	{.kind = ROW_AT_TIER, .time = 1500 * US, .tier = GS_TIER_DISK,
+	 .measure = GS_MEASURE_MAX_MEMORY, .op = EQ, .value = TIB},
 	{.kind = ROW_AT_TIER, .time = 50 * MS, .tier = GS_TIER_GPU, .op = EQ, .value = 5 * MIB},
 	{.kind = ROW_AT_TIER, .time = 50 * MS, .tier = GS_TIER_DISK, .op = GT, .value = 0,
 	 .failure = "at[0]: disk used at 50000000 ns: expected > 0 B, observed 0 B"},
@@ -480,7 +495,7 @@ add_row(GsWorkload *w, const Row *row)
 		expect_at_state(w, row->time, row->key, (GsThreadState) row->states[0]);
 		break;
 	case ROW_AT_TIER:
-		expect_at_tier(w, row->time, row->tier, row->charged, row->op, row->value);
+		expect_at_tier(w, row->time, row->tier, row->measure, row->op, row->value);
 		break;
 	case ROW_AT_TASK:
 		expect_at_tier(w, row->time, row->tier, FALSE, row->op, row->value);

@@ -406,7 +406,14 @@ static const BadRow bad_rows[] = {
 	{EXPECT "  at: [{time: 1ms, thread: A.0, state: THREAD_RUNNING, tier: gpu}]\n", NULL, NULL,
 	 NULL, "s.yaml:10:56: an expect.at check names a thread or a tier, not both"},
 	{EXPECT "  at: [{time: 1ms, tier: gpu}]\n", NULL, NULL, NULL,
-	 "s.yaml:10:8: an expect.at check of a tier needs used or charged"},
+	 "s.yaml:10:8: an expect.at check of a tier needs used, charged, available or max_memory"},
+	{EXPECT "  at: [{time: 1ms, tier: gpu, used: 0, available: 1MiB}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:40: an expect.at check of a tier reads one of used, charged, available and "
+	 "max_memory, not used and available"},
+	{EXPECT "  at: [{time: 1ms, task: A, tier: gpu, max_memory: 0}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:40: a task's bytes are the ones it uses: used, not max_memory"},
+	{EXPECT "  at: [{time: 1ms, thread: A.0, state: UNKNOWN, available: 0}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:49: available is for a tier, not a thread"},
 	{EXPECT "  at: [{time: 1ms, thread: Z, state: UNKNOWN}]\n", NULL, NULL, NULL,
 	 "s.yaml:10:28: unknown thread \"Z\" in expect.at"},
 	{HEAD "tasks:\n  - id: A\n    repeat: 3\n    threads: [{ops: []}]\nexpect:\n"
@@ -940,12 +947,12 @@ START_TEST(test_full_expect)
 	at = w->expect.at->pdata[1];
 	ck_assert(at->has_tier && at->thread == NULL);
 	ck_assert_int_eq(at->tier, GS_TIER_GPU);
-	ck_assert(!at->charged);
+	ck_assert_int_eq(at->measure, GS_MEASURE_USED);
 	ck_assert_int_eq(at->bytes.op, GS_CMP_EQ);
 	ck_assert_int_eq(at->bytes.value, 5 * MIB);
 	at = w->expect.at->pdata[2];
 	ck_assert_int_eq(at->tier, GS_TIER_HOST);
-	ck_assert(at->charged);
+	ck_assert_int_eq(at->measure, GS_MEASURE_CHARGED);
 	ck_assert_int_eq(at->bytes.op, GS_CMP_GT);
 }
 END_TEST

@@ -401,6 +401,18 @@ typedef struct {
 	guint line, column;
 } GsExpectThread;
 
+/*
+ * What an expect.at row reads of a tier, its spaces together: used and
+ * charged bytes, or cuCascade's get_available_memory() (capacity less
+ * charged) and get_max_memory() (the reservation limit).
+ */
+typedef enum {
+	GS_MEASURE_USED = 0,
+	GS_MEASURE_CHARGED,
+	GS_MEASURE_AVAILABLE,
+	GS_MEASURE_MAX_MEMORY,
+} GsTierMeasure;
+
 typedef struct {
 	GsTime time;
 	char *thread;      /* a thread's state at that time, or NULL */
@@ -412,9 +424,9 @@ typedef struct {
 	gboolean has_retries, has_splits, has_max_gpu;
 	GsCmp retries, splits, max_gpu;
 	GsThreadState state;
-	gboolean has_tier; /* a tier's used or charged bytes */
+	gboolean has_tier; /* a tier's bytes: used, charged, available or max_memory */
 	GsTier tier;
-	gboolean charged;  /* charged instead of used */
+	GsTierMeasure measure;
 	GsCmp bytes;
 	guint line, column;
 } GsExpectAt;

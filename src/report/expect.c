@@ -15,6 +15,7 @@
 
 #include "report/expect.h"
 #include "report/report.h"
+#include "tiers/memory.h"
 
 typedef enum {
 	UNIT_COUNT,
@@ -690,9 +691,36 @@ sample_at(const GsResult *r, GsTime time)
 	return found;
 }
 
+/*
+ * What @a reads of its tier at its time, the tier's spaces together: used
+ * or charged bytes from the last sample; available is each space's
+ * capacity less what is charged there, max_memory each one's reservation
+ * limit (cuCascade's get_available_memory and get_max_memory).
+ */
+static gint64
+tier_measure_at(const GsWorkload *w, const GsResult *r, const GsExpectAt *a)
+{
+	const GsSample *sample = sample_at(r, a->time);
+	GsSpaceThresholds space = gs_memory_space_thresholds(w, a->tier);
+	guint spaces = gs_memory_spaces(w, a->tier);
+	gint64 charged = sample != NULL ? sample->charged[a->tier] : 0;
+
+	switch (a->measure) {
+	case GS_MEASURE_USED:
+		return sample != NULL ? sample->used[a->tier] : 0;
+	case GS_MEASURE_CHARGED:
+		return charged;
+	case GS_MEASURE_AVAILABLE:
+		return MAX(0, space.capacity * spaces - charged);
+	case GS_MEASURE_MAX_MEMORY:
+		return space.reservation_limit * spaces;
+	}
+	return 0;
+}
+
 static void
-check_at(GsExpectReport *report, guint index, const GsExpectAt *a, const GsResult *r,
-	 const GsEventLog *log)
+check_at(GsExpectReport *report, guint index, const GsExpectAt *a, const GsWorkload *w,
+	 const GsResult *r, const GsEventLog *log)
 {
 	char key[64];
 
@@ -736,16 +764,13 @@ check_at(GsExpectReport *report, guint index, const GsExpectAt *a, const GsResul
 		return;
 	}
 	if (a->has_tier) {
-		const GsSample *sample = sample_at(r, a->time);
-		gint64 observed = 0;
-		g_autofree char *what = NULL;
+		static const char *const measures[] = {"used", "charged", "available",
+						       "max_memory"};
+		g_autofree char *what = g_strdup_printf("%s: %s %s at %" G_GINT64_FORMAT " ns", key,
+							gs_report_tier_name(a->tier),
+							measures[a->measure], a->time);
 
-		if (sample != NULL)
-			observed = a->charged ? sample->charged[a->tier] : sample->used[a->tier];
-		what = g_strdup_printf("%s: %s %s at %" G_GINT64_FORMAT " ns", key,
-				       gs_report_tier_name(a->tier), a->charged ? "charged" : "used",
-				       a->time);
-		check_number(report, what, a->bytes, observed, UNIT_BYTES);
+		check_number(report, what, a->bytes, tier_measure_at(w, r, a), UNIT_BYTES);
 	}
 }
 
@@ -765,7 +790,7 @@ gs_expect_check(const GsWorkload *w, const GsResult *r, const GsEventLog *log)
 	for (guint i = 0; x->threads != NULL && i < x->threads->len; i++)
 		check_thread(report, g_ptr_array_index(x->threads, i), r, log);
 	for (guint i = 0; x->at != NULL && i < x->at->len; i++)
-		check_at(report, i, g_ptr_array_index(x->at, i), r, log);
+		check_at(report, i, g_ptr_array_index(x->at, i), w, r, log);
 	return report;
 }
 

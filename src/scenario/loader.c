@@ -3029,6 +3029,8 @@ static const Field expect_at_fields[] = {
 	FIELD("tier", F_ENUM, GsExpectAt, tier, .names = tier_names),
 	OTHER("used"),
 	OTHER("charged"),
+	OTHER("available"),
+	OTHER("max_memory"),
 	OTHER("execution"),
 	OTHER("consumer"),
 	FIELD("since", F_DURATION, GsExpectAt, since),
@@ -3038,25 +3040,37 @@ static const Field expect_at_fields[] = {
 	{.key = NULL},
 };
 
+/* What an expect.at row may read of a tier, by GsTierMeasure. */
+static const char *const tier_measures[] = {"used", "charged", "available", "max_memory"};
+
+/* The first of a tier's measures that @v names, or NULL. */
+static Entry *
+find_tier_measure(const Node *v)
+{
+	for (guint m = 0; m < G_N_ELEMENTS(tier_measures); m++) {
+		Entry *e = find_entry(v, tier_measures[m]);
+
+		if (e != NULL)
+			return e;
+	}
+	return NULL;
+}
+
 static gboolean
 read_at_thread(Loader *l, const Node *v, GsExpectAt *at)
 {
 	const Node *thread = find_value(v, "thread");
 	const Node *state = find_value(v, "state");
-	Entry *bytes = find_entry(v, "used");
+	Entry *bytes = find_tier_measure(v);
+	gboolean of_tier = bytes != NULL;
 
-	if (bytes == NULL)
-		bytes = find_entry(v, "charged");
 	if (bytes == NULL)
 		bytes = find_entry(v, "execution");
 	if (bytes == NULL)
 		bytes = find_entry(v, "consumer");
 	if (bytes != NULL)
 		return fail(l, bytes->key, "%s is for a %s, not a thread", bytes->key->text,
-			    strcmp(bytes->key->text, "used") == 0 ||
-					    strcmp(bytes->key->text, "charged") == 0
-				    ? "tier"
-				    : "task");
+			    of_tier ? "tier" : "task");
 	if (state == NULL)
 		return fail(l, v, "an expect.at check of a thread needs its state");
 	if (!expect_kind(l, thread, NODE_SCALAR, "expect.at thread"))
@@ -3092,21 +3106,31 @@ read_at_task(Loader *l, const Entry *task, GsExpectAt *at)
 static gboolean
 read_at_tier(Loader *l, const Node *v, GsExpectAt *at)
 {
-	Entry *used = find_entry(v, "used");
-	Entry *charged = find_entry(v, "charged");
 	Entry *state = find_entry(v, "state");
+	Entry *found = NULL;
 
 	if (state != NULL)
 		return fail(l, state->key, "state is for a thread, not a tier");
-	if (used != NULL && charged != NULL)
-		return fail(l, charged->key, "an expect.at check takes used or charged, not both");
-	if (used == NULL && charged == NULL)
-		return fail(l, v, "an expect.at check of a tier needs used or charged");
-	if (at->task != NULL && charged != NULL)
-		return fail(l, charged->key, "a task's bytes are the ones it uses: used, not charged");
+	for (guint m = 0; m < G_N_ELEMENTS(tier_measures); m++) {
+		Entry *e = find_entry(v, tier_measures[m]);
+
+		if (e == NULL)
+			continue;
+		if (found != NULL)
+			return fail(l, e->key, "an expect.at check of a tier reads one of used, "
+				    "charged, available and max_memory, not %s and %s",
+				    found->key->text, e->key->text);
+		found = e;
+		at->measure = (GsTierMeasure) m;
+	}
+	if (found == NULL)
+		return fail(l, v, "an expect.at check of a tier needs used, charged, available or "
+			    "max_memory");
+	if (at->task != NULL && at->measure != GS_MEASURE_USED)
+		return fail(l, found->key, "a task's bytes are the ones it uses: used, not %s",
+			    found->key->text);
 	at->has_tier = TRUE;
-	at->charged = charged != NULL;
-	return read_at_bytes(l, charged != NULL ? charged : used, &at->bytes);
+	return read_at_bytes(l, found, &at->bytes);
 }
 
 /*
@@ -3124,6 +3148,10 @@ read_at_execution(Loader *l, const Node *v, GsExpectAt *at)
 
 	if (other == NULL)
 		other = find_entry(v, "charged");
+	if (other == NULL)
+		other = find_entry(v, "available");
+	if (other == NULL)
+		other = find_entry(v, "max_memory");
 	if (other == NULL)
 		other = find_entry(v, "state");
 	if (other == NULL && execution != NULL)
@@ -3169,6 +3197,8 @@ read_at_window(Loader *l, const Node *v, GsExpectAt *at)
 {
 	Entry *other = find_entry(v, "tier");
 
+	if (other == NULL)
+		other = find_tier_measure(v);
 	if (other == NULL)
 		other = find_entry(v, "execution");
 	if (other == NULL)
@@ -3231,7 +3261,8 @@ read_expect_at_item(Loader *l, const Node *v)
 		return FALSE;
 	if (tier != NULL)
 		return read_at_tier(l, v, at);
-	return fail(l, v, "an expect.at check needs thread and state, or tier and used or charged");
+	return fail(l, v, "an expect.at check needs thread and state, or tier and used, charged, "
+		    "available or max_memory");
 }
 
 static gboolean

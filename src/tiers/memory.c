@@ -29,11 +29,40 @@ struct GsMemory {
 
 /* ---- set-up ---- */
 
-static GsSpaceAccount *
-account_for(const GsWorkload *w, GsTier tier, gint64 capacity, const GsSpaceFractions *f,
-	    gint64 granule)
+/* The fractions a space of @tier is configured with, from the scenario. */
+static GsSpaceFractions
+fractions_of(const GsWorkload *w, GsTier tier)
 {
-	GsSpaceThresholds t = gs_space_thresholds(capacity, f);
+	GsSpaceFractions gpu = {w->gpu.reservation_limit, w->gpu.downgrade_trigger,
+				w->gpu.downgrade_stop, GS_DOWNGRADE_FORMULA_REFERENCE};
+	GsSpaceFractions host = GS_SPACE_FRACTIONS_DEFAULT;
+	GsSpaceFractions disk = GS_SPACE_FRACTIONS_DISK;
+
+	host.reservation_limit = w->host.reservation_limit;
+	return tier == GS_TIER_GPU ? gpu : tier == GS_TIER_HOST ? host : disk;
+}
+
+GsSpaceThresholds
+gs_memory_space_thresholds(const GsWorkload *w, GsTier tier)
+{
+	GsSpaceFractions f = fractions_of(w, tier);
+	gint64 capacity = tier == GS_TIER_GPU	 ? w->gpu.capacity
+			  : tier == GS_TIER_HOST ? w->host.capacity
+						 : w->disk.capacity;
+
+	return gs_space_thresholds(capacity, &f);
+}
+
+guint
+gs_memory_spaces(const GsWorkload *w, GsTier tier)
+{
+	return tier == GS_TIER_GPU ? MAX(w->gpu.devices, 1) : 1;
+}
+
+static GsSpaceAccount *
+account_for(const GsWorkload *w, GsTier tier, gint64 granule)
+{
+	GsSpaceThresholds t = gs_memory_space_thresholds(w, tier);
 	GsSpaceAccount *acct = gs_space_account_new(tier, &t, granule);
 
 	gs_space_account_set_blocking(acct, w->policy.reservations.blocking == GS_BLOCK_ON_CHANNEL
@@ -46,26 +75,19 @@ GsMemory *
 gs_memory_new(const GsWorkload *w)
 {
 	GsMemory *m = g_new0(GsMemory, 1);
-	GsSpaceFractions gpu = {w->gpu.reservation_limit, w->gpu.downgrade_trigger,
-				w->gpu.downgrade_stop, GS_DOWNGRADE_FORMULA_REFERENCE};
-	GsSpaceFractions host = GS_SPACE_FRACTIONS_DEFAULT;
-	GsSpaceFractions disk = GS_SPACE_FRACTIONS_DISK;
 
 	m->w = w;
 	m->gpus = g_ptr_array_new_with_free_func((GDestroyNotify) gs_device_free);
 	m->gpu_accounts = g_ptr_array_new_with_free_func((GDestroyNotify) gs_space_account_free);
-	for (guint i = 0; i < MAX(w->gpu.devices, 1); i++) {
+	for (guint i = 0; i < gs_memory_spaces(w, GS_TIER_GPU); i++) {
 		g_ptr_array_add(m->gpus, gs_device_new(w->gpu.capacity, w->gpu.alignment,
 						       w->gpu.allocator));
-		g_ptr_array_add(m->gpu_accounts, account_for(w, GS_TIER_GPU, w->gpu.capacity, &gpu,
-							     MAX(w->gpu.alignment, 1)));
+		g_ptr_array_add(m->gpu_accounts, account_for(w, GS_TIER_GPU, MAX(w->gpu.alignment, 1)));
 	}
-	host.reservation_limit = w->host.reservation_limit;
 	m->host_blocks = gs_host_blocks_new(w->host.block_size, w->host.pool_blocks,
 					    w->host.initial_pools, w->host.capacity);
-	m->host_account = account_for(w, GS_TIER_HOST, w->host.capacity, &host,
-				      gs_host_blocks_get_block_size(m->host_blocks));
-	m->disk_account = account_for(w, GS_TIER_DISK, w->disk.capacity, &disk, 1);
+	m->host_account = account_for(w, GS_TIER_HOST, gs_host_blocks_get_block_size(m->host_blocks));
+	m->disk_account = account_for(w, GS_TIER_DISK, 1);
 	if (w->policy.spill.enabled) {
 		m->store = gs_spill_store_new();
 		m->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);

@@ -116,6 +116,10 @@ typedef struct {
 } GsMemAlloc;
 
 GsMemory *gs_memory_new(const GsWorkload *w);
+/** How many spaces @w's @tier has: one per GPU, one host, one disk. */
+guint gs_memory_spaces(const GsWorkload *w, GsTier tier);
+/** The capacity and limits of each of those spaces (they are alike). */
+GsSpaceThresholds gs_memory_space_thresholds(const GsWorkload *w, GsTier tier);
 void gs_memory_free(GsMemory *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsMemory, gs_memory_free)
 
