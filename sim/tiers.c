@@ -304,17 +304,14 @@ copies_landed(Sim *s, SimThread *t)
 /* ---- allocations ---- */
 
 static void
-log_alloc(Sim *s, SimThread *t, const GsEffect *effect, GsTier tier, gboolean ok)
+log_alloc(Sim *s, SimThread *t, const GsEffect *effect, GsTier tier, gboolean ok, gint64 usage)
 {
-	GsLogEntry e = {.kind = GS_LOG_ALLOC, .bytes = effect->size, .tier = tier, .ok = ok};
+	GsLogEntry e;
 
 	s->changed = TRUE;
 	if (!logging(s))
 		return;
-	e.thread = t->result->name;
-	/* The room a compute's spilled buffers need has no buffer name of its own. */
-	e.buf = effect->buf == GS_INTERP_UNSPILL_BUF ? "(unspill)"
-						      : t->spec->buffers->pdata[effect->buf];
+	e = gs_run_alloc_entry(t->result->name, t->spec, effect, tier, ok, usage);
 	emit(s, &e);
 }
 
@@ -345,7 +342,7 @@ alloc_kept(Sim *s, SimThread *t, const GsEffect *effect, GsMemAlloc *a)
 		return FALSE;
 	}
 	keep_buffer(s, t, a->buf, effect);
-	log_alloc(s, t, effect, a->tier, TRUE);
+	log_alloc(s, t, effect, a->tier, TRUE, 0);
 	gs_interp_alloc_done(interp_of(t), TRUE, (guint64) (guintptr) a->buf, s->now);
 	return TRUE;
 }
@@ -381,7 +378,8 @@ sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 	}
 	req = gs_run_request(&s->tier_ops, t, t->id, effect, s->engine, s->now);
 	if (!gs_run_fair_share_take(&s->tier_ops, task_of(t), effect->alloc_kind, effect->size)) {
-		log_alloc(s, t, effect, req.kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, FALSE);
+		log_alloc(s, t, effect, req.kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, FALSE,
+			  0);
 		gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
 		return;
 	}
@@ -393,7 +391,7 @@ sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 		return;
 	if (a.outcome == GS_MEM_NO_ROOM && a.short_by > 0 && called_back(s, t, effect, &req, &a))
 		return;
-	log_alloc(s, t, effect, a.tier, FALSE);
+	log_alloc(s, t, effect, a.tier, FALSE, a.usage);
 	if (a.outcome == GS_MEM_OVER_RESERVATION)
 		gs_interp_alloc_throw(interp_of(t), GS_EXC_RESERVATION_FAILED, s->now);
 	else
@@ -480,7 +478,7 @@ try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 	if (spill_for(s, t, GS_TIER_GPU, short_by))
 		return;
 	gs_memory_unlock_all(s->mem, m->res.locked);
-	log_alloc(s, t, effect, GS_TIER_GPU, FALSE);
+	log_alloc(s, t, effect, GS_TIER_GPU, FALSE, 0);
 	gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
 }
 

@@ -219,7 +219,27 @@ START_TEST(test_no_room_says_how_much)
 	ck_assert_int_eq(b.outcome, GS_MEM_NO_ROOM);
 	ck_assert_int_eq(b.tier, GS_TIER_GPU);
 	ck_assert_int_eq(b.short_by, 3 * MIB);
+	/* cuCascade's global_usage: the counter the refused allocation would have made */
+	ck_assert_int_eq(b.usage, 13 * MIB);
+	ck_assert_int_eq(a.usage, 0);
 	ck_assert_int_eq(gs_memory_used(m, GS_TIER_GPU), 8 * MIB);
+	gs_memory_free_buffer(m, a.buf, NULL);
+}
+END_TEST
+
+/* The usage counts the request as the space charges it: rounded up to its granule. */
+START_TEST(test_no_room_usage_is_rounded)
+{
+	g_autoptr(GsWorkload) w = workload(10 * MIB, FALSE);
+	g_autoptr(GsMemory) m;
+	GsMemAlloc a, b;
+
+	w->gpu.alignment = MIB;
+	m = gs_memory_new(w);
+	a = alloc(m, GS_KIND_GPU, 8 * MIB, NULL);
+	b = alloc(m, GS_KIND_GPU, 2 * MIB + 1, NULL);
+	ck_assert_int_eq(b.outcome, GS_MEM_NO_ROOM);
+	ck_assert_int_eq(b.usage, 11 * MIB);
 	gs_memory_free_buffer(m, a.buf, NULL);
 }
 END_TEST
@@ -578,6 +598,7 @@ memory_suite(void)
 	tcase_add_test(tc, test_copy_time_instant_links);
 	tcase_add_test(tc, test_host_blocks);
 	tcase_add_test(tc, test_no_room_says_how_much);
+	tcase_add_test(tc, test_no_room_usage_is_rounded);
 	tcase_add_test(tc, test_reserve_any_in_tier_weak_order);
 	tcase_add_test(tc, test_reserve_modes);
 	tcase_add_test(tc, test_reserve_channel);

@@ -373,6 +373,49 @@ START_TEST(test_events_count_what_the_driver_handled)
 }
 END_TEST
 
+/* The refused allocations' usage, from the event log. */
+static void
+note_refused_usage(const GsLogEntry *e, gpointer data)
+{
+	if (e->kind == GS_LOG_ALLOC && !e->ok)
+		g_array_append_val((GArray *) data, e->usage);
+}
+
+/*
+ * A refused allocation's event says what its space's counter would have
+ * come to (cuCascade's global_usage): 8 MiB held and 5 MiB asked, with
+ * bounded counters and with the tiers' model (spilling on, nothing to
+ * spill), on real threads as in the simulator.
+ */
+static const char *const usage_policies[] = {"{oom: fail}", "{oom: fail, spill: {enabled: true}}"};
+
+START_TEST(test_a_refusal_says_the_usage_it_would_make)
+{
+	g_autofree char *yaml = g_strdup_printf(
+		"gpusim: 1\nname: usage\nmemory: {gpu: {capacity: 10MiB}}\npolicy: %s\n"
+		"tasks:\n  - {id: A, threads: [{ops: [{alloc: {buf: a, size: 8MiB}}, {sleep: 2ms}]}]}\n"
+		"  - {id: B, start: 1ms, threads: [{ops: [{alloc: {buf: b, size: 5MiB}}]}]}\n",
+		usage_policies[_i]);
+	g_autoptr(GsWorkload) w = load_text(yaml);
+	g_autoptr(GArray) sim_usage = g_array_new(FALSE, FALSE, sizeof(gint64));
+	g_autoptr(GArray) real_usage = g_array_new(FALSE, FALSE, sizeof(gint64));
+	g_autoptr(GError) error = NULL;
+	GsRunOptions opts = {.log = note_refused_usage, .log_data = sim_usage};
+	GsResult *r = gs_sim_run(w, &opts);
+
+	gs_result_free(r);
+	opts = (GsRunOptions){.locking = GS_LOCKING_FAST, .clock = GS_CLOCK_VIRTUAL,
+			      .log = note_refused_usage, .log_data = real_usage};
+	r = gs_threads_run(w, &gs_backend_host, &opts, NULL, &error);
+	ck_assert_msg(r != NULL, "%s", error ? error->message : "?");
+	gs_result_free(r);
+	ck_assert_uint_eq(sim_usage->len, 1);
+	ck_assert_int_eq(g_array_index(sim_usage, gint64, 0), 13 << 20);
+	ck_assert_uint_eq(real_usage->len, 1);
+	ck_assert_int_eq(g_array_index(real_usage, gint64, 0), 13 << 20);
+}
+END_TEST
+
 /* ---- the host backend: patterns, round trips, the private directory ---- */
 
 START_TEST(test_round_trips_keep_every_byte)
@@ -606,6 +649,8 @@ gs_test_suite_threads(void)
 	tcase_add_loop_test(tc, test_spills_under_contention, 0, 2);
 	tcase_add_loop_test(tc, test_the_virtual_clock_ignores_the_machines_speed, 0, 2);
 	tcase_add_test(tc, test_events_count_what_the_driver_handled);
+	tcase_add_loop_test(tc, test_a_refusal_says_the_usage_it_would_make, 0,
+			    G_N_ELEMENTS(usage_policies));
 	tcase_add_loop_test(tc, test_a_buffer_used_twice_comes_up_once, 0, 2);
 	suite_add_tcase(s, tc);
 	tcase_add_test(bk, test_round_trips_keep_every_byte);

@@ -17,15 +17,20 @@ note_peak(Space *s, gint64 used)
 		;
 }
 
-/* Admits @n bytes if they fit; sequentially consistent, see threads.h. */
+/*
+ * Admits @n bytes if they fit; sequentially consistent, see threads.h.
+ * Refused, *@usage is what the counter would have come to.
+ */
 static gboolean
-space_take(Space *s, gint64 n)
+space_take(Space *s, gint64 n, gint64 *usage)
 {
 	gint64 used = atomic_load(&s->used);
 
 	do {
-		if (used + n > s->capacity)
+		if (used + n > s->capacity) {
+			*usage = used + n;
 			return FALSE;
+		}
 	} while (!atomic_compare_exchange_weak(&s->used, &used, used + n));
 	note_peak(s, used + n);
 	return TRUE;
@@ -64,7 +69,7 @@ threads_count_footprint(Worker *t, gint64 bytes)
 
 /* Admits and allocates; the handle is a Held. FALSE: it does not fit, or the device said no. */
 gboolean
-threads_take_memory(Worker *t, const GsEffect *e, guint64 *handle)
+threads_take_memory(Worker *t, const GsEffect *e, guint64 *handle, gint64 *usage)
 {
 	Threads *r = t->r;
 	Space *s = space_for(r, e);
@@ -72,7 +77,8 @@ threads_take_memory(Worker *t, const GsEffect *e, guint64 *handle)
 	Held *held;
 	guint64 bk;
 
-	if (!space_take(s, charged))
+	*usage = 0; /* a device's refusal is not the counter's */
+	if (!space_take(s, charged, usage))
 		return FALSE;
 	if (!gs_backend_alloc(r->ops, r->bk, t->bk, s->tier, s->device, e->size, &bk)) {
 		threads_space_give(s, charged);
@@ -89,13 +95,12 @@ threads_take_memory(Worker *t, const GsEffect *e, guint64 *handle)
 }
 
 void
-threads_log_alloc(Worker *t, const GsEffect *e, gboolean ok)
+threads_log_alloc(Worker *t, const GsEffect *e, gboolean ok, gint64 usage)
 {
-	GsLogEntry le = {.kind = GS_LOG_ALLOC, .thread = t->result->name, .bytes = e->size,
-			 .tier = e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, .ok = ok};
+	GsLogEntry le = gs_run_alloc_entry(t->result->name, t->spec, e,
+					   e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU,
+					   ok, usage);
 
-	/* The room a compute's spilled buffers need has no buffer name of its own. */
-	le.buf = e->buf == GS_INTERP_UNSPILL_BUF ? "(unspill)" : t->spec->buffers->pdata[e->buf];
 	threads_log_to(t->r, t->log, &le);
 }
 
@@ -119,15 +124,17 @@ threads_fast_alloc(gpointer data, const GsEffect *alloc, guint64 *handle)
 {
 	Worker *t = data;
 	Threads *r = t->r;
+	gint64 usage;
 
 	if (!t->fast_ok || atomic_load(&t->engine_state) != GS_THREAD_RUNNING ||
 	    atomic_load(&r->contended) != 0)
 		return FALSE;
-	if (!threads_take_memory(t, alloc, handle))
+	/* Refused, the slow path tries again and logs it. */
+	if (!threads_take_memory(t, alloc, handle, &usage))
 		return FALSE;
 	atomic_fetch_or(&t->reached, 1u << GS_THREAD_ALLOC);
 	log_own_state(t, GS_THREAD_RUNNING, GS_THREAD_ALLOC);
-	threads_log_alloc(t, alloc, TRUE);
+	threads_log_alloc(t, alloc, TRUE, 0);
 	log_own_state(t, GS_THREAD_ALLOC, GS_THREAD_RUNNING);
 	atomic_fetch_add_explicit(&r->fast_allocs, 1, memory_order_relaxed);
 	return TRUE;

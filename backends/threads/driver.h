@@ -258,8 +258,9 @@ G_GNUC_INTERNAL gboolean threads_park(Worker *t);
 /* counters.c: memory admitted by bounded counters, the fast path */
 G_GNUC_INTERNAL void threads_space_give(Space *s, gint64 n);
 G_GNUC_INTERNAL void threads_count_footprint(Worker *t, gint64 bytes);
-G_GNUC_INTERNAL gboolean threads_take_memory(Worker *t, const GsEffect *e, guint64 *handle);
-G_GNUC_INTERNAL void threads_log_alloc(Worker *t, const GsEffect *e, gboolean ok);
+G_GNUC_INTERNAL gboolean threads_take_memory(Worker *t, const GsEffect *e, guint64 *handle,
+					     gint64 *usage);
+G_GNUC_INTERNAL void threads_log_alloc(Worker *t, const GsEffect *e, gboolean ok, gint64 usage);
 G_GNUC_INTERNAL gboolean threads_fast_alloc(gpointer data, const GsEffect *alloc, guint64 *handle);
 G_GNUC_INTERNAL gboolean threads_fast_free(gpointer data, const GsEffect *freed);
 

@@ -102,15 +102,16 @@ static void
 do_alloc(Worker *t, const GsEffect *e)
 {
 	guint64 handle = 0;
+	gint64 usage;
 	gboolean ok;
 
 	if (t->r->mem != NULL) {
 		threads_tiered_alloc(t, e);
 		return;
 	}
-	ok = threads_take_memory(t, e, &handle);
+	ok = threads_take_memory(t, e, &handle, &usage);
 
-	threads_log_alloc(t, e, ok);
+	threads_log_alloc(t, e, ok, usage);
 	atomic_fetch_add_explicit(&t->r->locked_allocs, 1, memory_order_relaxed);
 	gs_interp_alloc_done(t->interp, ok, handle, now(t->r));
 }

@@ -493,7 +493,7 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 	atomic_fetch_add_explicit(&r->locked_allocs, 1, memory_order_relaxed);
 	if (!gs_run_fair_share_take(&r->tier_ops, task_of(t), e->alloc_kind, e->size)) {
 		threads_engine_unlock(r);
-		threads_log_alloc(t, e, FALSE);
+		threads_log_alloc(t, e, FALSE, 0);
 		gs_interp_alloc_done(t->interp, FALSE, 0, now(r));
 		return;
 	}
@@ -512,7 +512,7 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 		a.outcome = GS_MEM_NO_ROOM; /* the page table is full: no spill helps */
 	}
 	if (a.outcome == GS_MEM_OK && tiered_take(t, e, a.buf, req.spillable, &handle)) {
-		threads_log_alloc(t, e, TRUE);
+		threads_log_alloc(t, e, TRUE, 0);
 		gs_interp_alloc_done(t->interp, TRUE, handle, now(r));
 		return;
 	}
@@ -520,7 +520,7 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 		pthread_mutex_lock(&r->lock); /* tiered_take let it go */
 	gs_run_fair_share_give(&r->tier_ops, task_of(t), e->alloc_kind, e->size);
 	threads_engine_unlock(r);
-	threads_log_alloc(t, e, FALSE);
+	threads_log_alloc(t, e, FALSE, a.usage);
 	if (a.outcome == GS_MEM_OVER_RESERVATION)
 		gs_interp_alloc_throw(t->interp, GS_EXC_RESERVATION_FAILED, now(r));
 	else
@@ -642,7 +642,7 @@ tiered_unspill(Worker *t, const GsEffect *e)
 		gs_memory_unlock_all(r->mem, m->locked);
 	threads_engine_unlock(r);
 	if (!ok)
-		threads_log_alloc(t, e, FALSE);
+		threads_log_alloc(t, e, FALSE, 0);
 	gs_interp_alloc_done(t->interp, ok, 0, now(r));
 }
 

@@ -742,6 +742,8 @@ write_event(Json *j, const GsLogEntry *e)
 		put_int(j, "bytes", e->bytes);
 		put_str(j, "tier", gs_report_tier_name(e->tier));
 		put_bool(j, "ok", e->ok);
+		if (e->usage > 0)
+			put_int(j, "usage", e->usage);
 		break;
 	case GS_LOG_FREE:
 		put_str(j, "ev", "free");

@@ -120,7 +120,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsResult, gs_result_free)
 typedef enum {
 	GS_LOG_STATE,     /* .thread .from .to */
 	GS_LOG_THROW,     /* .thread .exception .handled .bytes (thrown at an allocation: its size) */
-	GS_LOG_ALLOC,     /* .thread .buf .bytes .tier .ok */
+	GS_LOG_ALLOC,     /* .thread .buf .bytes .tier .ok; refused for want of room, .usage: the
+			     space's charged bytes with this request's (cuCascade's
+			     global_usage, the counter it would have made) */
 	GS_LOG_FREE,      /* .thread .buf .bytes .tier */
 	GS_LOG_DEADLOCK,  /* .thread (victim) .action */
 	GS_LOG_TASK,      /* .task .what ("queued", "start", "done", "failed", "retry") */
@@ -158,6 +160,7 @@ typedef struct {
 	GsBustAction action;
 	GsMemoryMode mode;
 	gint64 asked;
+	gint64 usage;        /* a refused allocation's would-be counter, or 0 */
 	guint page;
 	guint count;         /* host pools: the pools now; stream: the pool's idle streams */
 } GsLogEntry;

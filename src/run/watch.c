@@ -45,6 +45,17 @@ gs_run_watch(GsRunWatch *watch, GsEngine *engine, GsResult *result,
 }
 
 GsLogEntry
+gs_run_alloc_entry(const char *thread, const GsThreadSpec *spec, const GsEffect *e, GsTier tier,
+		   gboolean ok, gint64 usage)
+{
+	/* The room a compute's spilled buffers need has no buffer name of its own. */
+	const char *buf = e->buf == GS_INTERP_UNSPILL_BUF ? "(unspill)" : spec->buffers->pdata[e->buf];
+
+	return (GsLogEntry){.kind = GS_LOG_ALLOC, .thread = thread, .buf = buf, .bytes = e->size,
+			    .tier = tier, .ok = ok, .usage = ok ? 0 : usage};
+}
+
+GsLogEntry
 gs_run_throw_entry(const char *thread, const GsSeenException *x)
 {
 	return (GsLogEntry){.kind = GS_LOG_THROW, .thread = thread, .exception = x->exception,

@@ -5,7 +5,9 @@
  * change of one of its threads becomes an event-log entry (GS_LOG_STATE),
  * and every deadlock the engine busts an entry (GS_LOG_DEADLOCK, its victim
  * named, "?" when it is none of the run's) and one more in the result's
- * totals. An exception a thread saw is logged alike (GS_LOG_THROW). The
+ * totals. An exception a thread saw is logged alike (GS_LOG_THROW), and so
+ * is an allocation (GS_LOG_ALLOC), with what a refused one would have
+ * made of its space's counter. The
  * driver keeps its own books through the hooks: which threads are its own
  * and their names, and what a state change means to it, which it hears
  * before the log does.
@@ -32,6 +34,13 @@ void gs_run_watch(GsRunWatch *watch, GsEngine *engine, GsResult *result,
 
 /** The log entry of exception @x that @thread saw. */
 GsLogEntry gs_run_throw_entry(const char *thread, const GsSeenException *x);
+/**
+ * The entry of allocation @e by thread @thread (@spec names its buffers) in
+ * @tier; refused, @usage is the would-be counter of the space that had no
+ * room (0: refused for another reason).
+ */
+GsLogEntry gs_run_alloc_entry(const char *thread, const GsThreadSpec *spec, const GsEffect *e,
+			      GsTier tier, gboolean ok, gint64 usage);
 
 G_END_DECLS
 

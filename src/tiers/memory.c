@@ -365,8 +365,13 @@ gs_memory_alloc(GsMemory *m, const GsMemRequest *req)
 	}
 	held = take_room(m, tier, req->device, req->size, res != NULL ? &res->acct : NULL, &handle,
 			 &out.short_by);
-	if (held < 0)
+	if (held < 0) {
+		gint64 granule = gs_space_account_get_granule(acct);
+
+		out.usage = gs_space_account_charged(acct) +
+			    (req->size + granule - 1) / granule * granule;
 		return out;
+	}
 	b = record_new(m);
 	b->kind = req->kind;
 	b->device = tier == GS_TIER_GPU ? MIN(req->device, m->gpus->len - 1) : 0;

@@ -113,6 +113,7 @@ typedef struct {
 	GsMemBuf *buf;           /* OK: the new buffer */
 	GsTier tier;             /* where it went, or where room is missing */
 	gint64 short_by;         /* NO_ROOM: >= 1 */
+	gint64 usage;            /* NO_ROOM in a space: its charged bytes with the request's */
 } GsMemAlloc;
 
 GsMemory *gs_memory_new(const GsWorkload *w);
