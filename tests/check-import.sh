@@ -118,6 +118,67 @@ printf '1,00:00:00.000002,allocate,0x20,844424930131968,0\n' >>"$tmp/huge.csv"
 grep -q 'huge.csv:3:33: allocating 844424930131968 bytes would make more than' "$tmp/err" ||
 	fail "huge message: $(cat "$tmp/err")"
 "$gpusim" validate "$tmp/huge.yaml" >/dev/null 2>"$tmp/err" || fail "huge: $(cat "$tmp/err")"
+# RMM's older formats (include/rmm/mr/device/logging_resource_adaptor.hpp):
+# 0.13 and 0.14 wrote no thread column and the time as %H:%M:%S:%f, 0.15 to
+# 0.19 the thread column with that time; each imports as the same replay.
+{
+	echo 'Time,Action,Pointer,Size,Stream'
+	echo '10:00:00:000100,allocate,0x7f0010,1048576,0'
+	echo '10:00:00:000600,free,0x7f0010,1048576,0'
+} >"$tmp/rmm-0.13.csv"
+{
+	echo 'Thread,Time,Action,Pointer,Size,Stream'
+	echo '140001,10:00:00:000100,allocate,0x7f0010,1048576,0x0'
+	echo '140001,10:00:00:000600,free,0x7f0010,1048576,0x0'
+} >"$tmp/rmm-0.19.csv"
+for v in 0.13 0.19; do
+	[ "$(status "$gpusim" import-rmm-log "$tmp/rmm-$v.csv" -o "$tmp/rmm-$v.yaml")" = 0 ] ||
+		fail "import RMM $v: $(cat "$tmp/err")"
+	grep -q 'threads 1, allocations 1, frees 1, failed allocations 0, rows left out 0' \
+		"$tmp/err" || fail "RMM $v summary: $(cat "$tmp/err")"
+	grep -q 'compute: 500us' "$tmp/rmm-$v.yaml" || fail "RMM $v time: $(cat "$tmp/rmm-$v.yaml")"
+	"$gpusim" validate "$tmp/rmm-$v.yaml" >/dev/null 2>"$tmp/err" || fail "RMM $v: $(cat "$tmp/err")"
+done
+grep -qxF '  # logged thread (no thread column)' "$tmp/rmm-0.13.yaml" || fail "0.13 thread comment"
+# Across midnight, rows a few microseconds out of order keep the log's real
+# duration: thread 1 allocates at 23:59:59.999990 and frees at .999998, logged
+# after thread 2's allocation at 00:00:00.000005; thread 2 frees at .000010.
+{
+	echo 'Thread,Time,Action,Pointer,Size,Stream'
+	echo '1,23:59:59.999990,allocate,0x10,256,0'
+	echo '2,00:00:00.000005,allocate,0x20,256,0'
+	echo '1,23:59:59.999998,free,0x10,256,0'
+	echo '2,00:00:00.000010,free,0x20,256,0'
+} >"$tmp/midnight.csv"
+[ "$(status "$gpusim" import-rmm-log "$tmp/midnight.csv" -o "$tmp/midnight.yaml")" = 0 ] ||
+	fail "import midnight: $(cat "$tmp/err")"
+grep -q 'compute: 8us' "$tmp/midnight.yaml" && grep -q 'start: 15us' "$tmp/midnight.yaml" &&
+	grep -q 'compute: 5us' "$tmp/midnight.yaml" || fail "midnight: $(cat "$tmp/midnight.yaml")"
+"$gpusim" run -q --json="$tmp/midnight.json" "$tmp/midnight.yaml" || fail "midnight replay"
+grep -q '"makespan_ns": 21000,' "$tmp/midnight.json" ||
+	fail "midnight makespan: $(grep makespan "$tmp/midnight.json")"
+# A 0-byte allocation and its free are reported once each and left out; a
+# thread whose rows are all left out is no task (it would stretch the run to
+# 9 s): the replay ends with thread 1's allocation, 2 us after its start and
+# 1 us of allocation latency.
+{
+	echo 'Thread,Time,Action,Pointer,Size,Stream'
+	echo '1,00:00:00.000001,allocate,0x10,0,0'
+	echo '1,00:00:00.000002,free,0x10,0,0'
+	echo '1,00:00:00.000003,allocate,0x20,100,0'
+	echo '2,00:00:09.000000,allocate,(nil),5,0'
+} >"$tmp/zero.csv"
+[ "$(status "$gpusim" import-rmm-log "$tmp/zero.csv" -o "$tmp/zero.yaml")" = 0 ] ||
+	fail "import zero: $(cat "$tmp/err")"
+grep -q 'zero.csv:2:33: an allocation of 0 bytes holds no memory; the row is left out' "$tmp/err" &&
+	grep -q 'zero.csv:3:24: free of 0x10, the allocation of 0 bytes on line 2; the row is left out' \
+		"$tmp/err" && [ "$(grep -c 'left out$' "$tmp/err")" = 3 ] || fail "zero rows: $(cat "$tmp/err")"
+grep -q 'threads 1, allocations 1, frees 0' "$tmp/err" || fail "zero summary: $(cat "$tmp/err")"
+[ "$(grep -c -- '- id: ' "$tmp/zero.yaml")" = 1 ] || fail "a thread without ops became a task"
+"$gpusim" run -q --json="$tmp/zero.json" "$tmp/zero.yaml" || fail "zero replay"
+grep -q '"makespan_ns": 3000,' "$tmp/zero.json" ||
+	fail "zero makespan: $(grep makespan "$tmp/zero.json")"
+
 # A NUL byte would hide the rows after it.
 printf 'Thread,Time,Action,Pointer,Size,Stream\n1,00:00:00.0\000,allocate,0x10,8,0\n' >"$tmp/nul.csv"
 [ "$(status "$gpusim" import-rmm-log "$tmp/nul.csv" -o "$tmp/x5.yaml")" = 2 ] || fail "NUL byte"

@@ -10,6 +10,9 @@
 #include "scenario/rmmlog.h"
 
 #define RMM_HEADER "Thread,Time,Action,Pointer,Size,Stream"
+/* RMM 0.13 and 0.14 logged no thread: their rows are one thread's. */
+#define RMM_HEADER_NO_THREAD "Time,Action,Pointer,Size,Stream"
+#define NO_THREAD_ID "(no thread column)"
 #define ALIGNMENT 256
 #define US_PER_DAY G_GINT64_CONSTANT(86400000000)
 /* What a scenario may hold (a multiple of a MiB): the capacity written loads. */
@@ -32,9 +35,11 @@ typedef struct {
 
 typedef struct {
 	const char *path;
+	gboolean thread_column;  /* FALSE: RMM 0.13-0.14, one thread */
 	GPtrArray *threads;      /* LogThread*, in order of first appearance */
 	GHashTable *thread_of;   /* id -> index + 1; only for lookups */
 	GHashTable *live;        /* pointer text -> Live*; only for lookups */
+	GHashTable *empty;       /* pointer text -> line of its 0-byte allocation */
 	gint64 live_bytes;
 	gboolean have_time;
 	gint64 first_us, prev_us, day_offset_us;
@@ -103,7 +108,10 @@ caveat(Importer *im, const Row *row, guint field, const char *format, ...)
 
 /* ---- fields ---- */
 
-/* "HH:MM:SS.ffffff" in microseconds; more than six decimals are cut. */
+/*
+ * "HH:MM:SS.ffffff" in microseconds, or "HH:MM:SS:ffffff" as RMM wrote it
+ * before 21.06 (spdlog's %f after a colon); more than six decimals are cut.
+ */
 static gboolean
 parse_time(const char *text, gint64 *us)
 {
@@ -122,7 +130,7 @@ parse_time(const char *text, gint64 *us)
 		if (i < 2 && *p++ != ':')
 			return FALSE;
 	}
-	if (*p == '.') {
+	if (*p == '.' || *p == ':') {
 		for (p++; g_ascii_isdigit(*p); p++, digits++)
 			if (digits < 6)
 				fraction = fraction * 10 + (*p - '0');
@@ -217,6 +225,9 @@ log_time(Importer *im, gint64 clock_us)
 	} else if (us < im->prev_us - US_PER_DAY / 2) {
 		im->day_offset_us += US_PER_DAY;
 		us += US_PER_DAY;
+	} else if (us > im->prev_us + US_PER_DAY / 2) {
+		/* Stamped before midnight, logged after a row stamped after it. */
+		us -= US_PER_DAY;
 	}
 	im->prev_us = MAX(im->prev_us, us);
 	return us - im->first_us;
@@ -286,18 +297,29 @@ release(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us, 
 static gboolean
 split_row(Importer *im, const char *text, Row *row)
 {
-	guint n, column = 1;
+	guint n, column = 1, first = im->thread_column ? F_THREAD : F_TIME;
 
 	row->fields = g_strsplit(text, ",", -1);
 	n = g_strv_length(row->fields);
-	for (guint i = 0; i < n && i < N_FIELDS; i++) {
-		row->columns[i] = column;
+	for (guint i = 0; i < n && first + i < N_FIELDS; i++) {
+		row->columns[first + i] = column;
 		column += (guint) strlen(row->fields[i]) + 1;
 	}
-	if (n != N_FIELDS) {
+	if (n != N_FIELDS - first) {
 		row->columns[0] = 1;
-		problem(im, row, 0, "expected 6 fields (%s), found %u", RMM_HEADER, n);
+		problem(im, row, 0, "expected %u fields (%s), found %u", N_FIELDS - first,
+			im->thread_column ? RMM_HEADER : RMM_HEADER_NO_THREAD, n);
 		return FALSE;
+	}
+	if (!im->thread_column) {
+		/* One thread's log: its rows get one id, ahead of their own fields. */
+		char **fields = g_new0(char *, N_FIELDS + 1);
+
+		fields[F_THREAD] = g_strdup(NO_THREAD_ID);
+		memcpy(fields + F_TIME, row->fields, sizeof *fields * n);
+		g_free(row->fields);
+		row->fields = fields;
+		row->columns[F_THREAD] = 1;
 	}
 	for (guint i = 0; i < N_FIELDS; i++)
 		g_strstrip(row->fields[i]);
@@ -352,8 +374,16 @@ import_row(Importer *im, const char *text, guint line)
 		im->out->failures++;
 	} else if (pointer == 0) {
 		problem(im, &row, F_POINTER, "%s of a null pointer", action);
+	} else if (strcmp(action, "allocate") == 0 && size == 0) {
+		g_hash_table_insert(im->empty, g_strdup(pointer_key), GUINT_TO_POINTER(line));
+		problem(im, &row, F_SIZE, "an allocation of 0 bytes holds no memory");
 	} else if (strcmp(action, "allocate") == 0) {
 		allocate(im, &row, t, index, now_us, pointer_key, size);
+	} else if (g_hash_table_contains(im->empty, pointer_key) &&
+		   !g_hash_table_contains(im->live, pointer_key)) {
+		problem(im, &row, F_POINTER, "free of %s, the allocation of 0 bytes on line %u",
+			pointer_key, GPOINTER_TO_UINT(g_hash_table_lookup(im->empty, pointer_key)));
+		g_hash_table_remove(im->empty, pointer_key);
 	} else {
 		release(im, &row, t, index, now_us, pointer_key);
 	}
@@ -401,9 +431,24 @@ earliest_start(const Importer *im)
 {
 	gint64 earliest = G_MAXINT64;
 
-	for (guint i = 0; i < im->threads->len; i++)
-		earliest = MIN(earliest, ((const LogThread *) im->threads->pdata[i])->start_us);
+	for (guint i = 0; i < im->threads->len; i++) {
+		const LogThread *t = im->threads->pdata[i];
+
+		if (t->n_ops > 0)
+			earliest = MIN(earliest, t->start_us);
+	}
 	return earliest;
+}
+
+/* The threads with an op to replay: one whose rows were all left out is no task. */
+static guint
+threads_with_ops(const Importer *im)
+{
+	guint n = 0;
+
+	for (guint i = 0; i < im->threads->len; i++)
+		n += ((const LogThread *) im->threads->pdata[i])->n_ops > 0;
+	return n;
 }
 
 static void
@@ -437,29 +482,36 @@ write_scenario(Importer *im)
 		"  between a thread's rows are compute. The GPU holds the log's peak\n"
 		"  (%" G_GINT64_FORMAT " bytes, 256-byte aligned) rounded up to a MiB; shrink it\n"
 		"  with --set memory.gpu.capacity=... to see the policies at work.\n",
-		base, im->threads->len, im->out->allocations, im->out->frees, im->out->failures,
+		base, im->out->threads, im->out->allocations, im->out->frees, im->out->failures,
 		im->out->peak_bytes);
 	g_string_append_printf(s, "memory:\n  gpu: {capacity: %" G_GINT64_FORMAT "MiB}\ntasks:\n",
 			       capacity_mib);
-	for (guint i = 0; i < im->threads->len; i++)
-		write_task(s, im->threads->pdata[i], i, origin_us);
+	for (guint i = 0, task = 0; i < im->threads->len; i++) {
+		const LogThread *t = im->threads->pdata[i];
+
+		if (t->n_ops > 0)
+			write_task(s, t, task++, origin_us);
+	}
 	return g_string_free(s, FALSE);
 }
 
 /* ---- the whole log ---- */
 
+/* The header RMM wrote: with a thread column (*@thread_column), or before 0.15 without. */
 static gboolean
-check_header(const char *path, const char *first, GError **error)
+check_header(const char *path, const char *first, gboolean *thread_column, GError **error)
 {
 	g_autofree char *header = g_strstrip(g_strdup(first != NULL ? first : ""));
 
 	/* A UTF-8 byte-order mark, as some editors write, is not part of the header. */
 	if (g_str_has_prefix(header, "\xef\xbb\xbf"))
 		memmove(header, header + 3, strlen(header + 3) + 1);
-	if (strcmp(header, RMM_HEADER) == 0)
+	*thread_column = strcmp(header, RMM_HEADER) == 0;
+	if (*thread_column || strcmp(header, RMM_HEADER_NO_THREAD) == 0)
 		return TRUE;
 	g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID,
-		    "%s:1:1: not an RMM log: the first line must be '%s'", path, RMM_HEADER);
+		    "%s:1:1: not an RMM log: the first line must be '%s' (or '%s', as RMM 0.13 "
+		    "and 0.14 wrote it)", path, RMM_HEADER, RMM_HEADER_NO_THREAD);
 	return FALSE;
 }
 
@@ -514,7 +566,7 @@ import_contents(const char *path, char *contents, gsize length, GError **error)
 	if (!check_text(path, contents, length, error))
 		return NULL;
 	next = cut_line(contents, contents + length);
-	if (!check_header(path, contents, error))
+	if (!check_header(path, contents, &im.thread_column, error))
 		return NULL;
 	out = g_new0(GsRmmImport, 1);
 	out->problems = g_ptr_array_new_with_free_func(g_free);
@@ -522,6 +574,7 @@ import_contents(const char *path, char *contents, gsize length, GError **error)
 	im.threads = g_ptr_array_new_with_free_func((GDestroyNotify) log_thread_free);
 	im.thread_of = g_hash_table_new(g_str_hash, g_str_equal);
 	im.live = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	im.empty = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	for (guint number = 2; next != NULL; number++) {
 		char *line = next;
 
@@ -529,12 +582,13 @@ import_contents(const char *path, char *contents, gsize length, GError **error)
 		if (*g_strstrip(line) != '\0')
 			import_row(&im, line, number);
 	}
-	out->threads = im.threads->len;
+	out->threads = threads_with_ops(&im);
 	if (out->allocations > 0)
 		out->yaml = write_scenario(&im);
 	g_ptr_array_unref(im.threads);
 	g_hash_table_unref(im.thread_of);
 	g_hash_table_unref(im.live);
+	g_hash_table_unref(im.empty);
 	return out;
 }
 

@@ -3,7 +3,9 @@
  * `import-rmm-log`, reference §B.5).
  *
  * This module decides what a logged run becomes: one task with one thread per
- * logged thread id, in order of first appearance (t0, t1, ...), starting when
+ * logged thread id that has a row to replay, in order of first appearance
+ * (t0, t1, ...; a log of RMM 0.13 or 0.14, which has no thread column, is
+ * one thread's), starting when
  * that thread first logs (counted from the earliest thread's start), the id
  * itself in a comment, C-escaped since a log may hold any bytes; its
  * allocations and frees in log order, each `allocate` an `alloc` of the logged (unaligned) size and each `free` the
@@ -17,16 +19,21 @@
  *
  * Rows it cannot use are left out and each is reported with its line and the
  * column of the offending field: a wrong number of fields, a malformed time,
- * pointer or size, an unknown action, a free of a pointer not allocated (or
- * already freed), a free on another thread than the allocation (a
- * scenario's buffers belong to one thread), and an allocation that would make
- * more than 2^62 bytes live at once. An allocation at a pointer that is
- * still live is used, and reported, since the earlier buffer then is never
- * freed. Times that go back by more than twelve hours are taken to have
- * crossed midnight (the log has no date).
+ * pointer or size, an unknown action, an allocation of 0 bytes and its free,
+ * a free of a pointer not allocated (or already freed), a free on another
+ * thread than the allocation (a scenario's buffers belong to one thread), and
+ * an allocation that would make more than 2^62 bytes live at once. An
+ * allocation at a pointer that is still live is used, and reported, since
+ * the earlier buffer then is never freed. Times are HH:MM:SS.ffffff, or
+ * HH:MM:SS:ffffff as RMM wrote them before 21.06. The log has no date: a time
+ * more than twelve hours before the latest so far has crossed midnight, and
+ * one more than twelve hours after it was stamped before midnight and logged
+ * late (a multi-threaded log's rows can be tens of microseconds out of
+ * order).
  *
  * A log that cannot be read (input.h), holds a NUL byte or lacks the header
- * line `Thread,Time,Action,Pointer,Size,Stream` is an error ("file:L:C: ...");
+ * line `Thread,Time,Action,Pointer,Size,Stream` (or `Time,Action,Pointer,
+ * Size,Stream`, RMM 0.13-0.14) is an error ("file:L:C: ...");
  * one without a usable allocation gives no scenario (yaml NULL) but its
  * problems. Nothing here prints.
  */
