@@ -168,6 +168,7 @@ struct Sim {
 	GArray *moves;          /* GsSpillMove scratch */
 	Table tasks;            /* SimTask, every attempt */
 	Table threads;          /* SimThread and its interpreter, every thread: id - 1 */
+	GHashTable *by_name;    /* name -> its latest SimThread, when a thread frees another's */
 	GsRunTasks run;         /* attempts, executor slots, permits */
 	GsRunWatch watch;       /* what the engine tells the run */
 	GsThreadId next_thread;

@@ -334,6 +334,8 @@ thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 	gs_interp_init(interp_of(t), s->engine, spec, t->id, s->w->policy.oom);
 	gs_interp_set_hooks(interp_of(t), &sim_hooks, t);
 	gs_interp_require_permit(interp_of(t), task != NULL && gs_run_tasks_use_permits(&s->run));
+	if (s->by_name != NULL)
+		g_hash_table_replace(s->by_name, (gpointer) t->result->name, t);
 	return t;
 }
 
@@ -806,6 +808,8 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
 	table_init(&s->tasks, sizeof(SimTask));
 	table_init(&s->threads, sizeof(SimThread) + gs_interp_size());
+	if (gs_workload_frees_across_threads(w))
+		s->by_name = g_hash_table_new(g_str_hash, g_str_equal);
 	gs_run_tasks_init(&s->run, w, s->r, s->engine, &run_hooks, s);
 	s->next_thread = 1;
 	s->r->tiers[GS_TIER_GPU].capacity = w->gpu.capacity * MAX(w->gpu.devices, 1);
@@ -845,6 +849,7 @@ sim_clear(Sim *s)
 		task_clear(table_get(&s->tasks, i));
 	table_clear(&s->threads);
 	table_clear(&s->tasks);
+	g_clear_pointer(&s->by_name, g_hash_table_unref);
 	gs_run_tasks_clear(&s->run);
 	gs_run_tiers_clear(&s->tier_ops);
 	g_queue_clear(&s->gate_waiters);

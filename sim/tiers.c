@@ -486,18 +486,21 @@ void
 sim_do_free(Sim *s, SimThread *t, const GsEffect *effect)
 {
 	GsMemBuf *b = (GsMemBuf *) (guintptr) effect->handle;
+	/* The buffer's books are its owner's; the free (and its stream's reservation) @t's. */
+	SimThread *owner = b->owner != NULL ? b->owner : t;
 	GsLogEntry e = {.kind = GS_LOG_FREE, .bytes = effect->size, .tier = b->tier};
 
 	if (logging(s)) {
 		e.thread = t->result->name;
-		e.buf = t->spec->buffers->pdata[effect->buf];
+		e.buf = owner->spec->buffers->pdata[effect->buf];
+		e.owner = owner != t ? owner->result->name : NULL;
 	}
 	if (effect->at_end)
 		t->leaking += effect->size;
-	gs_run_fair_share_give(&s->tier_ops, task_of(t), b->kind, b->size);
-	gs_memory_give_page(t->task != NULL ? t->task->pages : NULL, b);
-	if (t->mem != NULL)
-		g_ptr_array_remove(t->mem->bufs, b);
+	gs_run_fair_share_give(&s->tier_ops, task_of(owner), b->kind, b->size);
+	gs_memory_give_page(owner->task != NULL ? owner->task->pages : NULL, b);
+	if (owner->mem != NULL)
+		g_ptr_array_remove(owner->mem->bufs, b);
 	gs_memory_free_buffer(s->mem, b, stream_reservation(t, b->tier, b->device));
 	s->released = TRUE;
 	emit(s, &e);
@@ -583,6 +586,14 @@ sim_do_op(Sim *s, SimThread *t, const GsOp *op)
 
 	if (gs_run_is_association(op)) {
 		sim_do_association(s, t, op);
+		return TRUE;
+	}
+	if (op->kind == GS_OP_FREE) {
+		SimThread *owner = g_hash_table_lookup(s->by_name, op->free.thread);
+
+		/* Not started yet, it has nothing to free; ended, it gave all back. */
+		if (owner != NULL && owner != t)
+			gs_interp_free_for(interp_of(t), interp_of(owner), op);
 		return TRUE;
 	}
 	if (!gs_run_tier_op(&s->tier_ops, t, t->id, op, &thrown)) {

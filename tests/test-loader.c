@@ -325,6 +325,26 @@ static const BadRow bad_rows[] = {
 	 "s.yaml:6:30: unknown task \"Z\" in pool.work_for"},
 	{HEAD "pool_threads:\n  - name: P\n    ops: [{wait_on_pool: true}]\n", NULL, NULL, NULL,
 	 "s.yaml:6:26: wait_on_pool is for a task's threads, not pool threads"},
+	/* a free of another thread's buffers */
+	{TASK OP "free: {buf: a, thread: Z}\n", NULL, NULL, NULL,
+	 "s.yaml:8:36: unknown thread \"Z\" in free.thread"},
+	{TASK OP "free: {buf: a, thread: A.0}\n", NULL, NULL, NULL,
+	 "s.yaml:8:36: free.thread names the thread that frees: its own buffers are freed as "
+	 "free: NAME"},
+	{TASK OP "free: {buf: a}\n", NULL, NULL, NULL,
+	 "s.yaml:8:19: missing required key \"thread\" in free"},
+	{TASK OP "free: {buf: {x: 1}, thread: B.0}\n", NULL, NULL, NULL,
+	 "s.yaml:8:25: free.buf must be a name or a sequence of names, not a map"},
+	{TASK OP "free: {buf: [], thread: B.0}\n", NULL, NULL, NULL,
+	 "s.yaml:8:25: free.buf needs at least one name"},
+	{TASK OP "free: {buf: [x, y], thread: B.0}\n"
+	 "  - id: B\n    threads: [{ops: [{alloc: {buf: x, size: 1}}]}]\n", NULL, NULL, NULL,
+	 "s.yaml:8:29: undefined buffer \"y\": no alloc in thread B.0 names it"},
+	{TASK OP "free: {buf: x, thread: B.0}\n"
+	 "  - id: B\n    repeat: 2\n    threads: [{ops: [{alloc: {buf: x, size: 1}}]}]\n", NULL,
+	 NULL, NULL,
+	 "s.yaml:8:36: free.thread B.0 is a thread of task B, which repeats: a free names one "
+	 "thread"},
 	/* Spark's execution memory */
 	{TASK OP "release_execution: {bytes: 1, consumer: c}\n", NULL, NULL, NULL,
 	 "s.yaml:8:53: undefined consumer \"c\": thread A.0's consumers do not declare it"},
@@ -957,6 +977,34 @@ START_TEST(test_full_expect)
 }
 END_TEST
 
+/* A free of another thread's buffers names them by that thread's names, defined later too. */
+START_TEST(test_a_free_of_another_threads_buffers)
+{
+	static const char text[] =
+		"gpusim: 1\nname: t\nmemory: {gpu: {capacity: 10MiB}}\n"
+		"tasks:\n  - id: A\n    threads: [{ops: [{free: {buf: [y, x], thread: P}}]}]\n"
+		"pool_threads:\n  - {name: P, ops: [{alloc: {buf: x, size: 1}}, "
+		"{alloc: {buf: y, size: 1}}]}\n";
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = gs_loader_load_text("s.yaml", text, sizeof text - 1, NULL, NULL,
+						      &error);
+	const GsTaskSpec *task;
+	const GsOp *op;
+	const GsThreadSpec *owner;
+
+	ck_assert_msg(w != NULL, "%s", error != NULL ? error->message : "?");
+	task = w->tasks->pdata[0];
+	op = &g_array_index(((GsThreadSpec *) task->threads->pdata[0])->ops, GsOp, 0);
+	owner = w->pool_threads->pdata[0];
+	ck_assert_int_eq(op->kind, GS_OP_FREE);
+	ck_assert_str_eq(op->free.thread, "P");
+	ck_assert_uint_eq(op->free.bufs.len, 2);
+	ck_assert_str_eq(owner->buffers->pdata[gs_names_data(&op->free.bufs)[0]], "y");
+	ck_assert_str_eq(owner->buffers->pdata[gs_names_data(&op->free.bufs)[1]], "x");
+	ck_assert(gs_workload_frees_across_threads(w));
+}
+END_TEST
+
 /* ---- defaults ---- */
 
 START_TEST(test_defaults)
@@ -1309,6 +1357,7 @@ gs_test_suite_loader(void)
 	tcase_add_loop_test(tc, test_bad, 0, G_N_ELEMENTS(bad_rows));
 	tcase_add_loop_test(tc, test_bad_text, 0, G_N_ELEMENTS(bad_rows));
 	tcase_add_test(tc, test_missing_file);
+	tcase_add_test(tc, test_a_free_of_another_threads_buffers);
 	tcase_add_test(tc, test_not_a_file);
 	suite_add_tcase(s, tc);
 

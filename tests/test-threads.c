@@ -416,6 +416,20 @@ START_TEST(test_a_refusal_says_the_usage_it_would_make)
 }
 END_TEST
 
+/* A free of another thread's buffers is refused on real threads, for now: exit 3's error. */
+START_TEST(test_a_free_of_another_threads_buffer_is_refused)
+{
+	g_autoptr(GsWorkload) w = load_text(
+		"gpusim: 1\nname: foreign\nmemory: {gpu: {capacity: 10MiB}}\n"
+		"tasks:\n  - {id: A, threads: [{ops: [{alloc: {buf: a, size: 1MiB}}]}]}\n"
+		"pool_threads:\n  - {name: P, ops: [{free: {buf: a, thread: A.0}}]}\n");
+	g_autoptr(GError) error = NULL;
+
+	ck_assert_ptr_null(gs_threads_run(w, &gs_backend_host, NULL, NULL, &error));
+	ck_assert(g_error_matches(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE));
+}
+END_TEST
+
 /* ---- the host backend: patterns, round trips, the private directory ---- */
 
 START_TEST(test_round_trips_keep_every_byte)
@@ -651,6 +665,7 @@ gs_test_suite_threads(void)
 	tcase_add_test(tc, test_events_count_what_the_driver_handled);
 	tcase_add_loop_test(tc, test_a_refusal_says_the_usage_it_would_make, 0,
 			    G_N_ELEMENTS(usage_policies));
+	tcase_add_test(tc, test_a_free_of_another_threads_buffer_is_refused);
 	tcase_add_loop_test(tc, test_a_buffer_used_twice_comes_up_once, 0, 2);
 	suite_add_tcase(s, tc);
 	tcase_add_test(bk, test_round_trips_keep_every_byte);

@@ -1047,6 +1047,13 @@ gs_threads_run(const GsWorkload *w, const GsBackendOps *backend, const GsRunOpti
 	Threads r;
 	GsResult *res;
 
+	if (gs_workload_frees_across_threads(w)) {
+		/* The owner's buffer table is its own thread's: another may not take from it yet. */
+		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE,
+			    "a thread frees another thread's buffers (free: {buf, thread}): the "
+			    "simulator runs that, real threads do not yet");
+		return NULL;
+	}
 	threads_init(&r, w, backend, options);
 	r.bk = gs_backend_open(backend, w, error);
 	if (r.bk == NULL) {

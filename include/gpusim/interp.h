@@ -59,7 +59,8 @@ typedef enum {
 	GS_EFFECT_WAIT,      /* parked in the engine until it queues a wake-up */
 	GS_EFFECT_OP,        /* an op the driver carries out itself (.op): pool, reserve,
 				release, sync, spillable, unspillable, associate,
-				dissociate, the execution ops */
+				dissociate, the execution ops, a free of another
+				thread's buffers (gs_interp_free_for()) */
 	GS_EFFECT_TASK_DONE, /* the thread ends its task now */
 	GS_EFFECT_DONE,      /* the thread has run all its ops */
 	GS_EFFECT_FAILED,    /* an unhandled .exception ends the task attempt */
@@ -160,6 +161,18 @@ GS_API void gs_interp_unspill_first(GsInterp *it, gint64 bytes, GsTime now);
  * the op had thrown it.
  */
 GS_API void gs_interp_op_failed(GsInterp *it, GsException exc, GsTime now);
+
+/**
+ * The GS_EFFECT_OP of a free op naming another thread (op->free.thread),
+ * whose interpreter the driver found, @owner: each live buffer of @owner
+ * named in @op moves to @it, which hands it back as a FREE effect at its
+ * next steps and tells the engine of the free as its own, as RMM's
+ * deallocation does for whichever thread calls it (that thread's state is
+ * kept; others allocating memory of the kind may retry). A buffer @owner
+ * has not allocated, or has freed, is not freed again. Effects' .buf then
+ * index @owner's buffer names.
+ */
+GS_API void gs_interp_free_for(GsInterp *it, GsInterp *owner, const GsOp *op);
 
 /**
  * Ends the thread early (its task ended or failed elsewhere): the next steps

@@ -270,6 +270,13 @@ struct GsOp {
 		} alloc;
 		struct {
 			GsNames bufs;
+			/*
+			 * free only: the thread whose buffers these are, by name, or
+			 * NULL for the freeing thread's own; then @bufs index that
+			 * thread's buffer names (another task's thread, or a pool
+			 * thread, of a task that does not repeat)
+			 */
+			char *thread;
 		} free;                     /* also spillable, unspillable (bufs) */
 		struct {
 			GsTime time;
@@ -513,6 +520,9 @@ GS_API gint64 gs_task_start_priority(const GsTaskSpec *task, GsPriorityMode mode
  * integer, tasks rank by their place in the file; copies rank in copy order.
  */
 GS_API GArray *gs_workload_id_ranks(const GsWorkload *w);
+
+/** Whether a thread of @w frees another thread's buffers (a free op naming a thread). */
+GS_API gboolean gs_workload_frees_across_threads(const GsWorkload *w);
 GS_API GsTaskSpec *gs_task_spec_new(const char *id);
 GS_API void gs_task_spec_free(GsTaskSpec *task);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsTaskSpec, gs_task_spec_free)

@@ -367,17 +367,30 @@ live_count(const GsInterp *it)
 	return it->held != NULL ? it->held->buffers.len : 0;
 }
 
+/*
+ * Hands @owner's live buffer at @index back through @freer (@owner itself,
+ * or the thread that frees another's buffer): a FREE effect is queued there
+ * and the buffer leaves @owner's list.
+ */
+static void
+queue_free_by(GsInterp *owner, guint index, GsInterp *freer, gboolean at_end)
+{
+	BufferList *live = &owner->held->buffers;
+
+	live->data[index].at_end = at_end;
+	if (freer->held == NULL)
+		freer->held = g_new0(Holdings, 1);
+	list_append(&freer->held->frees, &live->data[index]);
+	memmove(&live->data[index], &live->data[index + 1],
+		(live->len - index - 1) * sizeof(Buffer));
+	live->len--;
+}
+
 /* Hands the live buffer at @index back: a FREE effect is queued and it leaves the list. */
 static void
 queue_free(GsInterp *it, guint index, gboolean at_end)
 {
-	BufferList *live = &it->held->buffers;
-
-	live->data[index].at_end = at_end;
-	list_append(&it->held->frees, &live->data[index]);
-	memmove(&live->data[index], &live->data[index + 1],
-		(live->len - index - 1) * sizeof(Buffer));
-	live->len--;
+	queue_free_by(it, index, it, at_end);
 }
 
 static void
@@ -861,6 +874,22 @@ free_op(GsInterp *it, const GsOp *op, GsTime now)
 	}
 }
 
+void
+gs_interp_free_for(GsInterp *it, GsInterp *owner, const GsOp *op)
+{
+	const guint *names = gs_names_data(&op->free.bufs);
+
+	g_return_if_fail(op->kind == GS_OP_FREE && owner != it);
+	for (guint i = 0; i < op->free.bufs.len; i++) {
+		for (guint k = 0; k < live_count(owner);) {
+			if (owner->held->buffers.data[k].name == names[i])
+				queue_free_by(owner, k, it, FALSE);
+			else
+				k++;
+		}
+	}
+}
+
 /* block-until-ready, from an op or after a RetryOOM; TRUE with *out set to wait. */
 static gboolean
 block_until_ready(GsInterp *it, GsEffect *out, GsTime now)
@@ -965,6 +994,12 @@ run_op(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 	case GS_OP_ALLOC:
 		return start_alloc(it, op, out, now);
 	case GS_OP_FREE:
+		if (op->free.thread != NULL) {
+			/* Another thread's buffers: the driver finds it (gs_interp_free_for()). */
+			*out = effect(GS_EFFECT_OP, op);
+			top(it)->pos++;
+			return TRUE;
+		}
 		free_op(it, op, now);
 		break;
 	case GS_OP_COMPUTE:

@@ -226,6 +226,7 @@ gs_op_clear(GsOp *op)
 	case GS_OP_SPILLABLE:
 	case GS_OP_UNSPILLABLE:
 		gs_names_clear(&op->free.bufs);
+		g_clear_pointer(&op->free.thread, g_free);
 		break;
 	case GS_OP_COMPUTE:
 		gs_names_clear(&op->compute.uses);
@@ -379,6 +380,41 @@ gs_task_thread_name(const GsTaskSpec *task, const char *copy_id, const GsThreadS
 	if (dot != NULL && strncmp(thread->name, task->id, (gsize) (dot - thread->name)) == 0)
 		return g_strconcat(copy_id, dot, NULL);
 	return g_strconcat(thread->name, strchr(copy_id, '#'), NULL);
+}
+
+/* Whether @ops, nested ones included, hold a free of another thread's buffers. */
+static gboolean
+ops_free_across_threads(const GArray *ops)
+{
+	for (guint i = 0; ops != NULL && i < ops->len; i++) {
+		const GsOp *op = &g_array_index(ops, GsOp, i);
+
+		if ((op->kind == GS_OP_FREE && op->free.thread != NULL) ||
+		    (op->kind == GS_OP_RETRY && ops_free_across_threads(op->retry.ops)) ||
+		    (op->kind == GS_OP_REPEAT && ops_free_across_threads(op->repeat.ops)))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+static gboolean
+threads_free_across(const GPtrArray *threads)
+{
+	for (guint i = 0; i < threads->len; i++) {
+		if (ops_free_across_threads(((const GsThreadSpec *) threads->pdata[i])->ops))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+gboolean
+gs_workload_frees_across_threads(const GsWorkload *w)
+{
+	for (guint i = 0; i < w->tasks->len; i++) {
+		if (threads_free_across(((const GsTaskSpec *) w->tasks->pdata[i])->threads))
+			return TRUE;
+	}
+	return threads_free_across(w->pool_threads);
 }
 
 gint64

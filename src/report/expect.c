@@ -539,8 +539,10 @@ task_used_at(const GArray *entries, const GsResult *r, const char *task, GsTier 
 
 	for (guint i = 0; i < entries->len; i++) {
 		const GsLogEntry *e = &g_array_index(entries, GsLogEntry, i);
+		/* A free of another thread's buffer leaves the owner's books. */
+		const char *holder = e->owner != NULL ? e->owner : e->thread;
 
-		if (e->time <= time && e->thread != NULL && g_hash_table_contains(threads, e->thread))
+		if (e->time <= time && holder != NULL && g_hash_table_contains(threads, holder))
 			used += task_bytes_change(e, tier);
 	}
 	return used;

@@ -474,6 +474,7 @@ gs_event_log_add(const GsLogEntry *entry, gpointer data)
 	copy.thread = keep(log, entry->thread);
 	copy.task = keep(log, entry->task);
 	copy.buf = keep(log, entry->buf);
+	copy.owner = keep(log, entry->owner);
 	copy.what = keep(log, entry->what);
 	g_array_append_val(log->entries, copy);
 }
@@ -751,6 +752,8 @@ write_event(Json *j, const GsLogEntry *e)
 		put_str(j, "buf", e->buf);
 		put_int(j, "bytes", e->bytes);
 		put_str(j, "tier", gs_report_tier_name(e->tier));
+		if (e->owner != NULL)
+			put_str(j, "of", e->owner);
 		break;
 	case GS_LOG_DEADLOCK:
 		put_str(j, "ev", "deadlock");

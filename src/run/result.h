@@ -123,7 +123,7 @@ typedef enum {
 	GS_LOG_ALLOC,     /* .thread .buf .bytes .tier .ok; refused for want of room, .usage: the
 			     space's charged bytes with this request's (cuCascade's
 			     global_usage, the counter it would have made) */
-	GS_LOG_FREE,      /* .thread .buf .bytes .tier */
+	GS_LOG_FREE,      /* .thread .buf .bytes .tier; .owner: whose buffer, when another's */
 	GS_LOG_DEADLOCK,  /* .thread (victim) .action */
 	GS_LOG_TASK,      /* .task .what ("queued", "start", "done", "failed", "retry") */
 	GS_LOG_SEMAPHORE, /* .task .what ("acquire", "wait") */
@@ -150,6 +150,7 @@ typedef struct {
 	const char *thread;  /* name, owned by the simulator */
 	const char *task;
 	const char *buf;
+	const char *owner;   /* a free of another thread's buffer: that thread */
 	const char *what;
 	GsThreadState from, to;
 	GsException exception;

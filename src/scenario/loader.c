@@ -85,7 +85,19 @@ typedef struct {
 	GHashTable *task_ids;     /* task id -> index in w->tasks + 1 */
 	GPtrArray *task_nodes;    /* Node* of each task's id, by index */
 	GHashTable *thread_names; /* thread name -> Node* where it was named */
+	GPtrArray *foreign_frees; /* ForeignFree*: frees of another thread's buffers, to resolve */
 } Loader;
+
+/*
+ * A free of another thread's buffers, read before that thread may be: its
+ * names are resolved in that thread's table once every thread is read
+ * (resolve_foreign_frees()). Until then the op's bufs hold this record's
+ * index in Loader.foreign_frees.
+ */
+typedef struct {
+	const Node *thread; /* free.thread */
+	const Node *bufs;   /* free.buf: a name or a sequence of names */
+} ForeignFree;
 
 static void
 node_free(gpointer data)
@@ -1700,6 +1712,47 @@ read_names(Loader *l, ThreadCtx *tc, const Node *v, NameTable table, gboolean al
 
 static gboolean read_ops(Loader *l, ThreadCtx *tc, const Node *v, const char *where, GArray *ops);
 
+static const Field free_fields[] = {
+	OTHER("buf", .required = TRUE),
+	OTHER("thread", .required = TRUE),
+	{.key = NULL},
+};
+
+/*
+ * free: a name or names of the thread's own buffers, or {buf, thread}:
+ * buffers that another thread allocated (a cleaner's or a shuffle thread's
+ * free), resolved once every thread is read.
+ */
+static gboolean
+read_free(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
+{
+	const Node *thread, *bufs;
+	ForeignFree *foreign;
+
+	if (v->kind != NODE_MAP)
+		return read_names(l, tc, v, NAME_BUFFER, FALSE, "free", &op->free.bufs);
+	if (!read_fields(l, v, "free", free_fields, op))
+		return FALSE;
+	thread = find_value(v, "thread");
+	bufs = find_value(v, "buf");
+	if (!expect_kind(l, thread, NODE_SCALAR, "free.thread"))
+		return FALSE;
+	if (strcmp(thread->text, tc->spec->name) == 0)
+		return fail(l, thread, "free.thread names the thread that frees: its own buffers "
+			    "are freed as free: NAME");
+	if (bufs->kind == NODE_MAP)
+		return fail(l, bufs, "free.buf must be a name or a sequence of names, not a map");
+	if (bufs->kind == NODE_SEQ && bufs->items->len == 0)
+		return fail(l, bufs, "free.buf needs at least one name");
+	foreign = g_new0(ForeignFree, 1);
+	foreign->thread = thread;
+	foreign->bufs = bufs;
+	op->free.thread = g_strdup(thread->text);
+	gs_names_append(&op->free.bufs, l->foreign_frees->len);
+	g_ptr_array_add(l->foreign_frees, foreign);
+	return TRUE;
+}
+
 static const Field alloc_fields[] = {
 	OTHER("buf", .required = TRUE),
 	FIELD("size", F_SIZE, GsOp, alloc.size, .required = TRUE),
@@ -2085,6 +2138,7 @@ read_op_value(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 	case GS_OP_ALLOC:
 		return read_alloc(l, tc, v, op);
 	case GS_OP_FREE:
+		return read_free(l, tc, v, op);
 	case GS_OP_SPILLABLE:
 	case GS_OP_UNSPILLABLE:
 		return read_names(l, tc, v, NAME_BUFFER, FALSE, name, &op->free.bufs);
@@ -3391,6 +3445,108 @@ check_run_size(Loader *l, const Node *root)
 	return TRUE;
 }
 
+/* The thread named @name, and *@task its task's spec (NULL for a pool thread); NULL if none. */
+static const GsThreadSpec *
+find_thread_spec(const GsWorkload *w, const char *name, const GsTaskSpec **task)
+{
+	for (guint i = 0; i < w->tasks->len; i++) {
+		const GsTaskSpec *t = w->tasks->pdata[i];
+
+		for (guint j = 0; j < t->threads->len; j++) {
+			const GsThreadSpec *spec = t->threads->pdata[j];
+
+			if (strcmp(spec->name, name) == 0) {
+				*task = t;
+				return spec;
+			}
+		}
+	}
+	*task = NULL;
+	for (guint i = 0; i < w->pool_threads->len; i++) {
+		const GsThreadSpec *spec = w->pool_threads->pdata[i];
+
+		if (strcmp(spec->name, name) == 0)
+			return spec;
+	}
+	return NULL;
+}
+
+/* One name of a free of @owner's buffers, as an index into @owner's buffer names. */
+static gboolean
+resolve_foreign_name(Loader *l, const GsThreadSpec *owner, const Node *v, GsNames *out)
+{
+	if (!expect_kind(l, v, NODE_SCALAR, "free.buf"))
+		return FALSE;
+	for (guint i = 0; i < owner->buffers->len; i++) {
+		if (strcmp(owner->buffers->pdata[i], v->text) == 0) {
+			gs_names_append(out, i);
+			return TRUE;
+		}
+	}
+	return fail(l, v, "undefined buffer \"%s\": no alloc in thread %s names it", v->text,
+		    owner->name);
+}
+
+/* @op frees another thread's buffers: its names become that thread's indices. */
+static gboolean
+resolve_foreign_free(Loader *l, GsOp *op)
+{
+	const ForeignFree *f = l->foreign_frees->pdata[gs_names_data(&op->free.bufs)[0]];
+	const GsTaskSpec *task;
+	const GsThreadSpec *owner = find_thread_spec(l->w, f->thread->text, &task);
+
+	gs_names_clear(&op->free.bufs);
+	if (owner == NULL)
+		return fail(l, f->thread, "unknown thread \"%s\" in free.thread", f->thread->text);
+	if (task != NULL && task->repeat > 1)
+		return fail(l, f->thread,
+			    "free.thread %s is a thread of task %s, which repeats: a free names one "
+			    "thread", owner->name, task->id);
+	if (f->bufs->kind != NODE_SEQ)
+		return resolve_foreign_name(l, owner, f->bufs, &op->free.bufs);
+	for (guint i = 0; i < f->bufs->items->len; i++) {
+		if (!resolve_foreign_name(l, owner, f->bufs->items->pdata[i], &op->free.bufs))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean
+resolve_foreign_in(Loader *l, GArray *ops)
+{
+	for (guint i = 0; ops != NULL && i < ops->len; i++) {
+		GsOp *op = &g_array_index(ops, GsOp, i);
+
+		if ((op->kind == GS_OP_FREE && op->free.thread != NULL &&
+		     !resolve_foreign_free(l, op)) ||
+		    (op->kind == GS_OP_RETRY && !resolve_foreign_in(l, op->retry.ops)) ||
+		    (op->kind == GS_OP_REPEAT && !resolve_foreign_in(l, op->repeat.ops)))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/* Every free of another thread's buffers, now that every thread is read. */
+static gboolean
+resolve_foreign_frees(Loader *l)
+{
+	if (l->foreign_frees->len == 0)
+		return TRUE;
+	for (guint i = 0; i < l->w->tasks->len; i++) {
+		const GsTaskSpec *task = l->w->tasks->pdata[i];
+
+		for (guint j = 0; j < task->threads->len; j++) {
+			if (!resolve_foreign_in(l, ((GsThreadSpec *) task->threads->pdata[j])->ops))
+				return FALSE;
+		}
+	}
+	for (guint i = 0; i < l->w->pool_threads->len; i++) {
+		if (!resolve_foreign_in(l, ((GsThreadSpec *) l->w->pool_threads->pdata[i])->ops))
+			return FALSE;
+	}
+	return TRUE;
+}
+
 /* The version first: a file of another version may well have other keys. */
 static gboolean
 convert_root(Loader *l, const Node *root)
@@ -3401,7 +3557,8 @@ convert_root(Loader *l, const Node *root)
 		return fail(l, root,
 			    "missing required key \"gpusim\" (the format version: gpusim: 1)");
 	return read_version(l, version, "gpusim", l->w) &&
-	       read_fields(l, root, "", root_fields, l->w) && check_run_size(l, root);
+	       read_fields(l, root, "", root_fields, l->w) && check_run_size(l, root) &&
+	       resolve_foreign_frees(l);
 }
 
 /* ==== the loader ==== */
@@ -3417,6 +3574,7 @@ loader_init(Loader *l, GError **error)
 	l->task_ids = g_hash_table_new(g_str_hash, g_str_equal);
 	l->task_nodes = g_ptr_array_new();
 	l->thread_names = g_hash_table_new(g_str_hash, g_str_equal);
+	l->foreign_frees = g_ptr_array_new_with_free_func(g_free);
 }
 
 static void
@@ -3428,6 +3586,7 @@ loader_clear(Loader *l)
 	g_hash_table_unref(l->task_ids);
 	g_ptr_array_unref(l->task_nodes);
 	g_hash_table_unref(l->thread_names);
+	g_ptr_array_unref(l->foreign_frees);
 	gs_workload_free(l->w);
 }
 
