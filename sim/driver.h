@@ -169,6 +169,8 @@ struct Sim {
 	Table tasks;            /* SimTask, every attempt */
 	Table threads;          /* SimThread and its interpreter, every thread: id - 1 */
 	GHashTable *by_name;    /* name -> its latest SimThread, when a thread frees another's */
+	GPtrArray *owner_waiters; /* SimThread* that wait to free another's buffer, in order */
+	GHashTable *owner_waits;  /* such a SimThread* -> its free op, until it carries it out */
 	GsRunTasks run;         /* attempts, executor slots, permits */
 	GsRunWatch watch;       /* what the engine tells the run */
 	GsThreadId next_thread;
@@ -221,6 +223,15 @@ G_GNUC_INTERNAL void sim_memory_came_free(gpointer data, GsTier tier);
 G_GNUC_INTERNAL void sim_reservation_wakes(gpointer data, gpointer thread);
 G_GNUC_INTERNAL void sim_buffers_listed(gpointer thread, const GsNames *names, GArray *ids);
 G_GNUC_INTERNAL gboolean sim_do_op(Sim *s, SimThread *t, const GsOp *op);
+/*
+ * A free of another thread's buffers (op->free.thread): FALSE, with @t in
+ * GS_RUN_OWNER, until that thread has allocated them or ended.
+ */
+G_GNUC_INTERNAL gboolean sim_free_for(Sim *s, SimThread *t, const GsOp *op);
+/* On resuming: the free @t waited to carry out, if any; FALSE if it waits again. */
+G_GNUC_INTERNAL gboolean sim_free_for_again(Sim *s, SimThread *t);
+/* @owner allocated a buffer or ended: the threads waiting to free its buffers go on if they may. */
+G_GNUC_INTERNAL void sim_owner_moved(Sim *s, SimThread *owner);
 G_GNUC_INTERNAL void sim_on_block(const GsOp *retry_op, gboolean entering, gpointer data);
 G_GNUC_INTERNAL void sim_mem_thread_ends(Sim *s, SimThread *t);
 G_GNUC_INTERNAL gboolean sim_mem_resume(Sim *s, SimThread *t);

@@ -223,6 +223,8 @@ thread_ended(Sim *s, SimThread *t, gboolean ends_task, gboolean failed, GsExcept
 	report_leak(s, t, failed);
 	sim_set_status(s, t, GS_RUN_DONE);
 	t->generation++;
+	if (s->owner_waiters != NULL && s->owner_waiters->len > 0)
+		sim_owner_moved(s, t); /* nothing more will come from it */
 	if (t->task == NULL || t->task->run.status != GS_RUN_TASK_RUNNING)
 		return;
 	t->task->run.alive--;
@@ -240,6 +242,8 @@ static void
 run_thread(Sim *s, SimThread *t)
 {
 	if (t->mem != NULL && !sim_mem_resume(s, t))
+		return;
+	if (s->owner_waits != NULL && !sim_free_for_again(s, t))
 		return;
 	for (;;) {
 		GsEffect e;
@@ -334,8 +338,10 @@ thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 	gs_interp_init(interp_of(t), s->engine, spec, t->id, s->w->policy.oom);
 	gs_interp_set_hooks(interp_of(t), &sim_hooks, t);
 	gs_interp_require_permit(interp_of(t), task != NULL && gs_run_tasks_use_permits(&s->run));
-	if (s->by_name != NULL)
+	if (s->by_name != NULL) {
 		g_hash_table_replace(s->by_name, (gpointer) t->result->name, t);
+		gs_interp_note_allocations(interp_of(t));
+	}
 	return t;
 }
 
@@ -389,6 +395,8 @@ stop_threads(Sim *s, SimTask *task)
 		t->leaking = 0;
 		sim_set_status(s, t, GS_RUN_DONE);
 		t->generation++;
+		if (s->owner_waiters != NULL && s->owner_waiters->len > 0)
+			sim_owner_moved(s, t);
 	}
 }
 
@@ -808,8 +816,11 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
 	table_init(&s->tasks, sizeof(SimTask));
 	table_init(&s->threads, sizeof(SimThread) + gs_interp_size());
-	if (gs_workload_frees_across_threads(w))
+	if (gs_workload_frees_across_threads(w)) {
 		s->by_name = g_hash_table_new(g_str_hash, g_str_equal);
+		s->owner_waiters = g_ptr_array_new();
+		s->owner_waits = g_hash_table_new(NULL, NULL);
+	}
 	gs_run_tasks_init(&s->run, w, s->r, s->engine, &run_hooks, s);
 	s->next_thread = 1;
 	s->r->tiers[GS_TIER_GPU].capacity = w->gpu.capacity * MAX(w->gpu.devices, 1);
@@ -850,6 +861,8 @@ sim_clear(Sim *s)
 	table_clear(&s->threads);
 	table_clear(&s->tasks);
 	g_clear_pointer(&s->by_name, g_hash_table_unref);
+	g_clear_pointer(&s->owner_waiters, g_ptr_array_unref);
+	g_clear_pointer(&s->owner_waits, g_hash_table_unref);
 	gs_run_tasks_clear(&s->run);
 	gs_run_tiers_clear(&s->tier_ops);
 	g_queue_clear(&s->gate_waiters);

@@ -344,6 +344,9 @@ alloc_kept(Sim *s, SimThread *t, const GsEffect *effect, GsMemAlloc *a)
 	keep_buffer(s, t, a->buf, effect);
 	log_alloc(s, t, effect, a->tier, TRUE, 0);
 	gs_interp_alloc_done(interp_of(t), TRUE, (guint64) (guintptr) a->buf, s->now);
+	/* A thread waiting to free this buffer may now. */
+	if (s->owner_waiters != NULL && s->owner_waiters->len > 0)
+		sim_owner_moved(s, t);
 	return TRUE;
 }
 
@@ -588,14 +591,8 @@ sim_do_op(Sim *s, SimThread *t, const GsOp *op)
 		sim_do_association(s, t, op);
 		return TRUE;
 	}
-	if (op->kind == GS_OP_FREE) {
-		SimThread *owner = g_hash_table_lookup(s->by_name, op->free.thread);
-
-		/* Not started yet, it has nothing to free; ended, it gave all back. */
-		if (owner != NULL && owner != t)
-			gs_interp_free_for(interp_of(t), interp_of(owner), op);
-		return TRUE;
-	}
+	if (op->kind == GS_OP_FREE)
+		return sim_free_for(s, t, op);
 	if (!gs_run_tier_op(&s->tier_ops, t, t->id, op, &thrown)) {
 		sim_set_status(s, t, GS_RUN_RESERVE);
 		return FALSE;
@@ -603,6 +600,74 @@ sim_do_op(Sim *s, SimThread *t, const GsOp *op)
 	if (thrown != GS_EXC_NONE)
 		gs_interp_op_failed(interp_of(t), thrown, s->now);
 	return TRUE;
+}
+
+/* ---- frees of another thread's buffers ---- */
+
+/*
+ * Whether @owner has allocated every buffer @op frees, or has ended (then it
+ * gave all back, and nothing more will come): a free comes after its
+ * allocation, as in the log it was read from.
+ */
+static gboolean
+owner_ready(SimThread *owner, const GsOp *op)
+{
+	const guint *names = gs_names_data(&op->free.bufs);
+
+	if (owner == NULL)
+		return FALSE; /* its task has not started */
+	if (owner->status == GS_RUN_DONE)
+		return TRUE;
+	for (guint i = 0; i < op->free.bufs.len; i++) {
+		if (!gs_interp_allocated(interp_of(owner), names[i]))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean
+sim_free_for(Sim *s, SimThread *t, const GsOp *op)
+{
+	SimThread *owner = g_hash_table_lookup(s->by_name, op->free.thread);
+
+	if (!owner_ready(owner, op)) {
+		g_ptr_array_add(s->owner_waiters, t);
+		g_hash_table_insert(s->owner_waits, t, (gpointer) op);
+		sim_set_status(s, t, GS_RUN_OWNER);
+		return FALSE;
+	}
+	gs_interp_free_for(interp_of(t), interp_of(owner), op);
+	return TRUE;
+}
+
+gboolean
+sim_free_for_again(Sim *s, SimThread *t)
+{
+	const GsOp *op;
+
+	if (s->owner_waits == NULL || (op = g_hash_table_lookup(s->owner_waits, t)) == NULL)
+		return TRUE;
+	g_hash_table_remove(s->owner_waits, t);
+	return sim_free_for(s, t, op);
+}
+
+void
+sim_owner_moved(Sim *s, SimThread *owner)
+{
+	for (guint i = 0; s->owner_waiters != NULL && i < s->owner_waiters->len;) {
+		SimThread *w = s->owner_waiters->pdata[i];
+		const GsOp *op = g_hash_table_lookup(s->owner_waits, w);
+
+		if (w->status != GS_RUN_OWNER || op == NULL) {
+			g_hash_table_remove(s->owner_waits, w);
+			g_ptr_array_remove_index(s->owner_waiters, i);
+		} else if (strcmp(op->free.thread, owner->result->name) == 0 && owner_ready(owner, op)) {
+			g_ptr_array_remove_index(s->owner_waiters, i);
+			sim_resume_at(s, w, s->now, GS_RUN_READY);
+		} else {
+			i++;
+		}
+	}
 }
 
 /* The interpreter's hook: a retry block's inputs are spillable while it runs. */

@@ -173,6 +173,10 @@ GS_API void gs_interp_op_failed(GsInterp *it, GsException exc, GsTime now);
  * index @owner's buffer names.
  */
 GS_API void gs_interp_free_for(GsInterp *it, GsInterp *owner, const GsOp *op);
+/** From now on @it remembers which of its buffer names it has allocated. */
+GS_API void gs_interp_note_allocations(GsInterp *it);
+/** Whether @it has allocated a buffer called @name since gs_interp_note_allocations(). */
+GS_API gboolean gs_interp_allocated(const GsInterp *it, guint name);
 
 /**
  * Ends the thread early (its task ended or failed elsewhere): the next steps

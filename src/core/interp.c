@@ -98,6 +98,7 @@ typedef struct {
 	BufferList frees;     /* buffers given back, as FREE effects to hand out */
 	guint frees_head;     /* frees[frees_head ..) are still to hand out */
 	gint64 last_free_size;
+	GArray *allocated;    /* gboolean by buffer name: allocated once at least (on demand) */
 } Holdings;
 
 struct GsInterp {
@@ -112,6 +113,7 @@ struct GsInterp {
 	guint recursive : 1;
 	guint unspill : 1;    /* the allocation in progress is gs_interp_unspill_first()'s */
 	guint alloc_fresh : 1;/* the allocation has not met the engine yet (fast_alloc) */
+	guint note_allocated : 1; /* keep Holdings.allocated (gs_interp_note_allocations()) */
 	guint8 last_out;      /* GsEffectKind of the effect handed out last */
 	guint n_frames;
 	guint cap_frames;     /* of a heap frame array; 0 while inline */
@@ -332,6 +334,8 @@ gs_interp_clear(GsInterp *it)
 	if (it->held != NULL) {
 		g_free(it->held->buffers.data);
 		g_free(it->held->frees.data);
+		if (it->held->allocated != NULL)
+			g_array_unref(it->held->allocated);
 		g_free(it->held);
 	}
 	if (it->seen != NULL)
@@ -402,6 +406,15 @@ add_buffer(GsInterp *it, guint name, gint64 size, GsAllocKind kind, guint64 hand
 	if (it->held == NULL)
 		it->held = g_new0(Holdings, 1);
 	list_append(&it->held->buffers, &b);
+	if (it->note_allocated) {
+		GArray *allocated = it->held->allocated;
+
+		if (allocated == NULL)
+			allocated = it->held->allocated = g_array_new(FALSE, TRUE, sizeof(gboolean));
+		if (name >= allocated->len)
+			g_array_set_size(allocated, name + 1);
+		g_array_index(allocated, gboolean, name) = TRUE;
+	}
 }
 
 /* Frees every live buffer at retry depth >= @depth (0: all of them), oldest first. */
@@ -872,6 +885,21 @@ free_op(GsInterp *it, const GsOp *op, GsTime now)
 				k++;
 		}
 	}
+}
+
+void
+gs_interp_note_allocations(GsInterp *it)
+{
+	it->note_allocated = TRUE;
+}
+
+gboolean
+gs_interp_allocated(const GsInterp *it, guint name)
+{
+	const GArray *allocated = it->held != NULL ? it->held->allocated : NULL;
+
+	g_return_val_if_fail(it->note_allocated, FALSE);
+	return allocated != NULL && name < allocated->len && g_array_index(allocated, gboolean, name);
 }
 
 void

@@ -4,9 +4,10 @@
  *
  * This module decides which waits count as what. A thread waits on another
  * (a deadlock names it) when it is parked in the engine, in line for a GPU
- * permit or in line for a reservation. The watchdog passes the engine, as
- * waiting outside the allocator, the threads in line for a permit or a
- * reservation (no free will come from them) and, with
+ * permit or a reservation, or waiting for another thread to allocate the
+ * buffer it is to free. The watchdog passes the engine, as waiting outside
+ * the allocator, the threads in line for a permit or a reservation or
+ * waiting for a buffer's allocation (no free will come from them) and, with
  * policy.sleep_is_blocked, those in a `sleep`.
  */
 #ifndef GPUSIM_RUN_THREAD_H
@@ -23,6 +24,7 @@ typedef enum {
 	GS_RUN_PARKED,     /* waiting in the engine for a wake-up */
 	GS_RUN_SEMAPHORE,  /* in line for a GPU permit */
 	GS_RUN_RESERVE,    /* in line for a blocking reservation */
+	GS_RUN_OWNER,      /* freeing another thread's buffer that thread has not allocated yet */
 	GS_RUN_GATE,       /* a copy found the evacuation gate closed (the simulator) */
 	GS_RUN_DONE,
 } GsRunStatus;
