@@ -47,10 +47,10 @@ import(const char *log_path, const char *out, gboolean quiet)
 		return GS_EXIT_USAGE;
 	}
 	if (!quiet && out != NULL)
-		fprintf(stderr, "%s: threads %u, allocations %u, frees %u, failed allocations %u, "
-				"rows left out %u; wrote %s\n",
+		fprintf(stderr, "%s: threads %u, allocations %u, frees %u (%u by another thread), "
+				"failed allocations %u, rows left out %u; wrote %s\n",
 			log_path, import->threads, import->allocations, import->frees,
-			import->failures, import->problems->len, out);
+			import->frees_across, import->failures, import->problems->len, out);
 	return GS_EXIT_OK;
 }
 
@@ -71,7 +71,8 @@ gs_cmd_import_rmm_log(int argc, char **argv)
 	g_option_context_set_summary(
 		context, "Turn an RMM logging-adaptor CSV (Thread,Time,Action,Pointer,Size,Stream)\n"
 			 "into a scenario: one task per logged thread, its allocations and frees "
-			 "in log\norder, the logged gaps as compute time, failed allocations as "
+			 "in log\norder (a free on another thread frees the allocating thread's "
+			 "buffer),\nthe logged gaps as compute time, failed allocations as "
 			 "comments.");
 	g_option_context_set_description(context,
 					 "Rows that cannot be used are reported with their line "

@@ -23,6 +23,7 @@ typedef struct {
 	GString *ops;   /* its ops, as YAML lines */
 	gint64 start_us, last_us;
 	guint n_ops;
+	guint task;     /* its task is t<task>, numbered at its first op */
 	guint next_buf; /* buffers are p1, p2, ... */
 } LogThread;
 
@@ -37,14 +38,23 @@ typedef struct {
 	const char *path;
 	gboolean thread_column;  /* FALSE: RMM 0.13-0.14, one thread */
 	GPtrArray *threads;      /* LogThread*, in order of first appearance */
+	GPtrArray *tasks;        /* the LogThread* with ops, in order of their first */
 	GHashTable *thread_of;   /* id -> index + 1; only for lookups */
 	GHashTable *live;        /* pointer text -> Live*; only for lookups */
 	GHashTable *empty;       /* pointer text -> line of its 0-byte allocation */
-	gint64 live_bytes;
+	gint64 live_bytes;       /* in row order: what the bound on live bytes checks */
+	GArray *changes;         /* Change: every allocation and free, for the peak in time */
 	gboolean have_time;
 	gint64 first_us, prev_us, day_offset_us;
 	GsRmmImport *out;
 } Importer;
+
+/* What an imported row does to the bytes live: at its time, in row order. */
+typedef struct {
+	gint64 us;
+	gint64 bytes; /* + allocated, - freed */
+	guint row;
+} Change;
 
 /* One row's fields and where each starts (1-based columns). */
 typedef struct {
@@ -198,17 +208,27 @@ thread_for(Importer *im, const char *id, gint64 now_us)
 	return t;
 }
 
+/* @t has one more op: at its first, its task gets the next number. */
+static void
+count_op(Importer *im, LogThread *t)
+{
+	if (t->n_ops++ == 0) {
+		t->task = im->tasks->len;
+		g_ptr_array_add(im->tasks, t);
+	}
+}
+
 /*
  * The time a thread spent since its previous op becomes compute, just before
  * its next op, so that the rows left out between them add to one gap.
  */
 static void
-advance(LogThread *t, gint64 now_us)
+advance(Importer *im, LogThread *t, gint64 now_us)
 {
 	if (now_us > t->last_us) {
 		g_string_append_printf(t->ops, "          - compute: %" G_GINT64_FORMAT "us\n",
 				       now_us - t->last_us);
-		t->n_ops++;
+		count_op(im, t);
 	}
 	t->last_us = MAX(t->last_us, now_us);
 }
@@ -234,6 +254,42 @@ log_time(Importer *im, gint64 clock_us)
 }
 
 static void
+note_change(Importer *im, const Row *row, gint64 now_us, gint64 bytes)
+{
+	Change c = {.us = now_us, .bytes = bytes, .row = row->line};
+
+	g_array_append_val(im->changes, c);
+}
+
+static gint
+change_order(gconstpointer a, gconstpointer b)
+{
+	const Change *x = a, *y = b;
+
+	if (x->us != y->us)
+		return x->us < y->us ? -1 : 1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+/*
+ * The most bytes live at once in time, which the replay follows: a
+ * multi-threaded log's rows can be out of time order, so row order can
+ * miss the peak. Rows of the same microsecond count in row order.
+ */
+static gint64
+peak_in_time(Importer *im)
+{
+	gint64 live = 0, peak = 0;
+
+	g_array_sort(im->changes, change_order);
+	for (guint i = 0; i < im->changes->len; i++) {
+		live += g_array_index(im->changes, Change, i).bytes;
+		peak = MAX(peak, live);
+	}
+	return peak;
+}
+
+static void
 allocate(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us, const char *pointer,
 	 gint64 size)
 {
@@ -251,7 +307,7 @@ allocate(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us,
 		caveat(im, row, F_POINTER,
 		       "pointer %s is allocated again, still live from line %u; that earlier "
 		       "buffer is never freed", pointer, old->line);
-	advance(t, now_us);
+	advance(im, t, now_us);
 	live = g_new0(Live, 1);
 	live->thread = index;
 	live->buf = ++t->next_buf;
@@ -259,10 +315,10 @@ allocate(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us,
 	live->line = row->line;
 	g_hash_table_insert(im->live, g_strdup(pointer), live);
 	im->live_bytes += live->bytes;
-	im->out->peak_bytes = MAX(im->out->peak_bytes, im->live_bytes);
+	note_change(im, row, now_us, live->bytes);
 	g_string_append_printf(t->ops, "          - alloc: {buf: p%u, size: %" G_GINT64_FORMAT "}\n",
 			       live->buf, size);
-	t->n_ops++;
+	count_op(im, t);
 	im->out->allocations++;
 }
 
@@ -276,18 +332,20 @@ release(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us, 
 					    "already)", pointer);
 		return;
 	}
+	advance(im, t, now_us);
 	if (live->thread != index) {
-		problem(im, row, F_THREAD,
-			"thread %s frees %s, allocated by thread %s on line %u (a scenario frees a "
-			"buffer on the thread that allocated it)",
-			t->id, pointer, ((LogThread *) im->threads->pdata[live->thread])->id,
-			live->line);
-		return;
+		/* Another thread's buffer, freed by this one (a cleaner's, a shuffle thread's). */
+		const LogThread *owner = im->threads->pdata[live->thread];
+
+		g_string_append_printf(t->ops, "          - free: {buf: p%u, thread: t%u.0}\n",
+				       live->buf, owner->task);
+		im->out->frees_across++;
+	} else {
+		g_string_append_printf(t->ops, "          - free: p%u\n", live->buf);
 	}
-	advance(t, now_us);
-	g_string_append_printf(t->ops, "          - free: p%u\n", live->buf);
-	t->n_ops++;
+	count_op(im, t);
 	im->live_bytes -= live->bytes;
+	note_change(im, row, now_us, -live->bytes);
 	g_hash_table_remove(im->live, pointer);
 	im->out->frees++;
 }
@@ -368,7 +426,7 @@ import_row(Importer *im, const char *text, guint line)
 	index = GPOINTER_TO_UINT(g_hash_table_lookup(im->thread_of, t->id)) - 1;
 	pointer_key = g_strdup_printf("0x%" G_GINT64_MODIFIER "x", pointer);
 	if (strcmp(action, "allocate failure") == 0) {
-		advance(t, now_us);
+		advance(im, t, now_us);
 		g_string_append_printf(t->ops, "          # line %u: allocate failure, %" G_GINT64_FORMAT
 					       " bytes\n", line, size);
 		im->out->failures++;
@@ -431,32 +489,17 @@ earliest_start(const Importer *im)
 {
 	gint64 earliest = G_MAXINT64;
 
-	for (guint i = 0; i < im->threads->len; i++) {
-		const LogThread *t = im->threads->pdata[i];
-
-		if (t->n_ops > 0)
-			earliest = MIN(earliest, t->start_us);
-	}
+	for (guint i = 0; i < im->tasks->len; i++)
+		earliest = MIN(earliest, ((const LogThread *) im->tasks->pdata[i])->start_us);
 	return earliest;
 }
 
-/* The threads with an op to replay: one whose rows were all left out is no task. */
-static guint
-threads_with_ops(const Importer *im)
-{
-	guint n = 0;
-
-	for (guint i = 0; i < im->threads->len; i++)
-		n += ((const LogThread *) im->threads->pdata[i])->n_ops > 0;
-	return n;
-}
-
 static void
-write_task(GString *s, const LogThread *t, guint index, gint64 origin_us)
+write_task(GString *s, const LogThread *t, gint64 origin_us)
 {
 	g_autofree char *id = yaml_safe(t->id);
 
-	g_string_append_printf(s, "  # logged thread %s\n  - id: t%u\n", id, index);
+	g_string_append_printf(s, "  # logged thread %s\n  - id: t%u\n", id, t->task);
 	g_string_append_printf(s, "    start: %" G_GINT64_FORMAT "us\n", t->start_us - origin_us);
 	g_string_append_printf(s, "    threads:\n      - ops:%s\n%s", t->n_ops == 0 ? " []" : "",
 			       t->ops->str);
@@ -477,21 +520,19 @@ write_scenario(Importer *im)
 	g_string_append_printf(
 		s,
 		"description: >\n"
-		"  Imported from the RMM log %s (threads %u, allocations %u, frees %u,\n"
-		"  failed allocations %u, kept as comments). Each logged thread is one task; the gaps\n"
-		"  between a thread's rows are compute. The GPU holds the log's peak\n"
+		"  Imported from the RMM log %s (threads %u, allocations %u, frees %u\n"
+		"  of which %u by another thread than the allocation's, failed allocations %u,\n"
+		"  kept as comments). Each logged thread is one task; the gaps between a\n"
+		"  thread's rows are compute; a free by another thread frees the allocating\n"
+		"  thread's buffer, once allocated. The GPU holds the log's peak\n"
 		"  (%" G_GINT64_FORMAT " bytes, 256-byte aligned) rounded up to a MiB; shrink it\n"
 		"  with --set memory.gpu.capacity=... to see the policies at work.\n",
-		base, im->out->threads, im->out->allocations, im->out->frees, im->out->failures,
-		im->out->peak_bytes);
+		base, im->out->threads, im->out->allocations, im->out->frees,
+		im->out->frees_across, im->out->failures, im->out->peak_bytes);
 	g_string_append_printf(s, "memory:\n  gpu: {capacity: %" G_GINT64_FORMAT "MiB}\ntasks:\n",
 			       capacity_mib);
-	for (guint i = 0, task = 0; i < im->threads->len; i++) {
-		const LogThread *t = im->threads->pdata[i];
-
-		if (t->n_ops > 0)
-			write_task(s, t, task++, origin_us);
-	}
+	for (guint i = 0; i < im->tasks->len; i++)
+		write_task(s, im->tasks->pdata[i], origin_us);
 	return g_string_free(s, FALSE);
 }
 
@@ -572,6 +613,8 @@ import_contents(const char *path, char *contents, gsize length, GError **error)
 	out->problems = g_ptr_array_new_with_free_func(g_free);
 	im.out = out;
 	im.threads = g_ptr_array_new_with_free_func((GDestroyNotify) log_thread_free);
+	im.tasks = g_ptr_array_new();
+	im.changes = g_array_new(FALSE, FALSE, sizeof(Change));
 	im.thread_of = g_hash_table_new(g_str_hash, g_str_equal);
 	im.live = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	im.empty = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -582,9 +625,12 @@ import_contents(const char *path, char *contents, gsize length, GError **error)
 		if (*g_strstrip(line) != '\0')
 			import_row(&im, line, number);
 	}
-	out->threads = threads_with_ops(&im);
+	out->threads = im.tasks->len;
+	out->peak_bytes = peak_in_time(&im);
 	if (out->allocations > 0)
 		out->yaml = write_scenario(&im);
+	g_ptr_array_unref(im.tasks);
+	g_array_unref(im.changes);
 	g_ptr_array_unref(im.threads);
 	g_hash_table_unref(im.thread_of);
 	g_hash_table_unref(im.live);

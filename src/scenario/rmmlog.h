@@ -3,33 +3,36 @@
  * `import-rmm-log`, reference §B.5).
  *
  * This module decides what a logged run becomes: one task with one thread per
- * logged thread id that has a row to replay, in order of first appearance
- * (t0, t1, ...; a log of RMM 0.13 or 0.14, which has no thread column, is
- * one thread's), starting when
- * that thread first logs (counted from the earliest thread's start), the id
- * itself in a comment, C-escaped since a log may hold any bytes; its
- * allocations and frees in log order, each `allocate` an `alloc` of the logged (unaligned) size and each `free` the
- * `free` of the buffer allocated at that pointer; the time between one
- * thread's consecutive rows a `compute` of that length (the log has
- * microseconds); `allocate failure` rows kept as comments where they were. The
- * GPU's capacity is the most bytes the log held at once, each allocation
- * rounded up to 256 B, then up to a whole MiB, so the replay fits as logged
- * and shrinking it (--set memory.gpu.capacity=...) shows the policies at work.
- * The policy is left at its defaults.
+ * logged thread id that has a row to replay (t0, t1, ... in order of their
+ * first replayed row; a log of RMM 0.13 or 0.14, which has no thread column,
+ * is one thread's), starting when that thread first logs (counted from the
+ * earliest such thread's start), the id itself in a comment, C-escaped since
+ * a log may hold any bytes; its allocations and frees in log order, each
+ * `allocate` an `alloc` of the logged (unaligned) size and each `free` the
+ * `free` of the buffer allocated at that pointer, by whichever thread logged
+ * it: a free on another thread than the allocation's is that thread's free
+ * of the allocating thread's buffer (`free: {buf, thread}`, which waits for
+ * the allocation in the replay), as Spark's cleaner and shuffle threads and
+ * RMM's own replay benchmark have it; the time between one thread's
+ * consecutive rows a `compute` of that length (the log has microseconds);
+ * `allocate failure` rows kept as comments where they were. The GPU's
+ * capacity is the most bytes live at once in time (rows out of time order
+ * counted at their times), each allocation rounded up to 256 B, then up to a
+ * whole MiB, so the replay fits as logged and shrinking it (--set
+ * memory.gpu.capacity=...) shows the policies at work. The policy is left at
+ * its defaults.
  *
  * Rows it cannot use are left out and each is reported with its line and the
  * column of the offending field: a wrong number of fields, a malformed time,
  * pointer or size, an unknown action, an allocation of 0 bytes and its free,
- * a free of a pointer not allocated (or already freed), a free on another
- * thread than the allocation (a scenario's buffers belong to one thread), and
- * an allocation that would make more than 2^62 bytes live at once. An
- * allocation at a pointer that is still live is used, and reported, since
- * the earlier buffer then is never freed. Times are HH:MM:SS.ffffff, or
- * HH:MM:SS:ffffff as RMM wrote them before 21.06. The log has no date: a time
- * more than twelve hours before the latest so far has crossed midnight, and
- * one more than twelve hours after it was stamped before midnight and logged
- * late (a multi-threaded log's rows can be tens of microseconds out of
- * order).
+ * a free of a pointer not allocated (or already freed), and an allocation
+ * that would make more than 2^62 bytes live at once. An allocation at a
+ * pointer that is still live is used, and reported, since the earlier buffer
+ * then is never freed. Times are HH:MM:SS.ffffff, or HH:MM:SS:ffffff as RMM
+ * wrote them before 21.06. The log has no date: a time more than twelve hours
+ * before the latest so far has crossed midnight, and one more than twelve
+ * hours after it was stamped before midnight and logged late (a
+ * multi-threaded log's rows can be tens of microseconds out of order).
  *
  * A log that cannot be read (input.h), holds a NUL byte or lacks the header
  * line `Thread,Time,Action,Pointer,Size,Stream` (or `Time,Action,Pointer,
@@ -48,6 +51,7 @@ typedef struct {
 	char *yaml;          /* the scenario; NULL when no allocation could be used */
 	GPtrArray *problems; /* char*: "LOG:LINE:COLUMN: what; the row is left out" */
 	guint threads, allocations, frees, failures;
+	guint frees_across;  /* of the frees, those on another thread than the allocation */
 	gint64 peak_bytes;   /* most bytes live at once, 256-byte aligned */
 } GsRmmImport;
 
