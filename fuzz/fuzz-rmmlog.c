@@ -17,7 +17,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GsRmmImport) import =
-		gs_rmm_import_text("fuzz.csv", (const char *) data, size, &error);
+		gs_rmm_import_text("fuzz.csv", (const char *) data, size, NULL, &error);
 	g_autoptr(GsWorkload) w = NULL;
 
 	if (import == NULL) {

@@ -828,6 +828,21 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->r->tiers[GS_TIER_DISK].capacity = w->disk.capacity;
 }
 
+/*
+ * Buffers a completed task's thread gave away (another thread was to free
+ * them) and nobody freed: leaked by the end of the run, the task's leak.
+ */
+static void
+report_given_away(Sim *s, SimThread *t)
+{
+	gint64 bytes = gs_interp_live_bytes(interp_of(t), GS_KIND_GPU) +
+		       gs_interp_live_bytes(interp_of(t), GS_KIND_HOST);
+
+	if (t->status == GS_RUN_DONE && t->task != NULL &&
+	    t->task->run.result->outcome == GS_OUTCOME_COMPLETED)
+		gs_run_tasks_report_leak(&s->run, &t->task->run, t->result->name, bytes);
+}
+
 static void
 sim_finish(Sim *s)
 {
@@ -844,6 +859,8 @@ sim_finish(Sim *s)
 
 		if (!t->reported)
 			report_thread(s, t);
+		if (s->by_name != NULL)
+			report_given_away(s, t);
 	}
 	for (guint i = 0; i < s->tasks.len; i++)
 		gs_run_tasks_cut_short(&s->run, table_get(&s->tasks, i), s->now);

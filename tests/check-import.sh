@@ -122,9 +122,9 @@ grep -q 'huge.csv:3:33: allocating 844424930131968 bytes would make more than' "
 "$gpusim" validate "$tmp/huge.yaml" >/dev/null 2>"$tmp/err" || fail "huge: $(cat "$tmp/err")"
 # A Spark-like log: four task threads each allocate A and B (1 MiB each) 100
 # us apart and free A 100 us later; a cleaner thread frees every B at 1 ms.
-# The replay frees B on the cleaner, as logged: nothing leaks, the GPU is the
-# true peak (8 MiB, all four holding A and B from 130 to 200 us), and the
-# replay at that capacity completes.
+# The replay frees B on the cleaner, as logged (B outlives its thread): nothing
+# leaks, the GPU is the true peak (8 MiB, all four holding A and B from 130 to
+# 200 us), and the replay at that capacity completes.
 awk 'BEGIN { print "Thread,Time,Action,Pointer,Size,Stream";
 	for (k = 0; k < 4; k++) {
 		printf "%d,00:00:00.%06d,allocate,0x%x,1048576,0x0\n", 101 + k, 10 * k, 4096 * (2 * k + 1);
@@ -140,9 +140,36 @@ grep -q 'threads 5, allocations 8, frees 8 (4 by another thread), failed allocat
 grep -q 'gpu: {capacity: 8MiB}' "$tmp/cleaner.yaml" || fail "cleaner capacity: $(grep capacity "$tmp/cleaner.yaml")"
 "$gpusim" run -q --json="$tmp/cleaner.json" "$tmp/cleaner.yaml" || fail "cleaner replay"
 grep -q '"outcome": "completed"' "$tmp/cleaner.json" &&
-	grep -q '"leaked_bytes": 0,' "$tmp/cleaner.json" &&
+	grep -q '^    "leaked_bytes": 0,' "$tmp/cleaner.json" &&
 	grep -q '"gpu": {"capacity": 8388608, "peak_used": 8388608,' "$tmp/cleaner.json" ||
 	fail "cleaner replay: $(grep -e outcome -e leaked_bytes -e '"gpu"' "$tmp/cleaner.json")"
+
+# --groups: the four task threads as two tasks of two threads (the second of
+# each sleeps until it first logged), the cleaner a task of its own; the
+# replay is the same, nothing leaks.
+printf '# task threads\n101,stage1\n102, stage1\n103,task-7\n104,task-7\n\n' >"$tmp/groups.csv"
+[ "$(status "$gpusim" import-rmm-log "$tmp/cleaner.csv" --groups="$tmp/groups.csv" \
+	-o "$tmp/grouped.yaml")" = 0 ] || fail "import grouped: $(cat "$tmp/err")"
+grep -q 'threads 5, allocations 8, frees 8 (4 by another thread)' "$tmp/err" ||
+	fail "grouped summary: $(cat "$tmp/err")"
+[ "$(grep -c -- '- id: ' "$tmp/grouped.yaml")" = 3 ] && grep -q -- '- id: stage1' "$tmp/grouped.yaml" &&
+	grep -q -- '- id: task-7' "$tmp/grouped.yaml" && grep -q -- '- id: t0' "$tmp/grouped.yaml" &&
+	grep -q 'free: {buf: p2, thread: task-7.1}' "$tmp/grouped.yaml" &&
+	grep -q 'sleep: 10us' "$tmp/grouped.yaml" || fail "grouped scenario: $(cat "$tmp/grouped.yaml")"
+"$gpusim" run -q --json="$tmp/grouped.json" "$tmp/grouped.yaml" || fail "grouped replay"
+grep -q '"outcome": "completed"' "$tmp/grouped.json" &&
+	grep -q '^    "leaked_bytes": 0,' "$tmp/grouped.json" &&
+	grep -q '"gpu": {"capacity": 8388608, "peak_used": 8388608,' "$tmp/grouped.json" &&
+	grep -q '"makespan_ns": 1030000,' "$tmp/grouped.json" ||
+	fail "grouped replay: $(grep -e outcome -e makespan -e leaked_bytes -e '"gpu"' "$tmp/grouped.json")"
+# A groups file it cannot use: exit 2, its line and column, nothing written.
+for bad in '101' '101,a b' ',t' '101,-' '101,x\n101,y'; do
+	printf "$bad\n" >"$tmp/badgroups.csv"
+	[ "$(status "$gpusim" import-rmm-log "$tmp/cleaner.csv" --groups="$tmp/badgroups.csv" \
+		-o "$tmp/x7.yaml")" = 2 ] && grep -q '^.*badgroups.csv:[12]:[0-9]*: ' "$tmp/err" &&
+		[ ! -e "$tmp/x7.yaml" ] || fail "bad groups '$bad': $(cat "$tmp/err")"
+done
+grep -q 'badgroups.csv:2:1: thread 101 is grouped twice' "$tmp/err" || fail "twice: $(cat "$tmp/err")"
 
 # RMM's older formats (include/rmm/mr/device/logging_resource_adaptor.hpp):
 # 0.13 and 0.14 wrote no thread column and the time as %H:%M:%S:%f, 0.15 to

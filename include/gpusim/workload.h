@@ -346,6 +346,12 @@ typedef struct {
 	GPtrArray *consumers;   /* char*: Spark memory consumers of its task */
 	GArray *consumer_modes; /* GsMemoryMode, by consumer index */
 	GPtrArray *pages;       /* char*: pages allocated by its consumers */
+	/*
+	 * gboolean by buffer name: another thread frees it (a free naming this
+	 * thread), so it outlives this thread instead of being handed back when
+	 * the thread ends; NULL when none is
+	 */
+	GArray *given_away;
 } GsThreadSpec;
 
 typedef struct {

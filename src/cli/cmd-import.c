@@ -18,18 +18,23 @@
 #include "scenario/rmmlog.h"
 
 static int
-import(const char *log_path, const char *out, gboolean quiet)
+import(const char *log_path, const char *groups_path, const char *out, gboolean quiet)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GsOutputSet) set = gs_output_set_new();
 	GsOutput *scenario = gs_output_set_add(set, out != NULL ? out : "-", &error);
+	g_autoptr(GsRmmGroups) groups = NULL;
 	g_autoptr(GsRmmImport) import = NULL;
 
 	if (scenario == NULL) {
 		fprintf(stderr, "gpusim import-rmm-log: %s\n", error->message);
 		return GS_EXIT_USAGE;
 	}
-	import = gs_rmm_import(log_path, &error);
+	if (groups_path != NULL && (groups = gs_rmm_groups_read(groups_path, &error)) == NULL) {
+		fprintf(stderr, "%s\n", error->message);
+		return GS_EXIT_USAGE;
+	}
+	import = gs_rmm_import(log_path, groups, &error);
 	if (import == NULL) {
 		fprintf(stderr, "%s\n", error->message);
 		return GS_EXIT_USAGE;
@@ -58,10 +63,13 @@ int
 gs_cmd_import_rmm_log(int argc, char **argv)
 {
 	g_autofree char *out = NULL;
+	g_autofree char *groups = NULL;
 	gboolean quiet = FALSE;
 	GOptionEntry entries[] = {
 		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
 		 "Write the scenario here (default: standard output)", "SCENARIO.yaml"},
+		{"groups", 'g', 0, G_OPTION_ARG_FILENAME, &groups,
+		 "Group logged threads into tasks: lines THREAD,TASK", "GROUPS.csv"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Print no summary line", NULL},
 		G_OPTION_ENTRY_NULL,
 	};
@@ -70,10 +78,10 @@ gs_cmd_import_rmm_log(int argc, char **argv)
 
 	g_option_context_set_summary(
 		context, "Turn an RMM logging-adaptor CSV (Thread,Time,Action,Pointer,Size,Stream)\n"
-			 "into a scenario: one task per logged thread, its allocations and frees "
-			 "in log\norder (a free on another thread frees the allocating thread's "
-			 "buffer),\nthe logged gaps as compute time, failed allocations as "
-			 "comments.");
+			 "into a scenario: one task per logged thread (or as --groups says), its "
+			 "allocations\nand frees in log order (a free on another thread frees the "
+			 "allocating thread's\nbuffer), the logged gaps as compute time, failed "
+			 "allocations as comments.");
 	g_option_context_set_description(context,
 					 "Rows that cannot be used are reported with their line "
 					 "numbers and left out.\n\nExit status: 0 a scenario was "
@@ -89,5 +97,5 @@ gs_cmd_import_rmm_log(int argc, char **argv)
 				"Try 'gpusim import-rmm-log --help'.\n");
 		return GS_EXIT_USAGE;
 	}
-	return import(argv[1], out, quiet);
+	return import(argv[1], groups, out, quiet);
 }

@@ -417,12 +417,26 @@ add_buffer(GsInterp *it, guint name, gint64 size, GsAllocKind kind, guint64 hand
 	}
 }
 
-/* Frees every live buffer at retry depth >= @depth (0: all of them), oldest first. */
+/* Whether another thread frees buffer @name (GsThreadSpec.given_away). */
+static gboolean
+given_away(const GsInterp *it, guint name)
+{
+	const GArray *given = it->spec->given_away;
+
+	return given != NULL && name < given->len && g_array_index(given, gboolean, name);
+}
+
+/*
+ * Frees every live buffer at retry depth >= @depth, oldest first; 0: all of
+ * them as the thread ends, but those another thread frees, which outlive it.
+ */
 static void
 free_from_depth(GsInterp *it, guint depth, GsTime now)
 {
 	for (guint i = 0; i < live_count(it);) {
-		if (it->held->buffers.data[i].depth >= depth)
+		const Buffer *b = &it->held->buffers.data[i];
+
+		if (b->depth >= depth && !(depth == 0 && given_away(it, b->name)))
 			queue_free(it, i, depth == 0);
 		else
 			i++;

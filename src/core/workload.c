@@ -298,6 +298,8 @@ gs_thread_spec_free(GsThreadSpec *t)
 	g_ptr_array_unref(t->consumers);
 	g_array_unref(t->consumer_modes);
 	g_ptr_array_unref(t->pages);
+	if (t->given_away != NULL)
+		g_array_unref(t->given_away);
 	g_free(t);
 }
 

@@ -3446,14 +3446,14 @@ check_run_size(Loader *l, const Node *root)
 }
 
 /* The thread named @name, and *@task its task's spec (NULL for a pool thread); NULL if none. */
-static const GsThreadSpec *
+static GsThreadSpec *
 find_thread_spec(const GsWorkload *w, const char *name, const GsTaskSpec **task)
 {
 	for (guint i = 0; i < w->tasks->len; i++) {
 		const GsTaskSpec *t = w->tasks->pdata[i];
 
 		for (guint j = 0; j < t->threads->len; j++) {
-			const GsThreadSpec *spec = t->threads->pdata[j];
+			GsThreadSpec *spec = t->threads->pdata[j];
 
 			if (strcmp(spec->name, name) == 0) {
 				*task = t;
@@ -3463,7 +3463,7 @@ find_thread_spec(const GsWorkload *w, const char *name, const GsTaskSpec **task)
 	}
 	*task = NULL;
 	for (guint i = 0; i < w->pool_threads->len; i++) {
-		const GsThreadSpec *spec = w->pool_threads->pdata[i];
+		GsThreadSpec *spec = w->pool_threads->pdata[i];
 
 		if (strcmp(spec->name, name) == 0)
 			return spec;
@@ -3471,15 +3471,23 @@ find_thread_spec(const GsWorkload *w, const char *name, const GsTaskSpec **task)
 	return NULL;
 }
 
-/* One name of a free of @owner's buffers, as an index into @owner's buffer names. */
+/*
+ * One name of a free of @owner's buffers, as an index into @owner's buffer
+ * names; the buffer is given away: it outlives @owner.
+ */
 static gboolean
-resolve_foreign_name(Loader *l, const GsThreadSpec *owner, const Node *v, GsNames *out)
+resolve_foreign_name(Loader *l, GsThreadSpec *owner, const Node *v, GsNames *out)
 {
 	if (!expect_kind(l, v, NODE_SCALAR, "free.buf"))
 		return FALSE;
 	for (guint i = 0; i < owner->buffers->len; i++) {
 		if (strcmp(owner->buffers->pdata[i], v->text) == 0) {
 			gs_names_append(out, i);
+			if (owner->given_away == NULL)
+				owner->given_away = g_array_new(FALSE, TRUE, sizeof(gboolean));
+			if (i >= owner->given_away->len)
+				g_array_set_size(owner->given_away, owner->buffers->len);
+			g_array_index(owner->given_away, gboolean, i) = TRUE;
 			return TRUE;
 		}
 	}
@@ -3493,7 +3501,7 @@ resolve_foreign_free(Loader *l, GsOp *op)
 {
 	const ForeignFree *f = l->foreign_frees->pdata[gs_names_data(&op->free.bufs)[0]];
 	const GsTaskSpec *task;
-	const GsThreadSpec *owner = find_thread_spec(l->w, f->thread->text, &task);
+	GsThreadSpec *owner = find_thread_spec(l->w, f->thread->text, &task);
 
 	gs_names_clear(&op->free.bufs);
 	if (owner == NULL)

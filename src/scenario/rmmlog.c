@@ -23,9 +23,22 @@ typedef struct {
 	GString *ops;   /* its ops, as YAML lines */
 	gint64 start_us, last_us;
 	guint n_ops;
-	guint task;     /* its task is t<task>, numbered at its first op */
+	/* Its place, given at its first op: a thread of a task. */
+	char *task_id;  /* its task's id */
+	char *name;     /* the scenario's name for it: TASK.N */
 	guint next_buf; /* buffers are p1, p2, ... */
 } LogThread;
+
+/* A task of the scenario: its threads, in order of their first op. */
+typedef struct {
+	char *id;
+	GPtrArray *threads; /* LogThread* */
+} LogTask;
+
+struct GsRmmGroups {
+	GHashTable *task_of; /* logged thread id -> task id */
+	GHashTable *tasks;   /* the task ids named */
+};
 
 typedef struct {
 	guint thread; /* index into Importer.threads */
@@ -38,7 +51,11 @@ typedef struct {
 	const char *path;
 	gboolean thread_column;  /* FALSE: RMM 0.13-0.14, one thread */
 	GPtrArray *threads;      /* LogThread*, in order of first appearance */
-	GPtrArray *tasks;        /* the LogThread* with ops, in order of their first */
+	const GsRmmGroups *groups; /* NULL: every thread its own task */
+	GPtrArray *tasks;        /* LogTask*, in order of their first op */
+	GHashTable *task_by_id;  /* task id -> LogTask* */
+	guint next_own;          /* a thread of its own is task t<next_own> */
+	guint placed;            /* threads with an op: the scenario's threads */
 	GHashTable *thread_of;   /* id -> index + 1; only for lookups */
 	GHashTable *live;        /* pointer text -> Live*; only for lookups */
 	GHashTable *empty;       /* pointer text -> line of its 0-byte allocation */
@@ -66,8 +83,18 @@ typedef struct {
 enum { F_THREAD, F_TIME, F_ACTION, F_POINTER, F_SIZE, F_STREAM, N_FIELDS };
 
 static void
+log_task_free(LogTask *task)
+{
+	g_free(task->id);
+	g_ptr_array_unref(task->threads);
+	g_free(task);
+}
+
+static void
 log_thread_free(LogThread *t)
 {
+	g_free(t->task_id);
+	g_free(t->name);
 	g_free(t->id);
 	g_string_free(t->ops, TRUE);
 	g_free(t);
@@ -208,14 +235,48 @@ thread_for(Importer *im, const char *id, gint64 now_us)
 	return t;
 }
 
-/* @t has one more op: at its first, its task gets the next number. */
+/* The next task id t<N> that no task has and no group names, for a thread of its own. */
+static char *
+own_task_id(Importer *im)
+{
+	for (;;) {
+		char *id = g_strdup_printf("t%u", im->next_own++);
+
+		if (!g_hash_table_contains(im->task_by_id, id) &&
+		    (im->groups == NULL || !g_hash_table_contains(im->groups->tasks, id)))
+			return id;
+		g_free(id);
+	}
+}
+
+/* At its first op, @t takes its place: its group's task, or a task of its own. */
+static void
+place(Importer *im, LogThread *t)
+{
+	const char *group = im->groups != NULL ? g_hash_table_lookup(im->groups->task_of, t->id)
+					       : NULL;
+	LogTask *task;
+
+	im->placed++;
+	t->task_id = group != NULL ? g_strdup(group) : own_task_id(im);
+	task = g_hash_table_lookup(im->task_by_id, t->task_id);
+	if (task == NULL) {
+		task = g_new0(LogTask, 1);
+		task->id = g_strdup(t->task_id);
+		task->threads = g_ptr_array_new();
+		g_ptr_array_add(im->tasks, task);
+		g_hash_table_insert(im->task_by_id, task->id, task);
+	}
+	t->name = g_strdup_printf("%s.%u", task->id, task->threads->len);
+	g_ptr_array_add(task->threads, t);
+}
+
+/* @t has one more op: at its first, it takes its place in the scenario. */
 static void
 count_op(Importer *im, LogThread *t)
 {
-	if (t->n_ops++ == 0) {
-		t->task = im->tasks->len;
-		g_ptr_array_add(im->tasks, t);
-	}
+	if (t->n_ops++ == 0)
+		place(im, t);
 }
 
 /*
@@ -337,8 +398,8 @@ release(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us, 
 		/* Another thread's buffer, freed by this one (a cleaner's, a shuffle thread's). */
 		const LogThread *owner = im->threads->pdata[live->thread];
 
-		g_string_append_printf(t->ops, "          - free: {buf: p%u, thread: t%u.0}\n",
-				       live->buf, owner->task);
+		g_string_append_printf(t->ops, "          - free: {buf: p%u, thread: %s}\n",
+				       live->buf, owner->name);
 		im->out->frees_across++;
 	} else {
 		g_string_append_printf(t->ops, "          - free: p%u\n", live->buf);
@@ -489,20 +550,53 @@ earliest_start(const Importer *im)
 {
 	gint64 earliest = G_MAXINT64;
 
-	for (guint i = 0; i < im->tasks->len; i++)
-		earliest = MIN(earliest, ((const LogThread *) im->tasks->pdata[i])->start_us);
+	for (guint i = 0; i < im->tasks->len; i++) {
+		const LogTask *task = im->tasks->pdata[i];
+
+		for (guint j = 0; j < task->threads->len; j++)
+			earliest = MIN(earliest, ((const LogThread *) task->threads->pdata[j])->start_us);
+	}
 	return earliest;
 }
 
+/* The thread's ops, after a sleep from @from until it first logged. */
 static void
-write_task(GString *s, const LogThread *t, gint64 origin_us)
+write_ops(GString *s, const LogThread *t, gint64 from_us)
+{
+	if (t->start_us > from_us)
+		g_string_append_printf(s, "          - sleep: %" G_GINT64_FORMAT "us\n",
+				       t->start_us - from_us);
+	g_string_append(s, t->ops->str);
+}
+
+static void
+write_comment(GString *s, const char *indent, const LogThread *t)
 {
 	g_autofree char *id = yaml_safe(t->id);
 
-	g_string_append_printf(s, "  # logged thread %s\n  - id: t%u\n", id, t->task);
-	g_string_append_printf(s, "    start: %" G_GINT64_FORMAT "us\n", t->start_us - origin_us);
-	g_string_append_printf(s, "    threads:\n      - ops:%s\n%s", t->n_ops == 0 ? " []" : "",
-			       t->ops->str);
+	g_string_append_printf(s, "%s# logged thread %s\n", indent, id);
+}
+
+/* A task starts with its earliest thread; the others sleep until they first logged. */
+static void
+write_task(GString *s, const LogTask *task, gint64 origin_us)
+{
+	gint64 start_us = G_MAXINT64;
+
+	for (guint i = 0; i < task->threads->len; i++)
+		start_us = MIN(start_us, ((const LogThread *) task->threads->pdata[i])->start_us);
+	if (task->threads->len == 1)
+		write_comment(s, "  ", task->threads->pdata[0]);
+	g_string_append_printf(s, "  - id: %s\n    start: %" G_GINT64_FORMAT "us\n    threads:\n",
+			       task->id, start_us - origin_us);
+	for (guint i = 0; i < task->threads->len; i++) {
+		const LogThread *t = task->threads->pdata[i];
+
+		if (task->threads->len > 1)
+			write_comment(s, "      ", t);
+		g_string_append(s, "      - ops:\n");
+		write_ops(s, t, start_us);
+	}
 }
 
 static char *
@@ -529,14 +623,15 @@ write_scenario(Importer *im)
 		"  with --set memory.gpu.capacity=... to see the policies at work.\n",
 		base, im->out->threads, im->out->allocations, im->out->frees,
 		im->out->frees_across, im->out->failures, im->out->peak_bytes);
-	g_string_append_printf(s, "memory:\n  gpu: {capacity: %" G_GINT64_FORMAT "MiB}\ntasks:\n",
+	g_string_append_printf(s, "memory:\n  gpu: {capacity: %" G_GINT64_FORMAT "MiB}\n",
 			       capacity_mib);
+	g_string_append(s, "tasks:\n");
 	for (guint i = 0; i < im->tasks->len; i++)
 		write_task(s, im->tasks->pdata[i], origin_us);
 	return g_string_free(s, FALSE);
 }
 
-/* ---- the whole log ---- */
+/* ---- the log's text ---- */
 
 /* The header RMM wrote: with a thread column (*@thread_column), or before 0.15 without. */
 static gboolean
@@ -596,9 +691,111 @@ check_text(const char *path, const char *contents, gsize length, GError **error)
 	return FALSE;
 }
 
+/* ---- groups: which task each logged thread belongs to ---- */
+
+/* Letters, digits, '_' and '-', not first: a task id and thread names made of it read plainly. */
+static gboolean
+valid_task_id(const char *id)
+{
+	if (!g_ascii_isalnum(*id) && *id != '_')
+		return FALSE;
+	for (const char *c = id; *c != '\0'; c++) {
+		if (!g_ascii_isalnum(*c) && *c != '_' && *c != '-')
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean
+groups_fail(GError **error, const char *path, guint line, guint column, const char *what)
+{
+	g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID, "%s:%u:%u: %s", path, line,
+		    column, what);
+	return FALSE;
+}
+
+/* One line, "THREAD,TASK", of the groups file. */
+static gboolean
+read_group(GsRmmGroups *g, const char *path, char *line, guint number, GError **error)
+{
+	g_auto(GStrv) fields = g_strsplit(line, ",", -1);
+	g_autofree char *escaped = NULL;
+	guint task_column;
+
+	if (g_strv_length(fields) != 2)
+		return groups_fail(error, path, number, 1, "expected THREAD,TASK");
+	task_column = (guint) strlen(fields[0]) + 2;
+	g_strstrip(fields[0]);
+	g_strstrip(fields[1]);
+	escaped = g_strescape(fields[0], NULL);
+	if (*fields[0] == '\0')
+		return groups_fail(error, path, number, 1, "no thread id");
+	if (g_hash_table_contains(g->task_of, fields[0])) {
+		g_autofree char *what = g_strdup_printf("thread %s is grouped twice", escaped);
+
+		return groups_fail(error, path, number, 1, what);
+	}
+	if (!valid_task_id(fields[1])) {
+		g_autofree char *task = g_strescape(fields[1], NULL);
+		g_autofree char *what = g_strdup_printf(
+			"task id '%s' must be letters, digits, '_' and '-' (not first)", task);
+
+		return groups_fail(error, path, number, task_column, what);
+	}
+	g_hash_table_insert(g->task_of, g_strdup(fields[0]), g_strdup(fields[1]));
+	g_hash_table_add(g->tasks, g_strdup(fields[1]));
+	return TRUE;
+}
+
+GsRmmGroups *
+gs_rmm_groups_read(const char *path, GError **error)
+{
+	g_autofree char *contents = NULL;
+	g_autoptr(GError) local = NULL;
+	g_autoptr(GsRmmGroups) g = NULL;
+	gsize length;
+	char *next;
+
+	if (!gs_input_read(path, &contents, &length, &local)) {
+		g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID,
+			    "%s:1:1: cannot read: %s", path, local->message);
+		return NULL;
+	}
+	if (!check_text(path, contents, length, error))
+		return NULL;
+	g = g_new0(GsRmmGroups, 1);
+	g->task_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g->tasks = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	next = contents;
+	for (guint number = 1; next != NULL; number++) {
+		char *line = next;
+
+		next = cut_line(line, contents + length);
+		g_strchug(line);
+		if (*line == '#' || *line == '\0')
+			continue;
+		if (!read_group(g, path, line, number, error))
+			return NULL;
+	}
+	return g_steal_pointer(&g);
+}
+
+void
+gs_rmm_groups_free(GsRmmGroups *groups)
+{
+	if (groups == NULL)
+		return;
+	g_hash_table_unref(groups->task_of);
+	g_hash_table_unref(groups->tasks);
+	g_free(groups);
+}
+
+/* ---- the whole log ---- */
+
 /* Imports the log @contents, whose lines it cuts in place. */
 static GsRmmImport *
-import_contents(const char *path, char *contents, gsize length, GError **error)
+import_contents(const char *path, char *contents, gsize length, const GsRmmGroups *groups,
+		GError **error)
 {
 	Importer im = {.path = path};
 	GsRmmImport *out;
@@ -613,7 +810,9 @@ import_contents(const char *path, char *contents, gsize length, GError **error)
 	out->problems = g_ptr_array_new_with_free_func(g_free);
 	im.out = out;
 	im.threads = g_ptr_array_new_with_free_func((GDestroyNotify) log_thread_free);
-	im.tasks = g_ptr_array_new();
+	im.groups = groups;
+	im.tasks = g_ptr_array_new_with_free_func((GDestroyNotify) log_task_free);
+	im.task_by_id = g_hash_table_new(g_str_hash, g_str_equal);
 	im.changes = g_array_new(FALSE, FALSE, sizeof(Change));
 	im.thread_of = g_hash_table_new(g_str_hash, g_str_equal);
 	im.live = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -625,11 +824,12 @@ import_contents(const char *path, char *contents, gsize length, GError **error)
 		if (*g_strstrip(line) != '\0')
 			import_row(&im, line, number);
 	}
-	out->threads = im.tasks->len;
+	out->threads = im.placed;
 	out->peak_bytes = peak_in_time(&im);
 	if (out->allocations > 0)
 		out->yaml = write_scenario(&im);
 	g_ptr_array_unref(im.tasks);
+	g_hash_table_unref(im.task_by_id);
 	g_array_unref(im.changes);
 	g_ptr_array_unref(im.threads);
 	g_hash_table_unref(im.thread_of);
@@ -639,7 +839,7 @@ import_contents(const char *path, char *contents, gsize length, GError **error)
 }
 
 GsRmmImport *
-gs_rmm_import(const char *path, GError **error)
+gs_rmm_import(const char *path, const GsRmmGroups *groups, GError **error)
 {
 	g_autofree char *contents = NULL;
 	g_autoptr(GError) local = NULL;
@@ -650,15 +850,16 @@ gs_rmm_import(const char *path, GError **error)
 			    "%s:1:1: cannot read: %s", path, local->message);
 		return NULL;
 	}
-	return import_contents(path, contents, length, error);
+	return import_contents(path, contents, length, groups, error);
 }
 
 GsRmmImport *
-gs_rmm_import_text(const char *path, const char *text, gsize length, GError **error)
+gs_rmm_import_text(const char *path, const char *text, gsize length, const GsRmmGroups *groups,
+		   GError **error)
 {
 	g_autofree char *contents = g_strndup(text, length);
 
-	return import_contents(path, contents, length, error);
+	return import_contents(path, contents, length, groups, error);
 }
 
 void

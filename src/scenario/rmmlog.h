@@ -55,11 +55,31 @@ typedef struct {
 	gint64 peak_bytes;   /* most bytes live at once, 256-byte aligned */
 } GsRmmImport;
 
-/** Reads the log at @path; NULL with @error set when it is unreadable or not an RMM log. */
-GsRmmImport *gs_rmm_import(const char *path, GError **error);
+/*
+ * Which task each logged thread belongs to, from a text file of lines
+ * THREAD,TASK (the logged thread is one of task TASK's threads, in order of
+ * their first row; TASK: letters, digits, '_' and '-', not first); blank lines and
+ * lines starting with '#' are skipped, fields are trimmed. A thread not
+ * listed is a task of its own (t0, t1, ... skipping the ids the file names).
+ * A thread of a task sleeps from the task's start until it first logs. No
+ * logged thread becomes a pool thread: a run ends with its tasks, and a pool
+ * thread's later rows (a cleaner's frees) would not be replayed.
+ */
+typedef struct GsRmmGroups GsRmmGroups;
+
+/** Reads the groups at @path; NULL with @error ("file:L:C: ...") when it cannot. */
+GsRmmGroups *gs_rmm_groups_read(const char *path, GError **error);
+void gs_rmm_groups_free(GsRmmGroups *groups);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsRmmGroups, gs_rmm_groups_free)
+
+/**
+ * Reads the log at @path, its threads grouped by @groups (NULL: each its own
+ * task); NULL with @error set when it is unreadable or not an RMM log.
+ */
+GsRmmImport *gs_rmm_import(const char *path, const GsRmmGroups *groups, GError **error);
 /** As gs_rmm_import(), for the log @text, @length bytes, read as if from @path. */
 GsRmmImport *gs_rmm_import_text(const char *path, const char *text, gsize length,
-				GError **error);
+				const GsRmmGroups *groups, GError **error);
 void gs_rmm_import_free(GsRmmImport *import);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsRmmImport, gs_rmm_import_free)
 
