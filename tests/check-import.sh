@@ -171,9 +171,10 @@ for bad in '101' '101,a b' ',t' '101,-' '101,x\n101,y'; do
 done
 grep -q 'badgroups.csv:2:1: thread 101 is grouped twice' "$tmp/err" || fail "twice: $(cat "$tmp/err")"
 
-# RMM's older formats (include/rmm/mr/device/logging_resource_adaptor.hpp):
-# 0.13 and 0.14 wrote no thread column and the time as %H:%M:%S:%f, 0.15 to
-# 0.19 the thread column with that time; each imports as the same replay.
+# RMM's older formats (rapidsai/rmm, include/rmm/mr/device/
+# logging_resource_adaptor.hpp): tags v0.13.0 and v0.14.0 write no thread
+# column and the time as %H:%M:%S:%f, v0.15.0 to v0.19.0 the thread column
+# with that time, v21.06.00 on %H:%M:%S.%f; each imports as the same replay.
 {
 	echo 'Time,Action,Pointer,Size,Stream'
 	echo '10:00:00:000100,allocate,0x7f0010,1048576,0'
