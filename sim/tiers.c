@@ -625,6 +625,24 @@ owner_ready(SimThread *owner, const GsOp *op)
 	return TRUE;
 }
 
+/* @t waits for @owner (NULL: not started) to allocate the first buffer of @op it lacks. */
+static void
+log_free_wait(Sim *s, SimThread *t, SimThread *owner, const GsOp *op)
+{
+	const guint *names = gs_names_data(&op->free.bufs);
+	GsLogEntry e = {.kind = GS_LOG_FREE_WAIT, .owner = op->free.thread};
+	guint i = 0;
+
+	if (!logging(s))
+		return;
+	while (owner != NULL && i + 1 < op->free.bufs.len &&
+	       gs_interp_allocated(interp_of(owner), names[i]))
+		i++;
+	e.thread = t->result->name;
+	e.buf = gs_workload_thread(s->w, op->free.thread, NULL)->buffers->pdata[names[i]];
+	emit(s, &e);
+}
+
 gboolean
 sim_free_for(Sim *s, SimThread *t, const GsOp *op)
 {
@@ -634,6 +652,7 @@ sim_free_for(Sim *s, SimThread *t, const GsOp *op)
 		g_ptr_array_add(s->owner_waiters, t);
 		g_hash_table_insert(s->owner_waits, t, (gpointer) op);
 		sim_set_status(s, t, GS_RUN_OWNER);
+		log_free_wait(s, t, owner, op);
 		return FALSE;
 	}
 	gs_interp_free_for(interp_of(t), interp_of(owner), op);

@@ -8,13 +8,17 @@
  * What it decides: which scenario a seed stands for. Everything random comes
  * from one GRand seeded with the seed and drawn in the order the text is
  * written, so a seed gives the same bytes on every machine and run; the
- * scenario's own `seed:` is drawn too, for its generate: section.
+ * scenario's own `seed:` is drawn too, for its generate: section. Frees of
+ * another thread's buffers come from a second GRand, so that adding them
+ * left every other line of a seed as it was.
  *
  * What it covers (SPEC §3): every key of memory (but disk.path), links,
  * executor and policy, each left at its default about half the time; tasks with explicit or
  * default thread names, starts, explicit priorities and repeats; pool threads
  * (shuffle or not) that work for and leave tasks; every op, with retry and
- * repeat blocks nested up to MAX_DEPTH; a generate: section, variants and
+ * repeat blocks nested up to MAX_DEPTH, and now and then a free of a buffer
+ * an earlier thread allocates (of a task that does not repeat, or a pool
+ * thread); a generate: section, variants and
  * expectations now and then. Sizes are mostly well below the tier they go to
  * (so that runs do work rather than fail at once), some near or above it,
  * some below the 256 bytes a split repeats rather than halves, some 0, and
@@ -22,7 +26,7 @@
  * milliseconds, so a seed's run on real threads takes about that long.
  *
  * Validity is the generator's promise: every name an op uses is defined in
- * the same thread, pool ops only in pool threads, wait_on_pool only in a
+ * the same thread (or, for a free naming a thread, in that thread), pool ops only in pool threads, wait_on_pool only in a
  * task's, blocking: false only on host allocations, the keys of a reserve
  * strategy only with it, downgrade_stop at most downgrade_trigger, devices in
  * range (the host and the disk have one space each). What happens at run
@@ -56,6 +60,12 @@
 
 typedef struct {
 	GRand *rand;
+	/*
+	 * Frees of another thread's buffers draw from a stream of their own, so
+	 * that every other line stays what the seed wrote before they came.
+	 */
+	GRand *across;
+	GPtrArray *given;  /* char*: "THREAD BUF" of buffers another thread may free */
 	GString *out;
 	gint64 gpu_capacity;
 	gint64 host_sizes; /* host sizes are drawn against this: the capacity, at most 64 MiB */
@@ -65,6 +75,7 @@ typedef struct {
 
 /* What one thread's ops have defined so far. */
 typedef struct {
+	const char *name;    /* the thread's name, when another thread may free its buffers */
 	gboolean pool;
 	gboolean consumers;  /* it declares consumers c0 (on heap) and c1 (off heap) */
 	guint n_bufs, n_streams, n_res, n_pages;
@@ -399,6 +410,27 @@ write_alloc(Gen *g, Thread *t, guint indent)
 	line(g, indent, "- alloc: {buf: %s, size: %s%s}", buf, size, extra->str);
 	g_ptr_array_add(t->live, (gpointer) buf);
 	g_string_free(extra, TRUE);
+	if (t->name != NULL)
+		g_ptr_array_add(g->given, g_strdup_printf("%s %s", t->name, buf));
+}
+
+/*
+ * Now and then, a free of a buffer an earlier thread allocates (never the
+ * thread's own): whether that buffer is live when it runs, or ever will be,
+ * is the run's to sort out.
+ */
+static void
+write_free_across(Gen *g, Thread *t, guint indent)
+{
+	g_auto(GStrv) pair = NULL;
+
+	if (g->given->len == 0 || g_rand_double(g->across) >= 0.08)
+		return;
+	pair = g_strsplit(g->given->pdata[g_rand_int_range(g->across, 0, (gint32) g->given->len)],
+			  " ", 2);
+	if (t->name != NULL && strcmp(pair[0], t->name) == 0)
+		return;
+	line(g, indent, "- free: {buf: %s, thread: %s}", pair[1], pair[0]);
 }
 
 static void
@@ -685,6 +717,7 @@ write_op(Gen *g, Thread *t, guint indent, guint depth)
 {
 	const char *buf;
 
+	write_free_across(g, t, indent);
 	switch (draw_op(g)) {
 	case OP_ALLOC:
 		write_alloc(g, t, indent);
@@ -762,11 +795,16 @@ write_ops(Gen *g, Thread *t, guint indent, guint depth, guint max_ops)
 		write_free(g, t, indent);
 }
 
-/* A thread's ops, after its "ops:" line; its names are its own. */
+/*
+ * A thread's ops, after its "ops:" line; its names are its own. @name: the
+ * thread's, when later threads may free its buffers (not in a repeated task,
+ * whose copies a free cannot tell apart).
+ */
 static void
-write_thread_ops(Gen *g, gboolean pool, gboolean consumers, guint indent)
+write_thread_ops(Gen *g, const char *name, gboolean pool, gboolean consumers, guint indent)
 {
 	Thread t = {
+		.name = name,
 		.pool = pool,
 		.consumers = consumers,
 		.pages = g_ptr_array_new(),
@@ -795,6 +833,7 @@ write_task(Gen *g, guint index)
 {
 	const char *id = g->task_ids->pdata[index];
 	guint threads = 1 + below(g, MAX_THREADS);
+	gboolean repeats = FALSE;
 
 	line(g, 2, "- id: %s", id);
 	if (chance(g, 0.5)) {
@@ -807,8 +846,11 @@ write_task(Gen *g, guint index)
 	if (chance(g, 0.15)) {
 		g_autofree char *every = time_text(g, below(g, 5) * 1000);
 
-		line(g, 4, "repeat: %u", 1 + below(g, 3));
+		guint copies = 1 + below(g, 3);
+
+		line(g, 4, "repeat: %u", copies);
 		line(g, 4, "every: %s", every);
+		repeats = copies > 1;
 	}
 	line(g, 4, "threads:");
 	for (guint k = 0; k < threads; k++) {
@@ -816,6 +858,8 @@ write_task(Gen *g, guint index)
 		gboolean named = chance(g, 0.3);
 		gboolean on_oom = chance(g, 0.3);
 		gboolean consumers = chance(g, 0.3);
+		g_autofree char *name = named ? g_strdup_printf("%s-w%u", id, k)
+					      : g_strdup_printf("%s.%u", id, k);
 
 		if (named)
 			line(g, 6, "- name: %s-w%u", id, k);
@@ -827,7 +871,7 @@ write_task(Gen *g, guint index)
 			     named || on_oom ? "" : "- ");
 		line(g, named || on_oom || consumers ? 8 : 6, "%sops:",
 		     named || on_oom || consumers ? "" : "- ");
-		write_thread_ops(g, FALSE, consumers, 10);
+		write_thread_ops(g, repeats ? NULL : name, FALSE, consumers, 10);
 	}
 }
 
@@ -855,13 +899,15 @@ write_pool_threads(Gen *g)
 		return;
 	line(g, 0, "pool_threads:");
 	for (guint i = 0; i < n; i++) {
-		line(g, 2, "- name: pool%u", i);
+		g_autofree char *name = g_strdup_printf("pool%u", i);
+
+		line(g, 2, "- name: %s", name);
 		if (chance(g, 0.5))
 			line(g, 4, "shuffle: %s", boolean(g));
 		if (chance(g, 0.2))
 			line(g, 4, "on_oom: %s", ONE_OF(g, "fail", "continue"));
 		line(g, 4, "ops:");
-		write_thread_ops(g, TRUE, FALSE, 6);
+		write_thread_ops(g, name, TRUE, FALSE, 6);
 	}
 }
 
@@ -915,6 +961,8 @@ scenario_new(guint64 seed)
 {
 	Gen g = {
 		.rand = g_rand_new_with_seed((guint32) seed),
+		.across = g_rand_new_with_seed((guint32) seed ^ 0x5eedu),
+		.given = g_ptr_array_new_with_free_func(g_free),
 		.out = g_string_new(NULL),
 		.task_ids = g_ptr_array_new_with_free_func(g_free),
 	};
@@ -935,6 +983,8 @@ scenario_new(guint64 seed)
 	write_variants(&g);
 	write_expect(&g);
 	g_rand_free(g.rand);
+	g_rand_free(g.across);
+	g_ptr_array_unref(g.given);
 	g_ptr_array_unref(g.task_ids);
 	return g_string_free(g.out, FALSE);
 }

@@ -527,6 +527,13 @@ GS_API gint64 gs_task_start_priority(const GsTaskSpec *task, GsPriorityMode mode
  */
 GS_API GArray *gs_workload_id_ranks(const GsWorkload *w);
 
+/**
+ * The thread named @name (a task's thread as written, or a pool thread), or
+ * NULL; *@task (unless @task is NULL) its task, NULL for a pool thread.
+ */
+GS_API GsThreadSpec *gs_workload_thread(const GsWorkload *w, const char *name,
+					const GsTaskSpec **task);
+
 /** Whether a thread of @w frees another thread's buffers (a free op naming a thread). */
 GS_API gboolean gs_workload_frees_across_threads(const GsWorkload *w);
 GS_API GsTaskSpec *gs_task_spec_new(const char *id);

@@ -409,6 +409,33 @@ threads_free_across(const GPtrArray *threads)
 	return FALSE;
 }
 
+GsThreadSpec *
+gs_workload_thread(const GsWorkload *w, const char *name, const GsTaskSpec **task)
+{
+	for (guint i = 0; i < w->tasks->len; i++) {
+		const GsTaskSpec *t = w->tasks->pdata[i];
+
+		for (guint j = 0; j < t->threads->len; j++) {
+			GsThreadSpec *spec = t->threads->pdata[j];
+
+			if (strcmp(spec->name, name) != 0)
+				continue;
+			if (task != NULL)
+				*task = t;
+			return spec;
+		}
+	}
+	if (task != NULL)
+		*task = NULL;
+	for (guint i = 0; i < w->pool_threads->len; i++) {
+		GsThreadSpec *spec = w->pool_threads->pdata[i];
+
+		if (strcmp(spec->name, name) == 0)
+			return spec;
+	}
+	return NULL;
+}
+
 gboolean
 gs_workload_frees_across_threads(const GsWorkload *w)
 {

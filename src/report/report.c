@@ -803,6 +803,12 @@ write_event(Json *j, const GsLogEntry *e)
 		put_uint(j, "device", e->device);
 		put_int(j, "charged", e->bytes);
 		break;
+	case GS_LOG_FREE_WAIT:
+		put_str(j, "ev", "free_wait");
+		put_str(j, "thread", e->thread);
+		put_str(j, "of", e->owner);
+		put_str(j, "buf", e->buf);
+		break;
 	case GS_LOG_LEAK:
 		put_str(j, "ev", "leak");
 		put_str(j, "task", e->task);
@@ -962,6 +968,7 @@ memory_instant_name(const GsLogEntry *e, char *name, gsize size)
 	case GS_LOG_THROW:
 	case GS_LOG_ALLOC:
 	case GS_LOG_FREE:
+	case GS_LOG_FREE_WAIT:
 	case GS_LOG_DEADLOCK:
 	case GS_LOG_TASK:
 	case GS_LOG_SEMAPHORE:
@@ -1042,6 +1049,7 @@ trace_log(Json *j, Tracks *tracks, const GArray *entries, GsTime makespan)
 			break;
 		case GS_LOG_ALLOC:
 		case GS_LOG_FREE:
+		case GS_LOG_FREE_WAIT:
 		case GS_LOG_TASK:
 		case GS_LOG_SEMAPHORE:
 		case GS_LOG_DOWNGRADE:

@@ -74,6 +74,7 @@ char *gs_report_json(const GsWorkload *w, const GsResult *r, const char *backend
  *   {"t_ns":T,"ev":"throw","thread":N,"type":E,"handled":B}
  *   {"t_ns":T,"ev":"alloc","thread":N,"buf":B,"bytes":I,"tier":"gpu","ok":B[,"usage":I]}
  *   {"t_ns":T,"ev":"free","thread":N,"buf":B,"bytes":I,"tier":"gpu"[,"of":N]}
+ *   {"t_ns":T,"ev":"free_wait","thread":N,"of":N,"buf":B}
  *   {"t_ns":T,"ev":"deadlock","victim":N,"action":"rollback|retry_once|split"}
  *   {"t_ns":T,"ev":"task","task":ID,"what":W}
  *   {"t_ns":T,"ev":"semaphore","task":ID,"what":W}

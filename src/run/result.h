@@ -124,6 +124,7 @@ typedef enum {
 			     space's charged bytes with this request's (cuCascade's
 			     global_usage, the counter it would have made) */
 	GS_LOG_FREE,      /* .thread .buf .bytes .tier; .owner: whose buffer, when another's */
+	GS_LOG_FREE_WAIT, /* .thread waits until .owner has allocated .buf, to free it */
 	GS_LOG_DEADLOCK,  /* .thread (victim) .action */
 	GS_LOG_TASK,      /* .task .what ("queued", "start", "done", "failed", "retry") */
 	GS_LOG_SEMAPHORE, /* .task .what ("acquire", "wait") */

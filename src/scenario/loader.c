@@ -3445,32 +3445,6 @@ check_run_size(Loader *l, const Node *root)
 	return TRUE;
 }
 
-/* The thread named @name, and *@task its task's spec (NULL for a pool thread); NULL if none. */
-static GsThreadSpec *
-find_thread_spec(const GsWorkload *w, const char *name, const GsTaskSpec **task)
-{
-	for (guint i = 0; i < w->tasks->len; i++) {
-		const GsTaskSpec *t = w->tasks->pdata[i];
-
-		for (guint j = 0; j < t->threads->len; j++) {
-			GsThreadSpec *spec = t->threads->pdata[j];
-
-			if (strcmp(spec->name, name) == 0) {
-				*task = t;
-				return spec;
-			}
-		}
-	}
-	*task = NULL;
-	for (guint i = 0; i < w->pool_threads->len; i++) {
-		GsThreadSpec *spec = w->pool_threads->pdata[i];
-
-		if (strcmp(spec->name, name) == 0)
-			return spec;
-	}
-	return NULL;
-}
-
 /*
  * One name of a free of @owner's buffers, as an index into @owner's buffer
  * names; the buffer is given away: it outlives @owner.
@@ -3501,7 +3475,7 @@ resolve_foreign_free(Loader *l, GsOp *op)
 {
 	const ForeignFree *f = l->foreign_frees->pdata[gs_names_data(&op->free.bufs)[0]];
 	const GsTaskSpec *task;
-	GsThreadSpec *owner = find_thread_spec(l->w, f->thread->text, &task);
+	GsThreadSpec *owner = gs_workload_thread(l->w, f->thread->text, &task);
 
 	gs_names_clear(&op->free.bufs);
 	if (owner == NULL)
