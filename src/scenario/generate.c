@@ -368,7 +368,8 @@ gs_generate_tasks(GsWorkload *w)
 		return;
 	n_threads = MAX(g->threads_per_task, 1);
 	first = w->tasks->len;
-	templated = g->skew_tasks > 0;
+	/* No task, no template: one for millions of threads would be made for nothing. */
+	templated = g->skew_tasks > 0 && g->tasks > 0;
 
 	ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	threads = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
