@@ -231,7 +231,15 @@ G_GNUC_INTERNAL gboolean sim_free_for(Sim *s, SimThread *t, const GsOp *op);
 /* On resuming: the free @t waited to carry out, if any; FALSE if it waits again. */
 G_GNUC_INTERNAL gboolean sim_free_for_again(Sim *s, SimThread *t);
 /* @owner allocated a buffer or ended: the threads waiting to free its buffers go on if they may. */
-G_GNUC_INTERNAL void sim_owner_moved(Sim *s, SimThread *owner);
+G_GNUC_INTERNAL void sim_wake_owner_waiters(Sim *s, SimThread *owner);
+
+/* sim_wake_owner_waiters(), at no cost on the hot paths while nobody waits. */
+static inline void
+sim_owner_moved(Sim *s, SimThread *owner)
+{
+	if (s->owner_waiters != NULL && s->owner_waiters->len > 0)
+		sim_wake_owner_waiters(s, owner);
+}
 G_GNUC_INTERNAL void sim_on_block(const GsOp *retry_op, gboolean entering, gpointer data);
 G_GNUC_INTERNAL void sim_mem_thread_ends(Sim *s, SimThread *t);
 G_GNUC_INTERNAL gboolean sim_mem_resume(Sim *s, SimThread *t);

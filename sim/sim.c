@@ -223,8 +223,7 @@ thread_ended(Sim *s, SimThread *t, gboolean ends_task, gboolean failed, GsExcept
 	report_leak(s, t, failed);
 	sim_set_status(s, t, GS_RUN_DONE);
 	t->generation++;
-	if (s->owner_waiters != NULL && s->owner_waiters->len > 0)
-		sim_owner_moved(s, t); /* nothing more will come from it */
+	sim_owner_moved(s, t); /* nothing more will come from it */
 	if (t->task == NULL || t->task->run.status != GS_RUN_TASK_RUNNING)
 		return;
 	t->task->run.alive--;
@@ -395,8 +394,7 @@ stop_threads(Sim *s, SimTask *task)
 		t->leaking = 0;
 		sim_set_status(s, t, GS_RUN_DONE);
 		t->generation++;
-		if (s->owner_waiters != NULL && s->owner_waiters->len > 0)
-			sim_owner_moved(s, t);
+		sim_owner_moved(s, t);
 	}
 }
 

@@ -344,9 +344,7 @@ alloc_kept(Sim *s, SimThread *t, const GsEffect *effect, GsMemAlloc *a)
 	keep_buffer(s, t, a->buf, effect);
 	log_alloc(s, t, effect, a->tier, TRUE, 0);
 	gs_interp_alloc_done(interp_of(t), TRUE, (guint64) (guintptr) a->buf, s->now);
-	/* A thread waiting to free this buffer may now. */
-	if (s->owner_waiters != NULL && s->owner_waiters->len > 0)
-		sim_owner_moved(s, t);
+	sim_owner_moved(s, t); /* a thread waiting to free this buffer may now */
 	return TRUE;
 }
 
@@ -671,9 +669,9 @@ sim_free_for_again(Sim *s, SimThread *t)
 }
 
 void
-sim_owner_moved(Sim *s, SimThread *owner)
+sim_wake_owner_waiters(Sim *s, SimThread *owner)
 {
-	for (guint i = 0; s->owner_waiters != NULL && i < s->owner_waiters->len;) {
+	for (guint i = 0; i < s->owner_waiters->len;) {
 		SimThread *w = s->owner_waiters->pdata[i];
 		const GsOp *op = g_hash_table_lookup(s->owner_waits, w);
 

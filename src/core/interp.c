@@ -443,20 +443,33 @@ free_from_depth(GsInterp *it, guint depth, GsTime now)
 	}
 }
 
-/* Frees every live buffer called by one of @names, wherever it was allocated. */
+/*
+ * Frees, through @freer, every live instance of each of @owner's buffers
+ * called by one of @names, wherever it was allocated: after a split, each
+ * half of the piece left its own output under the name, and the name stands
+ * for all of them. A buffer whose allocation threw (or never ran) is not
+ * there to free.
+ */
 static void
-free_named(GsInterp *it, const GsNames *names)
+free_named_by(GsInterp *owner, const GsNames *names, GsInterp *freer)
 {
 	const guint *name = gs_names_data(names);
 
 	for (guint k = 0; k < names->len; k++) {
-		for (guint i = 0; i < live_count(it);) {
-			if (it->held->buffers.data[i].name == name[k])
-				queue_free(it, i, FALSE);
+		for (guint i = 0; i < live_count(owner);) {
+			if (owner->held->buffers.data[i].name == name[k])
+				queue_free_by(owner, i, freer, FALSE);
 			else
 				i++;
 		}
 	}
+}
+
+/* Frees every live buffer of its own called by one of @names. */
+static void
+free_named(GsInterp *it, const GsNames *names)
+{
+	free_named_by(it, names, it);
 }
 
 /* A finished piece's live buffers are its output: they now belong to the block's parent. */
@@ -879,28 +892,6 @@ gs_interp_permit_granted(GsInterp *it)
 	it->mode = MODE_ALLOC_BEGIN;
 }
 
-/*
- * Frees every live instance of each named buffer: after a split, each half of
- * the piece left its own output under the name, and the name stands for all
- * of them. Freeing a buffer whose allocation threw (or never ran) does nothing.
- */
-static void
-free_op(GsInterp *it, const GsOp *op, GsTime now)
-{
-	const guint *names = gs_names_data(&op->free.bufs);
-
-	for (guint i = 0; i < op->free.bufs.len; i++) {
-		guint name = names[i];
-
-		for (guint k = 0; k < live_count(it);) {
-			if (it->held->buffers.data[k].name == name)
-				queue_free(it, k, FALSE);
-			else
-				k++;
-		}
-	}
-}
-
 void
 gs_interp_note_allocations(GsInterp *it)
 {
@@ -919,17 +910,8 @@ gs_interp_allocated(const GsInterp *it, guint name)
 void
 gs_interp_free_for(GsInterp *it, GsInterp *owner, const GsOp *op)
 {
-	const guint *names = gs_names_data(&op->free.bufs);
-
 	g_return_if_fail(op->kind == GS_OP_FREE && owner != it);
-	for (guint i = 0; i < op->free.bufs.len; i++) {
-		for (guint k = 0; k < live_count(owner);) {
-			if (owner->held->buffers.data[k].name == names[i])
-				queue_free_by(owner, k, it, FALSE);
-			else
-				k++;
-		}
-	}
+	free_named_by(owner, &op->free.bufs, it);
 }
 
 /* block-until-ready, from an op or after a RetryOOM; TRUE with *out set to wait. */
@@ -1042,7 +1024,7 @@ run_op(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 			top(it)->pos++;
 			return TRUE;
 		}
-		free_op(it, op, now);
+		free_named(it, &op->free.bufs);
 		break;
 	case GS_OP_COMPUTE:
 		*out = effect(GS_EFFECT_COMPUTE, op);

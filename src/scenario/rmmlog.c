@@ -691,6 +691,19 @@ check_text(const char *path, const char *contents, gsize length, GError **error)
 	return FALSE;
 }
 
+/* The text at @path, or an error at its first line and column when it cannot be read. */
+static gboolean
+read_text(const char *path, char **contents, gsize *length, GError **error)
+{
+	g_autoptr(GError) local = NULL;
+
+	if (gs_input_read(path, contents, length, &local))
+		return TRUE;
+	g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID, "%s:1:1: cannot read: %s",
+		    path, local->message);
+	return FALSE;
+}
+
 /* ---- groups: which task each logged thread belongs to ---- */
 
 /* Letters, digits, '_' and '-', not first: a task id and thread names made of it read plainly. */
@@ -751,17 +764,12 @@ GsRmmGroups *
 gs_rmm_groups_read(const char *path, GError **error)
 {
 	g_autofree char *contents = NULL;
-	g_autoptr(GError) local = NULL;
 	g_autoptr(GsRmmGroups) g = NULL;
 	gsize length;
 	char *next;
 
-	if (!gs_input_read(path, &contents, &length, &local)) {
-		g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID,
-			    "%s:1:1: cannot read: %s", path, local->message);
-		return NULL;
-	}
-	if (!check_text(path, contents, length, error))
+	if (!read_text(path, &contents, &length, error) ||
+	    !check_text(path, contents, length, error))
 		return NULL;
 	g = g_new0(GsRmmGroups, 1);
 	g->task_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -842,14 +850,10 @@ GsRmmImport *
 gs_rmm_import(const char *path, const GsRmmGroups *groups, GError **error)
 {
 	g_autofree char *contents = NULL;
-	g_autoptr(GError) local = NULL;
 	gsize length;
 
-	if (!gs_input_read(path, &contents, &length, &local)) {
-		g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID,
-			    "%s:1:1: cannot read: %s", path, local->message);
+	if (!read_text(path, &contents, &length, error))
 		return NULL;
-	}
 	return import_contents(path, contents, length, groups, error);
 }
 
