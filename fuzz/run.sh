@@ -29,6 +29,8 @@ for h in "$@"; do
 		dict=-dict="$top_srcdir/fuzz/scenario.dict" ;;
 	rmmlog)
 		seed "$h" "$top_srcdir"/tests/data/*.csv ;;
+	statelog)
+		seed "$h" "$top_srcdir"/tests/data/statelog/*.log ;;
 	esac
 	mkdir -p "fuzz-corpus/$h" "fuzz-findings/$h"
 	echo "== fuzz-$h: ${FUZZ_TIME:-300} s${FUZZ_RUNS:+ or $FUZZ_RUNS runs}"

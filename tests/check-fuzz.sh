@@ -19,4 +19,5 @@ replay scenario "$regressions"/scenario/* "$top_srcdir"/scenarios/*.yaml \
 replay overrides "$regressions"/overrides/* "$top_srcdir"/scenarios/*.yaml \
 	"$top_srcdir"/scenarios/conformance/*.yaml
 replay rmmlog "$regressions"/rmmlog/* "$top_srcdir"/tests/data/*.csv
+replay statelog "$regressions"/statelog/* "$top_srcdir"/tests/data/statelog/*.log
 echo "PASS: the fuzzing harnesses replay their regressions and seeds"

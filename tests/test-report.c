@@ -1,7 +1,7 @@
 /*
  * gpusim tests: the result writers (src/report/report.h) on results, workloads and
  * event logs made by hand. Every JSON output is parsed back by a small
- * validating parser (below: RFC 8259 grammar, duplicate keys rejected) and
+ * validating parser (testlib.h: RFC 8259 grammar, duplicate keys rejected) and
  * searched for exact members; event lines and the timeline are compared with
  * golden strings; the trace's slices, instants and counters are checked
  * value by value; the summary line by line.
@@ -21,221 +21,6 @@
 #define TIB (GIB * 1024)
 #define US ((GsTime) 1000)
 #define MS (US * 1000)
-
-/* ---- a validating JSON parser ---- */
-
-static gboolean json_value(const char **p, guint depth);
-
-static void
-json_ws(const char **p)
-{
-	while (**p == ' ' || **p == '\t' || **p == '\n' || **p == '\r')
-		(*p)++;
-}
-
-/* A string; its contents (escapes kept) are appended to @out when not NULL. */
-static gboolean
-json_string(const char **p, GString *out)
-{
-	if (**p != '"')
-		return FALSE;
-	(*p)++;
-	for (;;) {
-		unsigned char c = (unsigned char) **p;
-
-		if (c == '"') {
-			(*p)++;
-			return TRUE;
-		}
-		if (c < 0x20)
-			return FALSE; /* also the end of the text */
-		if (c == '\\') {
-			if (out != NULL)
-				g_string_append_c(out, '\\');
-			(*p)++;
-			c = (unsigned char) **p;
-			if (c == 'u') {
-				for (int i = 1; i <= 4; i++)
-					if (!g_ascii_isxdigit((*p)[i]))
-						return FALSE;
-			} else if (strchr("\"\\/bfnrt", c) == NULL || c == '\0') {
-				return FALSE;
-			}
-		}
-		if (out != NULL)
-			g_string_append_c(out, (char) c);
-		(*p)++;
-	}
-}
-
-static gboolean
-json_digits(const char **p)
-{
-	if (!g_ascii_isdigit(**p))
-		return FALSE;
-	while (g_ascii_isdigit(**p))
-		(*p)++;
-	return TRUE;
-}
-
-static gboolean
-json_number(const char **p)
-{
-	if (**p == '-')
-		(*p)++;
-	if (**p == '0')
-		(*p)++;
-	else if (!json_digits(p))
-		return FALSE;
-	if (**p == '.') {
-		(*p)++;
-		if (!json_digits(p))
-			return FALSE;
-	}
-	if (**p == 'e' || **p == 'E') {
-		(*p)++;
-		if (**p == '+' || **p == '-')
-			(*p)++;
-		if (!json_digits(p))
-			return FALSE;
-	}
-	return TRUE;
-}
-
-static gboolean
-json_word(const char **p, const char *word)
-{
-	size_t n = strlen(word);
-
-	if (strncmp(*p, word, n) != 0)
-		return FALSE;
-	*p += n;
-	return TRUE;
-}
-
-static gboolean
-json_object(const char **p, guint depth)
-{
-	g_autoptr(GHashTable) keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-
-	(*p)++;
-	json_ws(p);
-	if (**p == '}') {
-		(*p)++;
-		return TRUE;
-	}
-	for (;;) {
-		GString *key = g_string_new(NULL);
-
-		json_ws(p);
-		if (!json_string(p, key)) {
-			g_string_free(key, TRUE);
-			return FALSE;
-		}
-		if (g_hash_table_contains(keys, key->str)) {
-			g_string_free(key, TRUE);
-			return FALSE; /* a duplicate key */
-		}
-		g_hash_table_add(keys, g_string_free(key, FALSE));
-		json_ws(p);
-		if (**p != ':')
-			return FALSE;
-		(*p)++;
-		if (!json_value(p, depth + 1))
-			return FALSE;
-		json_ws(p);
-		if (**p == '}') {
-			(*p)++;
-			return TRUE;
-		}
-		if (**p != ',')
-			return FALSE;
-		(*p)++;
-	}
-}
-
-static gboolean
-json_array(const char **p, guint depth)
-{
-	(*p)++;
-	json_ws(p);
-	if (**p == ']') {
-		(*p)++;
-		return TRUE;
-	}
-	for (;;) {
-		if (!json_value(p, depth + 1))
-			return FALSE;
-		json_ws(p);
-		if (**p == ']') {
-			(*p)++;
-			return TRUE;
-		}
-		if (**p != ',')
-			return FALSE;
-		(*p)++;
-	}
-}
-
-static gboolean
-json_value(const char **p, guint depth)
-{
-	if (depth > 64)
-		return FALSE;
-	json_ws(p);
-	switch (**p) {
-	case '{':
-		return json_object(p, depth);
-	case '[':
-		return json_array(p, depth);
-	case '"':
-		return json_string(p, NULL);
-	case 't':
-		return json_word(p, "true");
-	case 'f':
-		return json_word(p, "false");
-	case 'n':
-		return json_word(p, "null");
-	default:
-		return json_number(p);
-	}
-}
-
-/* TRUE if @text is one valid JSON value (and UTF-8), surrounded by white space only. */
-static gboolean
-json_valid(const char *text)
-{
-	const char *p = text;
-
-	if (!g_utf8_validate(text, -1, NULL))
-		return FALSE;
-	if (!json_value(&p, 0))
-		return FALSE;
-	json_ws(&p);
-	return *p == '\0';
-}
-
-static void
-ck_json(const char *text)
-{
-	ck_assert_msg(json_valid(text), "not valid JSON:\n%s", text);
-}
-
-static void
-ck_contains(const char *text, const char *needle)
-{
-	ck_assert_msg(strstr(text, needle) != NULL, "missing <%s> in:\n%s", needle, text);
-}
-
-static guint
-count_of(const char *text, const char *needle)
-{
-	guint n = 0;
-
-	for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle))
-		n++;
-	return n;
-}
 
 /* ---- the self-test of the parser ---- */
 
@@ -259,7 +44,7 @@ static const struct {
 
 START_TEST(test_parser)
 {
-	ck_assert_int_eq(json_valid(parser_rows[_i].text), parser_rows[_i].valid);
+	ck_assert_int_eq(tl_json_valid(parser_rows[_i].text), parser_rows[_i].valid);
 }
 END_TEST
 
@@ -525,7 +310,7 @@ START_TEST(test_event_line)
 	g_autofree char *line = gs_report_event_line(&event_rows[_i].entry);
 
 	ck_assert_str_eq(line, event_rows[_i].line);
-	ck_json(line);
+	tl_ck_json(line);
 }
 END_TEST
 
@@ -545,7 +330,7 @@ START_TEST(test_events_all_lines)
 	lines = g_strsplit(text, "\n", -1);
 	ck_assert_uint_eq(g_strv_length(lines), G_N_ELEMENTS(event_rows) + 1);
 	for (guint i = 0; i < G_N_ELEMENTS(event_rows); i++)
-		ck_json(lines[i]);
+		tl_ck_json(lines[i]);
 }
 END_TEST
 
@@ -574,7 +359,7 @@ START_TEST(test_json_valid)
 {
 	g_autofree char *json = sample_json(NULL);
 
-	ck_json(json);
+	tl_ck_json(json);
 	ck_assert(g_str_has_prefix(json, "{\n  \"schema\": \"gpusim-result/1\",\n"));
 	ck_assert(g_str_has_suffix(json, "\n}\n"));
 }
@@ -585,15 +370,15 @@ START_TEST(test_json_header)
 	g_autofree char *json = sample_json(NULL);
 	g_autofree char *version = g_strdup_printf("\"gpusim_version\": \"%s\",", gs_version());
 
-	ck_contains(json, version);
-	ck_contains(json, "\n  \"scenario\": \"basic-bufn\",\n");
-	ck_contains(json, "\n  \"variant\": null,\n");
-	ck_contains(json, "\n  \"backend\": \"sim\",\n");
-	ck_contains(json, "\n  \"seed\": 7,\n");
-	ck_contains(json, "\n  \"outcome\": \"completed\",\n");
-	ck_contains(json, "\n  \"makespan_ns\": 3500000,\n");
-	ck_contains(json, "\n  \"events_processed\": 42,\n");
-	ck_contains(json, "\n  \"wall_ns\": 123,\n");
+	tl_ck_contains(json, version);
+	tl_ck_contains(json, "\n  \"scenario\": \"basic-bufn\",\n");
+	tl_ck_contains(json, "\n  \"variant\": null,\n");
+	tl_ck_contains(json, "\n  \"backend\": \"sim\",\n");
+	tl_ck_contains(json, "\n  \"seed\": 7,\n");
+	tl_ck_contains(json, "\n  \"outcome\": \"completed\",\n");
+	tl_ck_contains(json, "\n  \"makespan_ns\": 3500000,\n");
+	tl_ck_contains(json, "\n  \"events_processed\": 42,\n");
+	tl_ck_contains(json, "\n  \"wall_ns\": 123,\n");
 }
 END_TEST
 
@@ -613,7 +398,7 @@ START_TEST(test_json_key_order)
 		const char *at = strstr(json, needle);
 
 		ck_assert_msg(at != NULL && at > last, "key %s out of order", keys[i]);
-		ck_assert_uint_eq(count_of(json, needle), 1);
+		ck_assert_uint_eq(tl_count_of(json, needle), 1);
 		last = at;
 	}
 }
@@ -627,9 +412,9 @@ START_TEST(test_json_variant)
 
 	w->variant = g_strdup("retry+spill");
 	json = gs_report_json(w, r, "cuda", 0, NULL);
-	ck_json(json);
-	ck_contains(json, "\n  \"variant\": \"retry+spill\",\n");
-	ck_contains(json, "\n  \"backend\": \"cuda\",\n");
+	tl_ck_json(json);
+	tl_ck_contains(json, "\n  \"variant\": \"retry+spill\",\n");
+	tl_ck_contains(json, "\n  \"backend\": \"cuda\",\n");
 }
 END_TEST
 
@@ -637,7 +422,7 @@ START_TEST(test_json_policy_defaults)
 {
 	g_autofree char *json = sample_json(NULL);
 
-	ck_contains(json, "  \"policy\": {\n"
+	tl_ck_contains(json, "  \"policy\": {\n"
 			  "    \"oom\": \"retry\",\n"
 			  "    \"priority\": \"fifo\",\n"
 			  "    \"split_victim\": \"highest\",\n"
@@ -690,8 +475,8 @@ START_TEST(test_json_policy_changed)
 	p->failure_callback.allocate = 1;
 	p->failure_callback.retries = 10;
 	json = gs_report_json(w, r, "sim", 0, NULL);
-	ck_json(json);
-	ck_contains(json, "    \"oom\": \"block\",\n"
+	tl_ck_json(json);
+	tl_ck_contains(json, "    \"oom\": \"block\",\n"
 			  "    \"priority\": \"task_id\",\n"
 			  "    \"split_victim\": \"lowest\",\n"
 			  "    \"retry_before_bufn\": false,\n"
@@ -713,13 +498,13 @@ START_TEST(test_json_policy_changed)
 	p->reservations.over = GS_OVER_FAIL;
 	g_free(json);
 	json = gs_report_json(w, r, "sim", 0, NULL);
-	ck_contains(json, "\"oom\": \"fail\"");
-	ck_contains(json, "\"victim\": \"priority\"");
-	ck_contains(json, "\"over\": \"fail\"");
+	tl_ck_contains(json, "\"oom\": \"fail\"");
+	tl_ck_contains(json, "\"victim\": \"priority\"");
+	tl_ck_contains(json, "\"over\": \"fail\"");
 	p->spill.victim = GS_VICTIM_LARGEST;
 	g_free(json);
 	json = gs_report_json(w, r, "sim", 0, NULL);
-	ck_contains(json, "\"victim\": \"largest\"");
+	tl_ck_contains(json, "\"victim\": \"largest\"");
 }
 END_TEST
 
@@ -727,7 +512,7 @@ START_TEST(test_json_totals_tiers)
 {
 	g_autofree char *json = sample_json(NULL);
 
-	ck_contains(json, "  \"totals\": {\n"
+	tl_ck_contains(json, "  \"totals\": {\n"
 			  "    \"tasks\": 2,\n"
 			  "    \"tasks_completed\": 2,\n"
 			  "    \"tasks_failed\": 0,\n"
@@ -750,7 +535,7 @@ START_TEST(test_json_totals_tiers)
 			  "    \"failure_callback_allocs\": 13,\n"
 			  "    \"streams_grown\": 14\n"
 			  "  },\n");
-	ck_contains(json, "  \"tiers\": {\n"
+	tl_ck_contains(json, "  \"tiers\": {\n"
 			  "    \"gpu\": {\"capacity\": 10485760, \"peak_used\": 11534336, "
 			  "\"mean_used\": 4194304, \"peak_charged\": 12582912},\n"
 			  "    \"host\": {\"capacity\": 4294967296, \"peak_used\": 0, "
@@ -774,8 +559,8 @@ START_TEST(test_json_tasks_threads)
 	pool->final_state = GS_THREAD_BLOCKED;
 	pool->waiting_at_end = TRUE;
 	json = gs_report_json(w, r, "sim", 0, NULL);
-	ck_json(json);
-	ck_contains(json, "  \"tasks\": [\n"
+	tl_ck_json(json);
+	tl_ck_contains(json, "  \"tasks\": [\n"
 			  "    {\"id\": \"A\", \"outcome\": \"completed\", \"attempts\": 1, "
 			  "\"start_ns\": 0, \"end_ns\": 3000000, \"retries\": 0, \"splits\": 0, "
 			  "\"blocked_ns\": 0, \"lost_ns\": 0, \"max_footprint\": 6291456, "
@@ -789,7 +574,7 @@ START_TEST(test_json_tasks_threads)
 			  "\"blocked_ns\": 0, \"lost_ns\": 0, \"max_footprint\": 0, "
 			  "\"leaked_bytes\": 0, \"failure\": \"GpuOOM\"}\n"
 			  "  ],\n");
-	ck_contains(json, "  \"threads\": [\n"
+	tl_ck_contains(json, "  \"threads\": [\n"
 			  "    {\"name\": \"A.0\", \"task\": \"A\", \"kind\": \"dedicated\", "
 			  "\"final_state\": \"UNKNOWN\", "
 			  "\"states_reached\": [\"THREAD_RUNNING\", \"THREAD_ALLOC\"], "
@@ -813,10 +598,10 @@ START_TEST(test_json_empty_result)
 	g_autoptr(GsResult) r = gs_result_new();
 	g_autofree char *json = gs_report_json(w, r, NULL, 0, NULL);
 
-	ck_json(json);
-	ck_contains(json, "\"scenario\": null,");
-	ck_contains(json, "\"backend\": null,");
-	ck_contains(json, "  \"tasks\": [],\n  \"threads\": [],\n");
+	tl_ck_json(json);
+	tl_ck_contains(json, "\"scenario\": null,");
+	tl_ck_contains(json, "\"backend\": null,");
+	tl_ck_contains(json, "  \"tasks\": [],\n  \"threads\": [],\n");
 }
 END_TEST
 
@@ -826,15 +611,15 @@ START_TEST(test_json_expectations)
 	GsExpectReport report = {.checked = 3, .failed = g_ptr_array_new_with_free_func(g_free)};
 	g_autofree char *json = NULL;
 
-	ck_contains(none, "  \"expectations\": {\n"
+	tl_ck_contains(none, "  \"expectations\": {\n"
 			  "    \"checked\": 0,\n"
 			  "    \"failed\": []\n"
 			  "  }\n}\n");
 	g_ptr_array_add(report.failed, g_strdup("tasks.B.retries: expected == 1, observed 2"));
 	g_ptr_array_add(report.failed, g_strdup("say \"hi\"\tnow"));
 	json = sample_json(&report);
-	ck_json(json);
-	ck_contains(json, "  \"expectations\": {\n"
+	tl_ck_json(json);
+	tl_ck_contains(json, "  \"expectations\": {\n"
 			  "    \"checked\": 3,\n"
 			  "    \"failed\": [\n"
 			  "      \"tasks.B.retries: expected == 1, observed 2\",\n"
@@ -879,11 +664,11 @@ START_TEST(test_json_escaping)
 	add_task(r, "t\r\b\f", GS_OUTCOME_TIMEOUT);
 	add_thread(r, "\xc3", "t\r\b\f", 0);
 	json = gs_report_json(w, r, "sim", 0, NULL);
-	ck_json(json);
-	ck_contains(json, "\"scenario\": \"a \\\"quoted\\\"\\\\name\\n\x7f\\u001f");
-	ck_contains(json, "\"id\": \"t\\r\\b\\f\", \"outcome\": \"timeout\"");
+	tl_ck_json(json);
+	tl_ck_contains(json, "\"scenario\": \"a \\\"quoted\\\"\\\\name\\n\x7f\\u001f");
+	tl_ck_contains(json, "\"id\": \"t\\r\\b\\f\", \"outcome\": \"timeout\"");
 	trace = gs_report_trace(w, r, NULL);
-	ck_json(trace);
+	tl_ck_json(trace);
 }
 END_TEST
 
@@ -946,21 +731,21 @@ START_TEST(test_trace_tracks)
 	g_autoptr(GsEventLog) log = sample_log();
 	g_autofree char *trace = gs_report_trace(w, r, log);
 
-	ck_json(trace);
+	tl_ck_json(trace);
 	ck_assert(g_str_has_prefix(trace, "{\n  \"traceEvents\": [\n    {"));
 	ck_assert(g_str_has_suffix(trace, "}\n  ],\n  \"displayTimeUnit\": \"ns\"\n}\n"));
-	ck_contains(trace, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+	tl_ck_contains(trace, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
 			   "\"args\":{\"name\":\"gpusim: basic-bufn\"}}");
-	ck_contains(trace, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,"
+	tl_ck_contains(trace, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,"
 			   "\"args\":{\"name\":\"A.0\"}}");
-	ck_contains(trace, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,"
+	tl_ck_contains(trace, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,"
 			   "\"args\":{\"name\":\"B.0\"}}");
 	/* P is known only from the log: it comes after the result's threads. */
-	ck_contains(trace, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":3,"
+	tl_ck_contains(trace, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":3,"
 			   "\"args\":{\"name\":\"P\"}}");
-	ck_contains(trace, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":3,"
+	tl_ck_contains(trace, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":3,"
 			   "\"args\":{\"sort_index\":3}}");
-	ck_assert_uint_eq(count_of(trace, "\"thread_name\""), 3);
+	ck_assert_uint_eq(tl_count_of(trace, "\"thread_name\""), 3);
 }
 END_TEST
 
@@ -993,8 +778,8 @@ START_TEST(test_trace_slices)
 		last = at;
 	}
 	/* UNKNOWN draws nothing; every slice is listed above. */
-	ck_assert_uint_eq(count_of(trace, "\"ph\":\"X\""), G_N_ELEMENTS(slices));
-	ck_assert_uint_eq(count_of(trace, "\"UNKNOWN\""), 0);
+	ck_assert_uint_eq(tl_count_of(trace, "\"ph\":\"X\""), G_N_ELEMENTS(slices));
+	ck_assert_uint_eq(tl_count_of(trace, "\"UNKNOWN\""), 0);
 }
 END_TEST
 
@@ -1005,12 +790,12 @@ START_TEST(test_trace_instants)
 	g_autoptr(GsEventLog) log = sample_log();
 	g_autofree char *trace = gs_report_trace(w, r, log);
 
-	ck_contains(trace, "{\"name\":\"GpuRetryOOM\",\"cat\":\"throw\",\"ph\":\"i\",\"s\":\"t\","
+	tl_ck_contains(trace, "{\"name\":\"GpuRetryOOM\",\"cat\":\"throw\",\"ph\":\"i\",\"s\":\"t\","
 			   "\"pid\":1,\"tid\":2,\"ts\":2.500,\"args\":{\"handled\":true}}");
-	ck_contains(trace, "{\"name\":\"deadlock: rollback\",\"cat\":\"deadlock\",\"ph\":\"i\","
+	tl_ck_contains(trace, "{\"name\":\"deadlock: rollback\",\"cat\":\"deadlock\",\"ph\":\"i\","
 			   "\"s\":\"t\",\"pid\":1,\"tid\":2,\"ts\":2.500,"
 			   "\"args\":{\"victim\":\"B.0\",\"action\":\"rollback\"}}");
-	ck_assert_uint_eq(count_of(trace, "\"ph\":\"i\""), 2);
+	ck_assert_uint_eq(tl_count_of(trace, "\"ph\":\"i\""), 2);
 }
 END_TEST
 
@@ -1021,17 +806,17 @@ START_TEST(test_trace_counters)
 	g_autoptr(GsEventLog) log = sample_log();
 	g_autofree char *trace = gs_report_trace(w, r, log);
 
-	ck_contains(trace, "{\"name\":\"gpu memory\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":1,"
+	tl_ck_contains(trace, "{\"name\":\"gpu memory\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":1,"
 			   "\"tid\":0,\"ts\":1234.567,\"args\":{\"used\":6291456,"
 			   "\"charged\":7340032}}");
-	ck_contains(trace, "{\"name\":\"host memory\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":1,"
+	tl_ck_contains(trace, "{\"name\":\"host memory\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":1,"
 			   "\"tid\":0,\"ts\":1234.567,\"args\":{\"used\":2,\"charged\":2}}");
-	ck_contains(trace, "{\"name\":\"disk memory\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":1,"
+	tl_ck_contains(trace, "{\"name\":\"disk memory\",\"cat\":\"memory\",\"ph\":\"C\",\"pid\":1,"
 			   "\"tid\":0,\"ts\":0.000,\"args\":{\"used\":0,\"charged\":0}}");
-	ck_contains(trace, "{\"name\":\"threads\",\"cat\":\"threads\",\"ph\":\"C\",\"pid\":1,"
+	tl_ck_contains(trace, "{\"name\":\"threads\",\"cat\":\"threads\",\"ph\":\"C\",\"pid\":1,"
 			   "\"tid\":0,\"ts\":1234.567,\"args\":{\"running\":1,\"blocked\":1,"
 			   "\"bufn\":0}}");
-	ck_assert_uint_eq(count_of(trace, "\"ph\":\"C\""), 2 * (GS_N_TIERS + 1));
+	ck_assert_uint_eq(tl_count_of(trace, "\"ph\":\"C\""), 2 * (GS_N_TIERS + 1));
 }
 END_TEST
 
@@ -1041,10 +826,10 @@ START_TEST(test_trace_without_log)
 	g_autoptr(GsResult) r = trace_result();
 	g_autofree char *trace = gs_report_trace(w, r, NULL);
 
-	ck_json(trace);
-	ck_assert_uint_eq(count_of(trace, "\"thread_name\""), 2);
-	ck_assert_uint_eq(count_of(trace, "\"ph\":\"X\""), 0);
-	ck_assert_uint_eq(count_of(trace, "\"ph\":\"C\""), 2 * (GS_N_TIERS + 1));
+	tl_ck_json(trace);
+	ck_assert_uint_eq(tl_count_of(trace, "\"thread_name\""), 2);
+	ck_assert_uint_eq(tl_count_of(trace, "\"ph\":\"X\""), 0);
+	ck_assert_uint_eq(tl_count_of(trace, "\"ph\":\"C\""), 2 * (GS_N_TIERS + 1));
 }
 END_TEST
 

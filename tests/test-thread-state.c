@@ -463,6 +463,67 @@ START_TEST(test_view_works_for)
 }
 END_TEST
 
+/*
+ * Which logged transitions the model allows (what import-state-log checks):
+ * every pair SparkResourceAdaptorJni.cpp's transition() and LOG_TRANSITION
+ * can write is possible, with the first event that makes it; pairs that skip
+ * a step are not.
+ */
+static const struct {
+	GsThreadState from, to;
+	gboolean possible;
+	GsThreadEvent event;
+} possible_pairs[] = {
+	{ S(UNKNOWN), S(RUNNING), TRUE, E(REGISTER) },
+	{ S(RUNNING), S(ALLOC), TRUE, E(ALLOC_START) },
+	{ S(ALLOC), S(ALLOC_FREE), TRUE, E(FREED_SAME_KIND) },
+	{ S(ALLOC), S(RUNNING), TRUE, E(ALLOC_SUCCESS) },
+	{ S(ALLOC_FREE), S(RUNNING), TRUE, E(ALLOC_SUCCESS) },
+	{ S(ALLOC), S(BLOCKED), TRUE, E(ALLOC_OOM) },
+	{ S(ALLOC), S(BUFN_THROW), TRUE, E(ALLOC_OOM_LAST_TRY) },
+	{ S(BLOCKED), S(RUNNING), TRUE, E(WAKE_ONE) },
+	{ S(BLOCKED), S(BUFN_THROW), TRUE, E(BUST_ROLLBACK) },
+	{ S(BUFN_THROW), S(BUFN_WAIT), TRUE, E(BLOCK_UNTIL_READY) },
+	{ S(BUFN_WAIT), S(BUFN), TRUE, E(BLOCK_UNTIL_READY) },
+	{ S(BUFN), S(SPLIT_THROW), TRUE, E(SPLIT_PICK) },
+	{ S(SPLIT_THROW), S(RUNNING), TRUE, E(BLOCK_UNTIL_READY) },
+	{ S(BUFN), S(RUNNING), TRUE, E(WAKE_BUFN) },
+	{ S(BUFN_WAIT), S(RUNNING), TRUE, E(WAKE_BUFN) },
+	{ S(BLOCKED), S(REMOVE_THROW), TRUE, E(REMOVE) },
+	{ S(BUFN), S(REMOVE_THROW), TRUE, E(REMOVE) },
+	{ S(REMOVE_THROW), S(UNKNOWN), TRUE, E(BLOCK_UNTIL_READY) },
+	{ S(RUNNING), S(UNKNOWN), TRUE, E(REMOVE) },
+	{ S(ALLOC), S(UNKNOWN), TRUE, E(REMOVE) },
+	{ S(RUNNING), S(RUNNING), TRUE, E(REGISTER) },
+	{ S(RUNNING), S(BLOCKED), FALSE, E(REGISTER) },
+	{ S(RUNNING), S(BUFN), FALSE, E(REGISTER) },
+	{ S(UNKNOWN), S(ALLOC), FALSE, E(REGISTER) },
+	{ S(ALLOC), S(BUFN), FALSE, E(REGISTER) },
+	{ S(BLOCKED), S(BUFN), FALSE, E(REGISTER) },
+	{ S(BUFN), S(BLOCKED), FALSE, E(REGISTER) },
+	{ S(BUFN_WAIT), S(SPLIT_THROW), FALSE, E(REGISTER) },
+	{ S(SPLIT_THROW), S(BUFN), FALSE, E(REGISTER) },
+	{ S(BLOCKED), S(UNKNOWN), FALSE, E(REGISTER) },
+	{ S(REMOVE_THROW), S(RUNNING), FALSE, E(REGISTER) },
+};
+
+START_TEST(test_transition_possible)
+{
+	GsThreadEvent event = GS_N_THREAD_EVENTS;
+	gboolean possible = gs_thread_transition_possible(possible_pairs[_i].from,
+							  possible_pairs[_i].to, &event);
+
+	ck_assert_msg(possible == possible_pairs[_i].possible, "%s -> %s",
+		      gs_thread_state_name(possible_pairs[_i].from),
+		      gs_thread_state_name(possible_pairs[_i].to));
+	if (possible)
+		ck_assert_str_eq(gs_thread_event_name(event),
+				 gs_thread_event_name(possible_pairs[_i].event));
+	else
+		ck_assert_int_eq(event, GS_N_THREAD_EVENTS);
+}
+END_TEST
+
 Suite *gs_test_suite_thread_state(void);
 
 Suite *
@@ -475,6 +536,7 @@ gs_test_suite_thread_state(void)
 	tcase_add_loop_test(tc, test_transition_row, 0, G_N_ELEMENTS(transitions));
 	tcase_add_loop_test(tc, test_transition_all_pairs, 0,
 			    GS_N_THREAD_STATES * GS_N_THREAD_EVENTS);
+	tcase_add_loop_test(tc, test_transition_possible, 0, G_N_ELEMENTS(possible_pairs));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("names");

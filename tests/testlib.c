@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "testlib.h"
 
@@ -273,4 +274,218 @@ tl_trace_add(GString *trace, const char *format, ...)
 	va_start(args, format);
 	g_string_append_vprintf(trace, format, args);
 	va_end(args);
+}
+
+/* ---- a validating JSON parser ---- */
+
+static gboolean json_value(const char **p, guint depth);
+
+static void
+json_ws(const char **p)
+{
+	while (**p == ' ' || **p == '\t' || **p == '\n' || **p == '\r')
+		(*p)++;
+}
+
+/* A string; its contents (escapes kept) are appended to @out when not NULL. */
+static gboolean
+json_string(const char **p, GString *out)
+{
+	if (**p != '"')
+		return FALSE;
+	(*p)++;
+	for (;;) {
+		unsigned char c = (unsigned char) **p;
+
+		if (c == '"') {
+			(*p)++;
+			return TRUE;
+		}
+		if (c < 0x20)
+			return FALSE; /* also the end of the text */
+		if (c == '\\') {
+			if (out != NULL)
+				g_string_append_c(out, '\\');
+			(*p)++;
+			c = (unsigned char) **p;
+			if (c == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!g_ascii_isxdigit((*p)[i]))
+						return FALSE;
+			} else if (strchr("\"\\/bfnrt", c) == NULL || c == '\0') {
+				return FALSE;
+			}
+		}
+		if (out != NULL)
+			g_string_append_c(out, (char) c);
+		(*p)++;
+	}
+}
+
+static gboolean
+json_digits(const char **p)
+{
+	if (!g_ascii_isdigit(**p))
+		return FALSE;
+	while (g_ascii_isdigit(**p))
+		(*p)++;
+	return TRUE;
+}
+
+static gboolean
+json_number(const char **p)
+{
+	if (**p == '-')
+		(*p)++;
+	if (**p == '0')
+		(*p)++;
+	else if (!json_digits(p))
+		return FALSE;
+	if (**p == '.') {
+		(*p)++;
+		if (!json_digits(p))
+			return FALSE;
+	}
+	if (**p == 'e' || **p == 'E') {
+		(*p)++;
+		if (**p == '+' || **p == '-')
+			(*p)++;
+		if (!json_digits(p))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean
+json_word(const char **p, const char *word)
+{
+	size_t n = strlen(word);
+
+	if (strncmp(*p, word, n) != 0)
+		return FALSE;
+	*p += n;
+	return TRUE;
+}
+
+static gboolean
+json_object(const char **p, guint depth)
+{
+	g_autoptr(GHashTable) keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+
+	(*p)++;
+	json_ws(p);
+	if (**p == '}') {
+		(*p)++;
+		return TRUE;
+	}
+	for (;;) {
+		GString *key = g_string_new(NULL);
+
+		json_ws(p);
+		if (!json_string(p, key)) {
+			g_string_free(key, TRUE);
+			return FALSE;
+		}
+		if (g_hash_table_contains(keys, key->str)) {
+			g_string_free(key, TRUE);
+			return FALSE; /* a duplicate key */
+		}
+		g_hash_table_add(keys, g_string_free(key, FALSE));
+		json_ws(p);
+		if (**p != ':')
+			return FALSE;
+		(*p)++;
+		if (!json_value(p, depth + 1))
+			return FALSE;
+		json_ws(p);
+		if (**p == '}') {
+			(*p)++;
+			return TRUE;
+		}
+		if (**p != ',')
+			return FALSE;
+		(*p)++;
+	}
+}
+
+static gboolean
+json_array(const char **p, guint depth)
+{
+	(*p)++;
+	json_ws(p);
+	if (**p == ']') {
+		(*p)++;
+		return TRUE;
+	}
+	for (;;) {
+		if (!json_value(p, depth + 1))
+			return FALSE;
+		json_ws(p);
+		if (**p == ']') {
+			(*p)++;
+			return TRUE;
+		}
+		if (**p != ',')
+			return FALSE;
+		(*p)++;
+	}
+}
+
+static gboolean
+json_value(const char **p, guint depth)
+{
+	if (depth > 64)
+		return FALSE;
+	json_ws(p);
+	switch (**p) {
+	case '{':
+		return json_object(p, depth);
+	case '[':
+		return json_array(p, depth);
+	case '"':
+		return json_string(p, NULL);
+	case 't':
+		return json_word(p, "true");
+	case 'f':
+		return json_word(p, "false");
+	case 'n':
+		return json_word(p, "null");
+	default:
+		return json_number(p);
+	}
+}
+
+gboolean
+tl_json_valid(const char *text)
+{
+	const char *p = text;
+
+	if (!g_utf8_validate(text, -1, NULL))
+		return FALSE;
+	if (!json_value(&p, 0))
+		return FALSE;
+	json_ws(&p);
+	return *p == '\0';
+}
+
+void
+tl_ck_json(const char *text)
+{
+	ck_assert_msg(tl_json_valid(text), "not valid JSON:\n%s", text);
+}
+
+void
+tl_ck_contains(const char *text, const char *needle)
+{
+	ck_assert_msg(strstr(text, needle) != NULL, "missing <%s> in:\n%s", needle, text);
+}
+
+guint
+tl_count_of(const char *text, const char *needle)
+{
+	guint n = 0;
+
+	for (const char *p = strstr(text, needle); p != NULL; p = strstr(p + 1, needle))
+		n++;
+	return n;
 }

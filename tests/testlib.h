@@ -78,6 +78,17 @@ gboolean tl_reached(TlEngine *t, GsThreadId thread, GsThreadState state);
 
 #define TL_ANY_THREAD G_MAXUINT64
 
+/* ---- JSON: a validating parser (RFC 8259 grammar, duplicate keys rejected) ---- */
+
+/* TRUE if @text is one valid JSON value (and UTF-8), surrounded by white space only. */
+gboolean tl_json_valid(const char *text);
+/* Fails the test unless @text is valid JSON. */
+void tl_ck_json(const char *text);
+/* Fails the test unless @needle is in @text. */
+void tl_ck_contains(const char *text, const char *needle);
+/* How many times @needle is in @text. */
+guint tl_count_of(const char *text, const char *needle);
+
 /* Runs @suite and returns the process exit status. */
 int tl_run_suite(Suite *suite);
 

@@ -150,6 +150,15 @@ typedef struct {
 /** The one transition function. Pure: same inputs, same answer. */
 GS_API GsTransition gs_thread_transition(GsThreadState from, GsThreadEvent event);
 
+/*
+ * Whether some event moves a thread from @from to @to (staying put counts
+ * when an event leaves it there), and which: the first such event in
+ * GS_THREAD_EVENT_MAP's order into *@event when @event is not NULL. What a
+ * logged transition is checked against.
+ */
+GS_API gboolean gs_thread_transition_possible(GsThreadState from, GsThreadState to,
+					      GsThreadEvent *event);
+
 GS_API const char *gs_thread_state_name(GsThreadState state);
 GS_API gboolean gs_thread_state_from_name(const char *name, GsThreadState *out);
 /** The numeric id Spark-RAPIDS exposes (RmmSparkThreadState): UNKNOWN is -1. */

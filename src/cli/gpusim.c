@@ -113,6 +113,8 @@ static const Command commands[] = {
 	{"sweep", gs_cmd_sweep, "Run a scenario over a grid of parameter values, in parallel"},
 	{"validate", cmd_validate, "Check scenario files and their variants without running them"},
 	{"import-rmm-log", gs_cmd_import_rmm_log, "Turn an RMM logging-adaptor CSV into a scenario"},
+	{"import-state-log", gs_cmd_import_state_log,
+	 "Summarise and check a Spark-RAPIDS state log, and trace it"},
 	{"calibrate", gs_cmd_calibrate, "Measure a real device (--backend=cuda) for a scenario to include"},
 };
 

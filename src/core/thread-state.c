@@ -388,6 +388,23 @@ gs_thread_transition(GsThreadState from, GsThreadEvent event)
 }
 
 gboolean
+gs_thread_transition_possible(GsThreadState from, GsThreadState to, GsThreadEvent *event)
+{
+	g_return_val_if_fail(from < GS_N_THREAD_STATES && to < GS_N_THREAD_STATES, FALSE);
+	for (guint e = 0; e < GS_N_THREAD_EVENTS; e++) {
+		GsTransition t = gs_thread_transition(from, (GsThreadEvent) e);
+
+		if (t.action != GS_ACTION_INVALID && t.action != GS_ACTION_SHUTTING_DOWN &&
+		    t.to == to) {
+			if (event != NULL)
+				*event = (GsThreadEvent) e;
+			return TRUE;
+		}
+	}
+	return FALSE;
+}
+
+gboolean
 gs_thread_view_works_for(const GsThreadView *thread, GsTaskId task)
 {
 	if (!thread->is_pool || thread->pool_tasks == NULL)

@@ -831,6 +831,11 @@ write_event(Json *j, const GsLogEntry *e)
 	case GS_LOG_EXECUTION:
 		write_execution_event(j, e);
 		break;
+	case GS_LOG_MARK:
+		put_str(j, "ev", "mark");
+		put_str(j, "thread", e->thread);
+		put_str(j, "what", e->what);
+		break;
 	}
 	obj_end(j);
 }
@@ -976,6 +981,7 @@ memory_instant_name(const GsLogEntry *e, char *name, gsize size)
 	case GS_LOG_DOWNGRADE:
 	case GS_LOG_HOST_POOLS:
 	case GS_LOG_STREAM:
+	case GS_LOG_MARK:
 		g_snprintf(name, size, "%s", e->kind == GS_LOG_LEAK ? "leak" : "memory");
 		break;
 	}
@@ -1047,6 +1053,12 @@ trace_log(Json *j, Tracks *tracks, const GArray *entries, GsTime makespan)
 			obj_end(j);
 			obj_end(j);
 			break;
+		case GS_LOG_MARK:
+			if (tid == 0)
+				break;
+			trace_instant(j, tid, e->what, "mark", e->time);
+			obj_end(j);
+			break;
 		case GS_LOG_ALLOC:
 		case GS_LOG_FREE:
 		case GS_LOG_FREE_WAIT:
@@ -1091,18 +1103,17 @@ trace_counters(Json *j, const GsResult *r)
 	}
 }
 
-char *
-gs_report_trace(const GsWorkload *w, const GsResult *r, const GsEventLog *log)
+/* The trace of process @process: tracks for @r's threads (if any), then the log's. */
+static char *
+write_trace(const char *process, const GsResult *r, const GsEventLog *log, GsTime end)
 {
 	Tracks tracks;
 	Json j;
-	g_autofree char *process = NULL;
 
-	g_return_val_if_fail(w != NULL && r != NULL, NULL);
 	tracks.names = g_ptr_array_new();
 	tracks.tid_of = g_hash_table_new(g_str_hash, g_str_equal);
 	tracks.open = g_array_new(FALSE, FALSE, sizeof(OpenState));
-	for (guint i = 0; r->threads != NULL && i < r->threads->len; i++)
+	for (guint i = 0; r != NULL && r->threads != NULL && i < r->threads->len; i++)
 		track_of(&tracks, ((const GsThreadResult *) g_ptr_array_index(r->threads, i))->name);
 	for (guint i = 0; log != NULL && i < log->entries->len; i++)
 		track_of(&tracks, g_array_index(log->entries, GsLogEntry, i).thread);
@@ -1110,7 +1121,6 @@ gs_report_trace(const GsWorkload *w, const GsResult *r, const GsEventLog *log)
 	json_init(&j);
 	obj_begin(&j, NULL, STYLE_PRETTY);
 	arr_begin(&j, "traceEvents", STYLE_PRETTY);
-	process = g_strdup_printf("gpusim: %s", w->name != NULL ? w->name : "(unnamed)");
 	trace_head(&j, "process_name", "M", 0);
 	obj_begin(&j, "args", STYLE_TIGHT);
 	put_str(&j, "name", process);
@@ -1129,8 +1139,9 @@ gs_report_trace(const GsWorkload *w, const GsResult *r, const GsEventLog *log)
 		obj_end(&j);
 	}
 	if (log != NULL)
-		trace_log(&j, &tracks, log->entries, r->makespan_ns);
-	trace_counters(&j, r);
+		trace_log(&j, &tracks, log->entries, end);
+	if (r != NULL)
+		trace_counters(&j, r);
 	arr_end(&j);
 	put_str(&j, "displayTimeUnit", "ns");
 	obj_end(&j);
@@ -1140,6 +1151,23 @@ gs_report_trace(const GsWorkload *w, const GsResult *r, const GsEventLog *log)
 	g_hash_table_unref(tracks.tid_of);
 	g_array_unref(tracks.open);
 	return json_finish(&j);
+}
+
+char *
+gs_report_trace(const GsWorkload *w, const GsResult *r, const GsEventLog *log)
+{
+	g_autofree char *process = NULL;
+
+	g_return_val_if_fail(w != NULL && r != NULL, NULL);
+	process = g_strdup_printf("gpusim: %s", w->name != NULL ? w->name : "(unnamed)");
+	return write_trace(process, r, log, r->makespan_ns);
+}
+
+char *
+gs_report_log_trace(const char *process, const GsEventLog *log, GsTime end)
+{
+	g_return_val_if_fail(process != NULL && log != NULL, NULL);
+	return write_trace(process, NULL, log, end);
 }
 
 /* ---- the timeline ---- */

@@ -27,7 +27,8 @@
  *   appearance); each state is a complete event ("ph":"X", "cat":"state",
  *   name the state) from the transition into it to the next one, the last
  *   ending at the makespan; UNKNOWN (not registered) is drawn as a gap.
- *   Throws and deadlock decisions are thread-scoped instants ("ph":"i").
+ *   Throws and deadlock decisions are thread-scoped instants ("ph":"i"), and
+ *   so is an imported log's mark ("cat":"mark", named what it marks).
  *   Counter events ("ph":"C") named "gpu memory", "host memory", "disk memory"
  *   (series "used" and "charged") and "threads" (running, blocked, bufn) come
  *   from the timeline. "ts" and "dur" are microseconds, as the format wants,
@@ -78,6 +79,7 @@ char *gs_report_json(const GsWorkload *w, const GsResult *r, const char *backend
  *   {"t_ns":T,"ev":"deadlock","victim":N,"action":"rollback|retry_once|split"}
  *   {"t_ns":T,"ev":"task","task":ID,"what":W}
  *   {"t_ns":T,"ev":"semaphore","task":ID,"what":W}
+ *   {"t_ns":T,"ev":"mark","thread":N,"what":W}
  * A missing (NULL) string is written as null.
  */
 char *gs_report_event_line(const GsLogEntry *entry);
@@ -87,6 +89,13 @@ char *gs_report_events(const GsEventLog *log);
 
 /** The Chrome trace event JSON of a run; @log may be NULL (no state tracks then). */
 char *gs_report_trace(const GsWorkload *w, const GsResult *r, const GsEventLog *log);
+
+/**
+ * The same trace for a log that is not a run's (an imported state log):
+ * process @process, one track per thread @log names, states drawn until @end;
+ * no counters.
+ */
+char *gs_report_log_trace(const char *process, const GsEventLog *log, GsTime end);
 
 /**
  * The timeline as CSV: the header

@@ -8,7 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <string.h>
+
 #include "scenario/input.h"
+#include "scenario/loader.h"
 
 static gboolean
 fail_errno(int err, GError **error)
@@ -106,4 +109,55 @@ gs_input_read(const char *path, char **contents, gsize *length, GError **error)
 	*contents = buf;
 	*length = (gsize) st.st_size;
 	return TRUE;
+}
+
+gboolean
+gs_input_check_text(const char *path, const char *what, const char *contents, gsize length,
+		    GError **error)
+{
+	const char *nul = memchr(contents, '\0', length);
+	guint line = 1;
+	const char *line_start = contents;
+
+	if (nul == NULL)
+		return TRUE;
+	for (const char *c = contents; c < nul; c++) {
+		if (*c == '\n') {
+			line++;
+			line_start = c + 1;
+		}
+	}
+	g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID,
+		    "%s:%u:%u: a NUL byte: not %s, which is text", path, line,
+		    (guint) (nul - line_start) + 1, what);
+	return FALSE;
+}
+
+gboolean
+gs_input_read_text(const char *path, const char *what, char **contents, gsize *length,
+		   GError **error)
+{
+	g_autoptr(GError) local = NULL;
+
+	if (!gs_input_read(path, contents, length, &local)) {
+		g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID,
+			    "%s:1:1: cannot read: %s", path, local->message);
+		return FALSE;
+	}
+	if (gs_input_check_text(path, what, *contents, *length, error))
+		return TRUE;
+	g_clear_pointer(contents, g_free);
+	return FALSE;
+}
+
+char *
+gs_input_cut_line(char *line, char *end)
+{
+	char *newline = memchr(line, '\n', (gsize) (end - line));
+	char *stop = newline != NULL ? newline : end;
+
+	if (stop > line && stop[-1] == '\r')
+		stop[-1] = '\0';
+	*stop = '\0';
+	return newline != NULL ? newline + 1 : NULL;
 }

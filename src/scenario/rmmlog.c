@@ -7,6 +7,7 @@
 
 #include "scenario/input.h"
 #include "scenario/loader.h"
+#include "scenario/logclock.h"
 #include "scenario/rmmlog.h"
 
 #define RMM_HEADER "Thread,Time,Action,Pointer,Size,Stream"
@@ -14,7 +15,6 @@
 #define RMM_HEADER_NO_THREAD "Time,Action,Pointer,Size,Stream"
 #define NO_THREAD_ID "(no thread column)"
 #define ALIGNMENT 256
-#define US_PER_DAY G_GINT64_CONSTANT(86400000000)
 /* What a scenario may hold (a multiple of a MiB): the capacity written loads. */
 #define MAX_LIVE_BYTES GS_MAX_BYTES
 
@@ -61,8 +61,7 @@ typedef struct {
 	GHashTable *empty;       /* pointer text -> line of its 0-byte allocation */
 	gint64 live_bytes;       /* in row order: what the bound on live bytes checks */
 	GArray *changes;         /* Change: every allocation and free, for the peak in time */
-	gboolean have_time;
-	gint64 first_us, prev_us, day_offset_us;
+	GsLogClock clock;
 	GsRmmImport *out;
 } Importer;
 
@@ -144,43 +143,6 @@ caveat(Importer *im, const Row *row, guint field, const char *format, ...)
 }
 
 /* ---- fields ---- */
-
-/*
- * "HH:MM:SS.ffffff" in microseconds, or "HH:MM:SS:ffffff" as RMM wrote it
- * before 21.06 (spdlog's %f after a colon); more than six decimals are cut.
- */
-static gboolean
-parse_time(const char *text, gint64 *us)
-{
-	guint64 part[3];
-	const char *p = text;
-	gint64 fraction = 0;
-	int digits = 0;
-
-	for (int i = 0; i < 3; i++) {
-		char *end;
-
-		if (!g_ascii_isdigit(*p))
-			return FALSE;
-		part[i] = g_ascii_strtoull(p, &end, 10);
-		p = end;
-		if (i < 2 && *p++ != ':')
-			return FALSE;
-	}
-	if (*p == '.' || *p == ':') {
-		for (p++; g_ascii_isdigit(*p); p++, digits++)
-			if (digits < 6)
-				fraction = fraction * 10 + (*p - '0');
-		if (digits == 0)
-			return FALSE;
-		for (; digits < 6; digits++)
-			fraction *= 10;
-	}
-	if (*p != '\0' || part[1] > 59 || part[2] > 60 || part[0] > 1000)
-		return FALSE;
-	*us = (gint64) ((part[0] * 60 + part[1]) * 60 + part[2]) * 1000000 + fraction;
-	return TRUE;
-}
 
 /* A %p pointer: hexadecimal, with or without 0x; glibc prints NULL as "(nil)". */
 static gboolean
@@ -292,26 +254,6 @@ advance(Importer *im, LogThread *t, gint64 now_us)
 		count_op(im, t);
 	}
 	t->last_us = MAX(t->last_us, now_us);
-}
-
-/* Log time, in microseconds since the first row, across midnight. */
-static gint64
-log_time(Importer *im, gint64 clock_us)
-{
-	gint64 us = clock_us + im->day_offset_us;
-
-	if (!im->have_time) {
-		im->have_time = TRUE;
-		im->first_us = us;
-	} else if (us < im->prev_us - US_PER_DAY / 2) {
-		im->day_offset_us += US_PER_DAY;
-		us += US_PER_DAY;
-	} else if (us > im->prev_us + US_PER_DAY / 2) {
-		/* Stamped before midnight, logged after a row stamped after it. */
-		us -= US_PER_DAY;
-	}
-	im->prev_us = MAX(im->prev_us, us);
-	return us - im->first_us;
 }
 
 static void
@@ -463,7 +405,8 @@ import_row(Importer *im, const char *text, guint line)
 		problem(im, &row, F_THREAD, "no thread id");
 		goto done;
 	}
-	if (!parse_time(row.fields[F_TIME], &clock_us)) {
+	if (!gs_log_time_parse(row.fields[F_TIME], row.fields[F_TIME] + strlen(row.fields[F_TIME]),
+			       &clock_us)) {
 		problem(im, &row, F_TIME, "time '%s' is not HH:MM:SS.ffffff", row.fields[F_TIME]);
 		goto done;
 	}
@@ -482,7 +425,7 @@ import_row(Importer *im, const char *text, guint line)
 		problem(im, &row, F_SIZE, "size '%s' is not a number of bytes", row.fields[F_SIZE]);
 		goto done;
 	}
-	now_us = log_time(im, clock_us);
+	now_us = gs_log_clock_advance(&im->clock, clock_us);
 	t = thread_for(im, row.fields[F_THREAD], now_us);
 	index = GPOINTER_TO_UINT(g_hash_table_lookup(im->thread_of, t->id)) - 1;
 	pointer_key = g_strdup_printf("0x%" G_GINT64_MODIFIER "x", pointer);
@@ -651,59 +594,6 @@ check_header(const char *path, const char *first, gboolean *thread_column, GErro
 	return FALSE;
 }
 
-/*
- * Ends the line that starts at @line in place, at its '\n' (and a '\r' before
- * it) or at @end, the text's NUL; returns the next line, NULL after the last.
- * Each line is searched once: g_strsplit's strstr() is quadratic under
- * AddressSanitizer, which measures the rest of the text at every call.
- */
-static char *
-cut_line(char *line, char *end)
-{
-	char *newline = memchr(line, '\n', (gsize) (end - line));
-	char *stop = newline != NULL ? newline : end;
-
-	if (stop > line && stop[-1] == '\r')
-		stop[-1] = '\0';
-	*stop = '\0';
-	return newline != NULL ? newline + 1 : NULL;
-}
-
-/* A NUL byte would end the text early: the rows after it would go unread. */
-static gboolean
-check_text(const char *path, const char *contents, gsize length, GError **error)
-{
-	const char *nul = memchr(contents, '\0', length);
-	guint line = 1;
-	const char *line_start = contents;
-
-	if (nul == NULL)
-		return TRUE;
-	for (const char *c = contents; c < nul; c++) {
-		if (*c == '\n') {
-			line++;
-			line_start = c + 1;
-		}
-	}
-	g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID,
-		    "%s:%u:%u: a NUL byte: not an RMM log, which is text", path, line,
-		    (guint) (nul - line_start) + 1);
-	return FALSE;
-}
-
-/* The text at @path, or an error at its first line and column when it cannot be read. */
-static gboolean
-read_text(const char *path, char **contents, gsize *length, GError **error)
-{
-	g_autoptr(GError) local = NULL;
-
-	if (gs_input_read(path, contents, length, &local))
-		return TRUE;
-	g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID, "%s:1:1: cannot read: %s",
-		    path, local->message);
-	return FALSE;
-}
-
 /* ---- groups: which task each logged thread belongs to ---- */
 
 /* Letters, digits, '_' and '-', not first: a task id and thread names made of it read plainly. */
@@ -768,8 +658,7 @@ gs_rmm_groups_read(const char *path, GError **error)
 	gsize length;
 	char *next;
 
-	if (!read_text(path, &contents, &length, error) ||
-	    !check_text(path, contents, length, error))
+	if (!gs_input_read_text(path, "a groups file", &contents, &length, error))
 		return NULL;
 	g = g_new0(GsRmmGroups, 1);
 	g->task_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -778,7 +667,7 @@ gs_rmm_groups_read(const char *path, GError **error)
 	for (guint number = 1; next != NULL; number++) {
 		char *line = next;
 
-		next = cut_line(line, contents + length);
+		next = gs_input_cut_line(line, contents + length);
 		g_strchug(line);
 		if (*line == '#' || *line == '\0')
 			continue;
@@ -809,9 +698,9 @@ import_contents(const char *path, char *contents, gsize length, const GsRmmGroup
 	GsRmmImport *out;
 	char *next;
 
-	if (!check_text(path, contents, length, error))
+	if (!gs_input_check_text(path, "an RMM log", contents, length, error))
 		return NULL;
-	next = cut_line(contents, contents + length);
+	next = gs_input_cut_line(contents, contents + length);
 	if (!check_header(path, contents, &im.thread_column, error))
 		return NULL;
 	out = g_new0(GsRmmImport, 1);
@@ -828,7 +717,7 @@ import_contents(const char *path, char *contents, gsize length, const GsRmmGroup
 	for (guint number = 2; next != NULL; number++) {
 		char *line = next;
 
-		next = cut_line(line, contents + length);
+		next = gs_input_cut_line(line, contents + length);
 		if (*g_strstrip(line) != '\0')
 			import_row(&im, line, number);
 	}
@@ -852,7 +741,7 @@ gs_rmm_import(const char *path, const GsRmmGroups *groups, GError **error)
 	g_autofree char *contents = NULL;
 	gsize length;
 
-	if (!read_text(path, &contents, &length, error))
+	if (!gs_input_read_text(path, "an RMM log", &contents, &length, error))
 		return NULL;
 	return import_contents(path, contents, length, groups, error);
 }
