@@ -75,6 +75,42 @@ grep -qF "bad.log:3:49: unknown state 'THREAD_SLEEPING'; the row is left out" "$
 	fail "bad.log: $(cat "$tmp/err")"
 has "rows that could not be read: 3" "bad"
 
+# With the RMM log of the same run: its threads in the tasks the state log
+# registers them for (thread 111 ran task 1, then task 3), the pool thread a
+# task of its own whose free of task 2's buffer the replay honours; the
+# replay completes every task with nothing leaked.
+[ "$(status "$gpusim" import-state-log "$data/run-state.log" --rmm-log="$data/run-rmm.csv" \
+	--out="$tmp/run.yaml" --trace="$tmp/run.json")" = 0 ] || fail "--rmm-log: $(cat "$tmp/err")"
+grep -qF "run-rmm.csv: threads 4, allocations 4, frees 4 (1 by another thread), failed allocations 0, rows left out 0; wrote $tmp/run.yaml" "$tmp/err" ||
+	fail "--rmm-log's summary line: $(cat "$tmp/err")"
+[ -s "$tmp/run.json" ] || fail "--rmm-log: no trace"
+for line in '  # logged thread 111' '  - id: task1' '  # logged thread 222' '  - id: task2' \
+	'  # logged thread 333' '  - id: pool1' '          - free: {buf: p1, thread: task2.0}' \
+	'  # logged thread 111, stretch 2 of the state log' '  - id: task3' '    start: 6000us' \
+	'  gpu: {capacity: 4MiB}'; do
+	grep -qxF -- "$line" "$tmp/run.yaml" || fail "the scenario lacks '$line': $(cat "$tmp/run.yaml")"
+done
+[ "$(status "$gpusim" run --json="$tmp/run-result.json" "$tmp/run.yaml")" = 0 ] ||
+	fail "the grouped scenario does not run: $(cat "$tmp/err")"
+grep -qF '"tasks_completed": 4,' "$tmp/run-result.json" || fail "not every task completed"
+grep -qF '"leaked_bytes": 0,' "$tmp/run-result.json" || fail "the replay leaks"
+# import-rmm-log --state-log groups the same way.
+[ "$(status "$gpusim" import-rmm-log "$data/run-rmm.csv" --state-log="$data/run-state.log" \
+	--out="$tmp/run2.yaml")" = 0 ] || fail "--state-log: $(cat "$tmp/err")"
+cmp -s "$tmp/run.yaml" "$tmp/run2.yaml" || fail "import-rmm-log --state-log differs from import-state-log --rmm-log"
+[ "$(status "$gpusim" import-rmm-log "$data/run-rmm.csv" --state-log="$data/run-state.log" \
+	--groups="$data/run-state.log")" = 2 ] || fail "--groups with --state-log must exit 2"
+[ "$(status "$gpusim" import-rmm-log "$data/run-rmm.csv" --state-log="$tmp/missing.log")" = 2 ] ||
+	fail "a missing --state-log must exit 2"
+[ "$(status "$gpusim" import-state-log "$data/run-state.log" --rmm-log="$data/run-rmm.csv")" = 2 ] ||
+	fail "--rmm-log without --out must exit 2"
+[ "$(status "$gpusim" import-state-log "$data/run-state.log" --rmm-log="$data/run-rmm.csv" --out=-)" = 2 ] ||
+	fail "--out=- must exit 2"
+# A bad RMM log writes neither the scenario nor the trace.
+[ "$(status "$gpusim" import-state-log "$data/run-state.log" --rmm-log="$data/run-state.log" \
+	--out="$tmp/y.yaml" --trace="$tmp/y.json")" = 2 ] || fail "a bad --rmm-log must exit 2"
+[ ! -e "$tmp/y.yaml" ] && [ ! -e "$tmp/y.json" ] || fail "a bad --rmm-log left outputs"
+
 # Not a state log: exit 2, nothing written, a position in the message.
 printf 'Thread,Time,Action,Pointer,Size,Stream\n1,10:00:00.000000,allocate,0x1,8,0x0\n' >"$tmp/rmm.csv"
 [ "$(status "$gpusim" import-state-log "$tmp/rmm.csv" --trace="$tmp/x.json")" = 2 ] ||

@@ -44,4 +44,17 @@ gboolean gs_cmd_check_batch(const char *command, int argc, char **argv, gint *jo
  */
 int gs_cmd_backend_status(const GError *error);
 
+/*
+ * What import-rmm-log and import-state-log --rmm-log share: imports the RMM
+ * log at @log_path with @groups (NULL: none) and writes the scenario to
+ * @scenario (of a set the caller commits), reporting the rows left out on
+ * stderr and, unless @quiet or @out is NULL (standard output), a summary
+ * line. FALSE, with the reason printed, when there is nothing to write.
+ */
+struct GsOutput;
+struct GsRmmGroups;
+gboolean gs_cmd_rmm_import(const char *command, const char *log_path,
+			   const struct GsRmmGroups *groups, struct GsOutput *scenario,
+			   const char *out, gboolean quiet);
+
 #endif /* GPUSIM_COMMANDS_H */

@@ -5,8 +5,6 @@
 
 #include "scenario/logclock.h"
 
-#define US_PER_DAY G_GINT64_CONSTANT(86400000000)
-
 gboolean
 gs_log_time_parse(const char *text, const char *end, gint64 *us)
 {
@@ -49,12 +47,12 @@ gs_log_clock_advance(GsLogClock *clock, gint64 clock_us)
 		clock->have_time = TRUE;
 		clock->first_us = us;
 		clock->latest_us = us;
-	} else if (us < clock->latest_us - US_PER_DAY / 2) {
-		clock->day_offset_us += US_PER_DAY;
-		us += US_PER_DAY;
-	} else if (us > clock->latest_us + US_PER_DAY / 2) {
+	} else if (us < clock->latest_us - GS_LOG_US_PER_DAY / 2) {
+		clock->day_offset_us += GS_LOG_US_PER_DAY;
+		us += GS_LOG_US_PER_DAY;
+	} else if (us > clock->latest_us + GS_LOG_US_PER_DAY / 2) {
 		/* Stamped before midnight, logged after a row stamped after it. */
-		us -= US_PER_DAY;
+		us -= GS_LOG_US_PER_DAY;
 	}
 	clock->latest_us = MAX(clock->latest_us, us);
 	return us - clock->first_us;

@@ -17,6 +17,8 @@
 
 G_BEGIN_DECLS
 
+#define GS_LOG_US_PER_DAY G_GINT64_CONSTANT(86400000000)
+
 /* A log's clock: zero-initialise it before the first row. */
 typedef struct {
 	gboolean have_time;

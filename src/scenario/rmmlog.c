@@ -20,6 +20,8 @@
 
 typedef struct {
 	char *id;       /* as logged */
+	char *key;      /* the id, or "ID@N" for its Nth stretch (N from 2) in a state log's task */
+	char *task_hint; /* the task its stretch belongs to, or NULL: the groups' or its own */
 	GString *ops;   /* its ops, as YAML lines */
 	gint64 start_us, last_us;
 	guint n_ops;
@@ -35,9 +37,18 @@ typedef struct {
 	GPtrArray *threads; /* LogThread* */
 } LogTask;
 
+/* A stretch of a logged thread's life in one task: from its registration on. */
+typedef struct {
+	gint64 from_us; /* the state log's time of day, its day offset included */
+	char *task;
+} Stretch;
+
 struct GsRmmGroups {
 	GHashTable *task_of; /* logged thread id -> task id */
 	GHashTable *tasks;   /* the task ids named */
+	GHashTable *stretches; /* from a state log: logged thread id -> GArray of Stretch, or NULL */
+	gint64 first_us;     /* the state log's first row: its time of day */
+	char *source;        /* "the groups file F", "the state log F" */
 };
 
 typedef struct {
@@ -92,6 +103,8 @@ log_task_free(LogTask *task)
 static void
 log_thread_free(LogThread *t)
 {
+	g_free(t->key);
+	g_free(t->task_hint);
 	g_free(t->task_id);
 	g_free(t->name);
 	g_free(t->id);
@@ -179,21 +192,53 @@ parse_size(const char *text, gint64 *size)
 
 /* ---- threads and ops ---- */
 
+/*
+ * Which stretch of the logged thread @id the row at @now_us falls in, by a
+ * state log's registrations: the last that began at or before it, else the
+ * first. The two logs' clocks are one machine's times of day; a state log
+ * that began on the other side of midnight is a day apart.
+ */
+static const Stretch *
+stretch_of(Importer *im, const char *id, gint64 now_us, guint *index)
+{
+	const GArray *stretches = im->groups != NULL && im->groups->stretches != NULL
+					  ? g_hash_table_lookup(im->groups->stretches, id)
+					  : NULL;
+	gint64 at = im->clock.first_us + now_us;
+
+	*index = 0;
+	if (stretches == NULL)
+		return NULL;
+	if (at - im->groups->first_us > GS_LOG_US_PER_DAY / 2)
+		at -= GS_LOG_US_PER_DAY;
+	else if (im->groups->first_us - at > GS_LOG_US_PER_DAY / 2)
+		at += GS_LOG_US_PER_DAY;
+	for (guint i = 1; i < stretches->len; i++)
+		if (g_array_index(stretches, Stretch, i).from_us <= at)
+			*index = i;
+	return &g_array_index(stretches, Stretch, *index);
+}
+
 static LogThread *
 thread_for(Importer *im, const char *id, gint64 now_us)
 {
-	gpointer found = g_hash_table_lookup(im->thread_of, id);
+	guint index;
+	const Stretch *stretch = stretch_of(im, id, now_us, &index);
+	g_autofree char *key = index == 0 ? g_strdup(id) : g_strdup_printf("%s@%u", id, index + 1);
+	gpointer found = g_hash_table_lookup(im->thread_of, key);
 	LogThread *t;
 
 	if (found != NULL)
 		return im->threads->pdata[GPOINTER_TO_UINT(found) - 1];
 	t = g_new0(LogThread, 1);
 	t->id = g_strdup(id);
+	t->key = g_steal_pointer(&key);
+	t->task_hint = stretch != NULL ? g_strdup(stretch->task) : NULL;
 	t->ops = g_string_new(NULL);
 	t->start_us = now_us;
 	t->last_us = now_us;
 	g_ptr_array_add(im->threads, t);
-	g_hash_table_insert(im->thread_of, t->id, GUINT_TO_POINTER(im->threads->len));
+	g_hash_table_insert(im->thread_of, t->key, GUINT_TO_POINTER(im->threads->len));
 	return t;
 }
 
@@ -215,8 +260,9 @@ own_task_id(Importer *im)
 static void
 place(Importer *im, LogThread *t)
 {
-	const char *group = im->groups != NULL ? g_hash_table_lookup(im->groups->task_of, t->id)
-					       : NULL;
+	const char *group = t->task_hint != NULL ? t->task_hint
+				: im->groups != NULL ? g_hash_table_lookup(im->groups->task_of, t->id)
+						     : NULL;
 	LogTask *task;
 
 	im->placed++;
@@ -427,7 +473,7 @@ import_row(Importer *im, const char *text, guint line)
 	}
 	now_us = gs_log_clock_advance(&im->clock, clock_us);
 	t = thread_for(im, row.fields[F_THREAD], now_us);
-	index = GPOINTER_TO_UINT(g_hash_table_lookup(im->thread_of, t->id)) - 1;
+	index = GPOINTER_TO_UINT(g_hash_table_lookup(im->thread_of, t->key)) - 1;
 	pointer_key = g_strdup_printf("0x%" G_GINT64_MODIFIER "x", pointer);
 	if (strcmp(action, "allocate failure") == 0) {
 		advance(im, t, now_us);
@@ -516,8 +562,13 @@ static void
 write_comment(GString *s, const char *indent, const LogThread *t)
 {
 	g_autofree char *id = yaml_safe(t->id);
+	const char *again = strchr(t->key, '@');
 
-	g_string_append_printf(s, "%s# logged thread %s\n", indent, id);
+	if (again != NULL)
+		g_string_append_printf(s, "%s# logged thread %s, stretch %s of the state log\n",
+				       indent, id, again + 1);
+	else
+		g_string_append_printf(s, "%s# logged thread %s\n", indent, id);
 }
 
 /* A task starts with its earliest thread; the others sleep until they first logged. */
@@ -552,6 +603,10 @@ write_scenario(Importer *im)
 	g_autofree char *file = g_path_get_basename(im->path);
 	g_autofree char *base = yaml_safe(file);
 	gint64 origin_us = earliest_start(im);
+	g_autofree char *source = im->groups != NULL ? yaml_safe(im->groups->source) : NULL;
+	g_autofree char *grouping =
+		source != NULL ? g_strdup_printf("Threads are grouped into tasks by\n  %s", source)
+			       : g_strdup("Each logged thread is one task");
 
 	g_string_append_printf(s, "name: %s\n", name);
 	g_string_append_printf(
@@ -559,13 +614,13 @@ write_scenario(Importer *im)
 		"description: >\n"
 		"  Imported from the RMM log %s (threads %u, allocations %u, frees %u\n"
 		"  of which %u by another thread than the allocation's, failed allocations %u,\n"
-		"  kept as comments). Each logged thread is one task; the gaps between a\n"
+		"  kept as comments). %s; the gaps between a\n"
 		"  thread's rows are compute; a free by another thread frees the allocating\n"
 		"  thread's buffer, once allocated. The GPU holds the log's peak\n"
 		"  (%" G_GINT64_FORMAT " bytes, 256-byte aligned) rounded up to a MiB; shrink it\n"
 		"  with --set memory.gpu.capacity=... to see the policies at work.\n",
 		base, im->out->threads, im->out->allocations, im->out->frees,
-		im->out->frees_across, im->out->failures, im->out->peak_bytes);
+		im->out->frees_across, im->out->failures, grouping, im->out->peak_bytes);
 	g_string_append_printf(s, "memory:\n  gpu: {capacity: %" G_GINT64_FORMAT "MiB}\n",
 			       capacity_mib);
 	g_string_append(s, "tasks:\n");
@@ -663,6 +718,7 @@ gs_rmm_groups_read(const char *path, GError **error)
 	g = g_new0(GsRmmGroups, 1);
 	g->task_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	g->tasks = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g->source = g_strdup_printf("the groups file %s", path);
 	next = contents;
 	for (guint number = 1; next != NULL; number++) {
 		char *line = next;
@@ -684,7 +740,71 @@ gs_rmm_groups_free(GsRmmGroups *groups)
 		return;
 	g_hash_table_unref(groups->task_of);
 	g_hash_table_unref(groups->tasks);
+	if (groups->stretches != NULL)
+		g_hash_table_unref(groups->stretches);
+	g_free(groups->source);
 	g_free(groups);
+}
+
+static void
+stretch_clear(gpointer stretch)
+{
+	g_free(((Stretch *) stretch)->task);
+}
+
+/* The task of a row of the state log: its Spark task, or the pool thread's own. */
+static char *
+state_task(const GsStateRow *row, GHashTable *pools)
+{
+	gpointer pool;
+
+	if (row->task >= 0)
+		return g_strdup_printf("task%" G_GINT64_FORMAT, row->task);
+	pool = g_hash_table_lookup(pools, row->thread);
+	if (pool == NULL) {
+		pool = GUINT_TO_POINTER(g_hash_table_size(pools) + 1);
+		g_hash_table_insert(pools, row->thread, pool);
+	}
+	return g_strdup_printf("pool%u", GPOINTER_TO_UINT(pool));
+}
+
+GsRmmGroups *
+gs_rmm_groups_from_state_log(const GsStateLog *log)
+{
+	GsRmmGroups *g = g_new0(GsRmmGroups, 1);
+	g_autoptr(GHashTable) pools = g_hash_table_new(g_str_hash, g_str_equal);
+
+	g->task_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g->tasks = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g->stretches = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+					     (GDestroyNotify) g_array_unref);
+	g->first_us = log->first_us;
+	g->source = g_strdup_printf("the state log %s", log->path);
+	for (guint i = 0; i < log->rows->len; i++) {
+		const GsStateRow *row = &g_array_index(log->rows, GsStateRow, i);
+		GArray *stretches;
+		gboolean registers = row->kind == GS_STATE_ROW_TRANSITION &&
+				     row->from.state == GS_THREAD_UNKNOWN && row->from.modelled &&
+				     row->to.state == GS_THREAD_RUNNING;
+		Stretch stretch;
+
+		if (row->kind == GS_STATE_ROW_NOTE || row->task < -1 || strcmp(row->thread, "-1") == 0)
+			continue;
+		stretches = g_hash_table_lookup(g->stretches, row->thread);
+		/* A thread's first row opens its first stretch (a rotated file starts anywhere). */
+		if (stretches != NULL && !registers)
+			continue;
+		if (stretches == NULL) {
+			stretches = g_array_new(FALSE, FALSE, sizeof(Stretch));
+			g_array_set_clear_func(stretches, stretch_clear);
+			g_hash_table_insert(g->stretches, g_strdup(row->thread), stretches);
+		}
+		stretch.from_us = log->first_us + row->time_us;
+		stretch.task = state_task(row, pools);
+		g_hash_table_add(g->tasks, g_strdup(stretch.task));
+		g_array_append_val(stretches, stretch);
+	}
+	return g;
 }
 
 /* ---- the whole log ---- */

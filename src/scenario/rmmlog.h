@@ -45,6 +45,8 @@
 
 #include <glib.h>
 
+#include "scenario/statelog.h"
+
 G_BEGIN_DECLS
 
 typedef struct {
@@ -69,6 +71,19 @@ typedef struct GsRmmGroups GsRmmGroups;
 
 /** Reads the groups at @path; NULL with @error ("file:L:C: ...") when it cannot. */
 GsRmmGroups *gs_rmm_groups_read(const char *path, GError **error);
+
+/*
+ * The groups a Spark-RAPIDS state log of the same run gives (statelog.h):
+ * each registration of a thread (UNKNOWN to THREAD_RUNNING) opens a stretch
+ * of its life in the task it registers for, task<N> for Spark's task N, or
+ * pool<K> for the Kth pool thread (registered with task -1), which is a task
+ * of its own as above. An RMM row of that thread belongs to the stretch
+ * that began last at or before its time (the two logs are one machine's
+ * clock), or to its first; a thread's later stretches are threads of their
+ * own in the scenario. A thread the state log does not name is a task of
+ * its own.
+ */
+GsRmmGroups *gs_rmm_groups_from_state_log(const GsStateLog *log);
 void gs_rmm_groups_free(GsRmmGroups *groups);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsRmmGroups, gs_rmm_groups_free)
 

@@ -253,6 +253,7 @@ read_contents(const char *path, char *contents, gsize length, GError **error)
 		if (*line != '\0')
 			read_line(&r, line);
 	}
+	log->first_us = r.clock.first_us;
 	if (log->rows->len == 0) {
 		g_set_error(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID,
 			    "%s:1:1: no row of %s (" HEADER ")%s", path, WHAT,

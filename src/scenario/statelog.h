@@ -59,6 +59,7 @@ typedef struct {
 typedef struct {
 	char *path;
 	GArray *rows;        /* GsStateRow, in log order */
+	gint64 first_us;     /* the first row's time of day, in microseconds */
 	guint headers;       /* header lines (0 in a rotated file) */
 	guint foreign_lines; /* lines of other loggers, skipped */
 	guint first_foreign; /* the first of them, 0 if none */
