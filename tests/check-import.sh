@@ -252,6 +252,23 @@ grep -q 'allocations 100000, frees 100000 (0 by another thread)' "$tmp/err" ||
 "$gpusim" validate "$tmp/long.yaml" >/dev/null 2>"$tmp/err" || fail "long log: $(cat "$tmp/err")"
 
 # Not a log, no log, nothing usable, nowhere to write: exit 2, nothing written.
+# Streams: an allocation on a stream other than the default names it; the
+# default stream, 0x0 or (nil) as RMM 24.12 prints it, is not named.
+{
+	echo 'Thread,Time,Action,Pointer,Size,Stream'
+	echo '7,10:00:00.000000,allocate,0x7f0000000000,4096,0x55aa00'
+	echo '7,10:00:00.000010,allocate,0x7f0000010000,4096,(nil)'
+	echo '7,10:00:00.000020,allocate,0x7f0000020000,4096,0x0'
+	echo '7,10:00:00.000030,free,0x7f0000000000,4096,0x55aa00'
+	echo '7,10:00:00.000040,free,0x7f0000010000,4096,(nil)'
+	echo '7,10:00:00.000050,free,0x7f0000020000,4096,0x0'
+} >"$tmp/streams.csv"
+[ "$(status "$gpusim" import-rmm-log "$tmp/streams.csv" -o "$tmp/streams.yaml")" = 0 ] ||
+	fail "streams: $(cat "$tmp/err")"
+grep -qxF '          - alloc: {buf: p1, size: 4096}  # stream 0x55aa00' "$tmp/streams.yaml" ||
+	fail "the stream is not kept: $(cat "$tmp/streams.yaml")"
+[ "$(grep -c '# stream' "$tmp/streams.yaml")" = 1 ] || fail "the default stream is named"
+
 printf 'a,b,c\n1,2,3\n' >"$tmp/notlog.csv"
 [ "$(status "$gpusim" import-rmm-log "$tmp/notlog.csv" -o "$tmp/x1.yaml")" = 2 ] || fail "not a log"
 grep -q 'notlog.csv:1:1: not an RMM log' "$tmp/err" || fail "not-a-log message: $(cat "$tmp/err")"

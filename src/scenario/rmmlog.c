@@ -338,6 +338,27 @@ peak_in_time(Importer *im)
 	return peak;
 }
 
+/*
+ * Ends an alloc's line, naming its stream when it is not the default one
+ * (0x0, or "(nil)" as RMM 24.12 on prints it): a scenario has no stream
+ * for an allocation, and the log's is kept for the reader.
+ */
+static void
+stream_comment(GString *ops, const char *stream)
+{
+	guint64 pointer;
+
+	if (parse_pointer(stream, &pointer)) {
+		if (pointer != 0)
+			g_string_append_printf(ops, "  # stream 0x%" G_GINT64_MODIFIER "x", pointer);
+	} else if (*stream != '\0') {
+		g_autofree char *safe = g_strescape(stream, NULL);
+
+		g_string_append_printf(ops, "  # stream %s", safe);
+	}
+	g_string_append_c(ops, '\n');
+}
+
 static void
 allocate(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us, const char *pointer,
 	 gint64 size)
@@ -365,8 +386,9 @@ allocate(Importer *im, const Row *row, LogThread *t, guint index, gint64 now_us,
 	g_hash_table_insert(im->live, g_strdup(pointer), live);
 	im->live_bytes += live->bytes;
 	note_change(im, row, now_us, live->bytes);
-	g_string_append_printf(t->ops, "          - alloc: {buf: p%u, size: %" G_GINT64_FORMAT "}\n",
+	g_string_append_printf(t->ops, "          - alloc: {buf: p%u, size: %" G_GINT64_FORMAT "}",
 			       live->buf, size);
+	stream_comment(t->ops, row->fields[F_STREAM]);
 	count_op(im, t);
 	im->out->allocations++;
 }

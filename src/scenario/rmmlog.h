@@ -13,7 +13,9 @@
  * it: a free on another thread than the allocation's is that thread's free
  * of the allocating thread's buffer (`free: {buf, thread}`, which waits for
  * the allocation in the replay), as Spark's cleaner and shuffle threads and
- * RMM's own replay benchmark have it; the time between one thread's
+ * RMM's own replay benchmark have it; an allocation on a stream other than
+ * the default one names it in a comment (`# stream 0x...`), since a
+ * scenario's allocation has no stream; the time between one thread's
  * consecutive rows a `compute` of that length (the log has microseconds);
  * `allocate failure` rows kept as comments where they were. The GPU's
  * capacity is the most bytes live at once in time (rows out of time order
