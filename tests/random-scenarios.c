@@ -633,11 +633,28 @@ write_retry(Gen *g, Thread *t, guint indent, guint depth)
 {
 	g_autoptr(GPtrArray) before = copy_names(t->live);
 
+	const char *split = chance(g, 0.4) ? ONE_OF(g, "halves", "none", "target", "target_cpu")
+					   : NULL;
+
 	line(g, indent, "- retry:");
-	if (chance(g, 0.4))
-		line(g, indent + 4, "split: %s", ONE_OF(g, "halves", "none"));
-	if (chance(g, 0.3))
+	if (split != NULL)
+		line(g, indent + 4, "split: %s", split);
+	if (split != NULL && g_str_has_prefix(split, "target")) {
+		/* A target of up to the GPU's capacity, split down to a 1/2^k of it, data or not. */
+		gint64 target = between(g, 1, MAX(g->gpu_capacity, 1));
+		g_autofree char *target_text = size_text(g, target);
+		g_autofree char *min_text = size_text(g, MAX(target >> below(g, 6), 1));
+
+		line(g, indent + 4, "target: %s", target_text);
+		line(g, indent + 4, "min_target: %s", min_text);
+		if (chance(g, 0.3)) {
+			g_autofree char *data = size_text(g, between(g, 0, target));
+
+			line(g, indent + 4, "data: %s", data);
+		}
+	} else if (chance(g, 0.3)) {
 		line(g, indent + 4, "max_splits: %u", below(g, 5));
+	}
 	if (t->live->len > 0 && chance(g, 0.4))
 		line(g, indent + 4, "input: [%s]", some_buffer(g, t));
 	line(g, indent + 4, "ops:");

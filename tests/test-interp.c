@@ -494,6 +494,91 @@ START_TEST(max_splits_bounds_the_halving)
 }
 END_TEST
 
+/* splitTargetSizeInHalfGpu's next target: half the data when known and small, else half the target. */
+static const struct {
+	gint64 target, data, expected;
+} target_rows[] = {
+	{20, 0, 10},
+	{1000, 200, 100},  /* data <= target / 2: half the data */
+	{100, 2, 1},
+	{1000, 500, 250},  /* data == target / 2 still counts */
+	{1000, 501, 500},  /* data above half the target: half the target */
+	{5, 0, 2},
+	{1, 0, 0},
+};
+
+START_TEST(split_target_table)
+{
+	ck_assert_int_eq(gs_split_target(target_rows[_i].target, target_rows[_i].data),
+			 target_rows[_i].expected);
+}
+END_TEST
+
+/* A block of @mode over one allocation of @target bytes, splitting down to @min. */
+static void
+add_target_block(GsThreadSpec *t, GsSplitMode mode, gint64 target, gint64 min)
+{
+	GsOp *block;
+
+	add_retry(t->ops, alloc_compute_free(t, target), mode, 16);
+	block = &g_array_index(t->ops, GsOp, t->ops->len - 1);
+	block->retry.target = target;
+	block->retry.min_target = min;
+}
+
+/* 4000 does not fit 1500: the attempts run at 2000, then 1000, which fits; the compute scales too. */
+START_TEST(target_split_reruns_at_half_the_target)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	Driver d;
+	GsInterp *it;
+
+	add_target_block(t, GS_SPLIT_TARGET, 4000, 1000);
+	driver_init(&d, NULL, 1500);
+	ck_assert_int_eq(run_alone(&d, t, GS_OOM_RETRY, &it).kind, GS_EFFECT_DONE);
+	ck_assert_uint_eq(count_seen(it, GS_EXC_GPU_SPLIT_AND_RETRY_OOM, TRUE), 2);
+	ck_assert_uint_eq(d.allocs->len, 1);
+	ck_assert_int_eq(g_array_index(d.allocs, gint64, 0), 1000);
+	ck_assert_int_eq(d.now, 250); /* the 1000 ns compute at a quarter of the target */
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
+/*
+ * 600 holds no attempt down to the 1000 floor: the split policy itself
+ * throws, the GPU's SplitAndRetryOOM for split: target, the host's for
+ * target_cpu, and not CouldNotSplit.
+ */
+static const struct {
+	GsSplitMode mode;
+	GsException escapes;
+} target_limit_rows[] = {
+	{GS_SPLIT_TARGET, GS_EXC_GPU_SPLIT_AND_RETRY_OOM},
+	{GS_SPLIT_TARGET_CPU, GS_EXC_CPU_SPLIT_AND_RETRY_OOM},
+};
+
+START_TEST(target_split_below_the_minimum_throws_the_policy_split)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	Driver d;
+	GsInterp *it;
+	GsEffect e;
+
+	add_target_block(t, target_limit_rows[_i].mode, 4000, 1000);
+	driver_init(&d, NULL, 600);
+	e = run_alone(&d, t, GS_OOM_RETRY, &it);
+	ck_assert_int_eq(e.kind, GS_EFFECT_FAILED);
+	ck_assert_int_eq(e.exception, target_limit_rows[_i].escapes);
+	ck_assert_uint_eq(count_seen(it, GS_EXC_COULD_NOT_SPLIT, FALSE), 0);
+	ck_assert_uint_eq(count_seen(it, target_limit_rows[_i].escapes, FALSE), 1 +
+			  (target_limit_rows[_i].mode == GS_SPLIT_TARGET));
+	ck_assert_uint_eq(d.allocs->len, 0);
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
 START_TEST(outer_block_splits_when_inner_cannot)
 {
 	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
@@ -710,6 +795,7 @@ gs_test_suite_interp(void)
 	TCase *tc = tcase_create("interp");
 
 	tcase_add_loop_test(tc, split_size_table, 0, G_N_ELEMENTS(split_rows));
+	tcase_add_loop_test(tc, split_target_table, 0, G_N_ELEMENTS(target_rows));
 	tcase_add_test(tc, split_time_halves_without_a_floor);
 	tcase_add_test(tc, plain_ops_in_order);
 	tcase_add_test(tc, repeat_runs_its_ops_that_many_times);
@@ -722,6 +808,9 @@ gs_test_suite_interp(void)
 	tcase_add_loop_test(tc, an_escaping_exception_closes_the_input_and_the_attempt, 0,
 			    G_N_ELEMENTS(escape_rows));
 	tcase_add_test(tc, max_splits_bounds_the_halving);
+	tcase_add_test(tc, target_split_reruns_at_half_the_target);
+	tcase_add_loop_test(tc, target_split_below_the_minimum_throws_the_policy_split, 0,
+			    G_N_ELEMENTS(target_limit_rows));
 	tcase_add_test(tc, outer_block_splits_when_inner_cannot);
 	tcase_add_test(tc, small_sizes_are_repeated_not_split);
 	tcase_add_test(tc, fail_policy_throws_fatal_oom);

@@ -256,6 +256,13 @@ GS_API gint64 gs_interp_live_bytes(const GsInterp *it, GsAllocKind kind);
 GS_API gint64 gs_split_size(gint64 size, const guint8 *path, guint n);
 /** The same for a compute time (no lower limit). */
 GS_API GsTime gs_split_time(GsTime time, const guint8 *path, guint n);
+/*
+ * The next target of a retry block that splits a target (split: target),
+ * as spark-rapids' splitTargetSizeInHalfGpu computes it: half the data's
+ * own size when it is known (@data > 0) and at most half the target,
+ * else half the target.
+ */
+GS_API gint64 gs_split_target(gint64 target, gint64 data);
 
 G_END_DECLS
 

@@ -209,7 +209,12 @@ GS_API gboolean gs_op_kind_is_execution(GsOpKind kind);
 typedef enum {
 	GS_SPLIT_HALVES = 0, /* split in two halves (SPEC §3.5.1) */
 	GS_SPLIT_NONE = 1,   /* splitting forbidden: CouldNotSplit */
+	GS_SPLIT_TARGET = 2, /* halve a target size, as splitTargetSizeInHalfGpu does */
+	GS_SPLIT_TARGET_CPU = 3, /* the same, as splitTargetSizeInHalfCpu does */
 } GsSplitMode;
+
+/** Whether a retry block splitting as @mode halves a target size (split: target, target_cpu). */
+#define GS_SPLIT_IS_TARGET(mode) ((mode) == GS_SPLIT_TARGET || (mode) == GS_SPLIT_TARGET_CPU)
 
 typedef enum {
 	GS_STRATEGY_ANY_IN_TIER = 0,
@@ -292,7 +297,11 @@ struct GsOp {
 		GsTime time;                /* sleep: duration; until: scenario time */
 		struct {
 			GsSplitMode split;
-			guint max_splits;   /* default 16 */
+			guint max_splits;   /* default 16; halves only */
+			/* split: target, target_cpu (AutoCloseableTargetSize): the
+			   first attempt's target, the least a split may leave, and the
+			   data's own size (0: unknown) */
+			gint64 target, min_target, data;
 			GsNames input;      /* buffers made spillable during the block */
 			GArray *ops;        /* GsOp */
 		} retry;

@@ -49,6 +49,7 @@ typedef struct {
 	GByteArray *path;   /* the piece being attempted */
 	guint depth;        /* 1 for the outermost block, 2 inside it... */
 	guint attempts;     /* attempts begun, pieces and reruns alike */
+	gint64 target;      /* split: target: the attempt's target size */
 } Pieces;
 
 /* 32 bytes: the kind is the op's (frame_kind()), and a frame counts iterations or holds pieces. */
@@ -152,6 +153,19 @@ gs_split_time(GsTime time, const guint8 *path, guint n)
 	return time;
 }
 
+gint64
+gs_split_target(gint64 target, gint64 data)
+{
+	return data > 0 && data <= target / 2 ? data / 2 : target / 2;
+}
+
+/* @value (bytes or time) for an attempt at @target of a block that began at @first: in proportion. */
+static gint64
+scale_to_target(gint64 value, gint64 target, gint64 first)
+{
+	return (gint64) ((__int128) value * target / first);
+}
+
 /* ---- driver hooks (interp.h: GsInterpHooks) ---- */
 
 void
@@ -252,6 +266,7 @@ push(GsInterp *it, const GsOp *op, const GArray *ops)
 		f.retry->depth = retry_depth(it) + 1;
 		f.retry->pieces = g_ptr_array_new_with_free_func((GDestroyNotify) g_byte_array_unref);
 		g_ptr_array_add(f.retry->pieces, g_byte_array_new());
+		f.retry->target = op->retry.target;
 		tell_block(it, op, TRUE);
 	}
 	reserve_frame(it);
@@ -277,16 +292,24 @@ current_op(GsInterp *it)
 	return &f->ops[f->pos];
 }
 
-/* Applies every enclosing piece's halvings, outermost block first. */
+/*
+ * Applies every enclosing piece's halvings, outermost block first; a block
+ * that splits a target scales by its attempt's target instead.
+ */
 static gint64
 scaled(GsInterp *it, gint64 value, gboolean is_size)
 {
 	for (guint i = 0; i < it->n_frames; i++) {
+		const Frame *f = &it->frames[i];
 		const GByteArray *path;
 
-		if (frame_kind(&it->frames[i]) != FRAME_RETRY)
+		if (frame_kind(f) != FRAME_RETRY)
 			continue;
-		path = it->frames[i].retry->path;
+		if (GS_SPLIT_IS_TARGET(f->op->retry.split)) {
+			value = scale_to_target(value, f->retry->target, f->op->retry.target);
+			continue;
+		}
+		path = f->retry->path;
 		value = is_size ? gs_split_size(value, path->data, path->len)
 				: gs_split_time(value, path->data, path->len);
 	}
@@ -545,14 +568,53 @@ start_attempt(GsInterp *it, GsTime now)
 	restart_attempt(it, now);
 }
 
-/* Splitting is allowed and fewer than max_splits splits lie on the piece's path. */
+/*
+ * Splitting is allowed, and fewer than max_splits splits lie on the piece's
+ * path; or, splitting a target, the next target is not below min_target.
+ */
 static gboolean
 can_split(const Frame *f)
 {
-	return f->op->retry.split != GS_SPLIT_NONE && f->retry->path->len < f->op->retry.max_splits;
+	const GsOp *op = f->op;
+
+	switch (op->retry.split) {
+	case GS_SPLIT_HALVES:
+		return f->retry->path->len < op->retry.max_splits;
+	case GS_SPLIT_TARGET:
+	case GS_SPLIT_TARGET_CPU:
+		return gs_split_target(f->retry->target, op->retry.data) >= op->retry.min_target;
+	case GS_SPLIT_NONE:
+		break;
+	}
+	return FALSE;
 }
 
-/* Replaces the current piece by its halves and starts the first. */
+/*
+ * What escapes a block that cannot honour a split request: CouldNotSplit;
+ * or, splitting a target, the split policy's own SplitAndRetryOOM, as
+ * splitTargetSizeInHalfGpu (GPU) or splitTargetSizeInHalfCpu (CPU) throws
+ * it, whichever exception asked for the split.
+ */
+static GsException
+split_refused(const Frame *f)
+{
+	switch (f->op->retry.split) {
+	case GS_SPLIT_TARGET:
+		return GS_EXC_GPU_SPLIT_AND_RETRY_OOM;
+	case GS_SPLIT_TARGET_CPU:
+		return GS_EXC_CPU_SPLIT_AND_RETRY_OOM;
+	case GS_SPLIT_HALVES:
+	case GS_SPLIT_NONE:
+		break;
+	}
+	return GS_EXC_COULD_NOT_SPLIT;
+}
+
+/*
+ * Replaces the current piece by its halves and starts the first; splitting a
+ * target, reruns the piece at the next target (the split policy returns one
+ * piece).
+ */
 static void
 split_piece(GsInterp *it, GsTime now)
 {
@@ -560,6 +622,11 @@ split_piece(GsInterp *it, GsTime now)
 	GByteArray *first, *second;
 	const guint8 one = 1, zero = 0;
 
+	if (GS_SPLIT_IS_TARGET(top(it)->op->retry.split)) {
+		work->target = gs_split_target(work->target, top(it)->op->retry.data);
+		restart_attempt(it, now);
+		return;
+	}
 	second = g_byte_array_new();
 	g_byte_array_append(second, work->path->data, work->path->len);
 	g_byte_array_append(second, &one, 1);
@@ -649,9 +716,9 @@ handle_exception(GsInterp *it, GsException exc, GsTime now)
 			return;
 		}
 		/* It cannot split: the block fails, and the next one out may split instead. */
+		exc = split_refused(f);
 		close_block(it, f, now);
 		pop(it);
-		exc = GS_EXC_COULD_NOT_SPLIT;
 		seen = record(it, exc, now);
 	}
 	if (it->spec->on_oom == GS_ON_OOM_CONTINUE) {

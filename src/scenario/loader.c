@@ -1412,7 +1412,7 @@ static const char *const tier_names[] = {"gpu", "host", "disk", NULL};
 static const char *const strategy_names[] = {"any_in_tier", "specific", "any_in_tiers",
 					     "downgrade", NULL};
 static const char *const mode_names[] = {"block", "or_null", "upto", NULL};
-static const char *const split_names[] = {"halves", "none", NULL};
+static const char *const split_names[] = {"halves", "none", "target", "target_cpu", NULL};
 static const char *const memory_mode_names[] = {"on_heap", "off_heap", NULL};
 static const char *const share_names[] = {"fair", "none", NULL};
 static const char *const outcome_names[] = {"completed", "failed", "deadlock", "timeout", NULL};
@@ -1844,10 +1844,38 @@ read_compute(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 static const Field retry_fields[] = {
 	FIELD("split", F_ENUM, GsOp, retry.split, .names = split_names),
 	FIELD("max_splits", F_COUNT, GsOp, retry.max_splits),
+	FIELD("target", F_SIZE, GsOp, retry.target, .min = 1),
+	FIELD("min_target", F_SIZE, GsOp, retry.min_target, .min = 1),
+	FIELD("data", F_SIZE, GsOp, retry.data),
 	OTHER("input"),
 	OTHER("ops", .required = TRUE),
 	{.key = NULL},
 };
+
+/* target, min_target and data belong to split: target (or target_cpu), which needs the first two. */
+static gboolean
+check_target_keys(Loader *l, const Node *v, const GsOp *op)
+{
+	static const char *const keys[] = {"target", "min_target", "data"};
+	const gboolean target = GS_SPLIT_IS_TARGET(op->retry.split);
+
+	for (guint i = 0; i < G_N_ELEMENTS(keys); i++) {
+		Entry *e = find_entry(v, keys[i]);
+
+		if (e != NULL && !target)
+			return fail(l, e->key, "retry.%s is only for split: target", keys[i]);
+		if (e == NULL && target && i < 2)
+			return fail(l, v, "retry with split: target needs %s", keys[i]);
+	}
+	if (target && find_entry(v, "max_splits") != NULL)
+		return fail(l, find_entry(v, "max_splits")->key,
+			    "retry.max_splits is only for split: halves (a target splits down to "
+			    "min_target)");
+	if (target && op->retry.min_target > op->retry.target)
+		return fail(l, find_entry(v, "min_target")->value,
+			    "retry.min_target is larger than retry.target");
+	return TRUE;
+}
 
 static gboolean
 read_retry(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
@@ -1855,7 +1883,7 @@ read_retry(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 	op->retry.split = GS_SPLIT_HALVES;
 	op->retry.max_splits = 16;
 	op->retry.ops = g_array_new(FALSE, TRUE, sizeof(GsOp));
-	return read_fields(l, v, "retry", retry_fields, op) &&
+	return read_fields(l, v, "retry", retry_fields, op) && check_target_keys(l, v, op) &&
 	       read_names(l, tc, find_value(v, "input"), NAME_BUFFER, TRUE, "retry.input",
 			  &op->retry.input) &&
 	       read_ops(l, tc, find_value(v, "ops"), "retry.ops", op->retry.ops);
