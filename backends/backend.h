@@ -74,6 +74,11 @@ typedef struct {
 	 */
 	gboolean (*alloc)(gpointer state, gpointer thread, GsTier tier, guint device, gint64 bytes,
 			  guint64 *handle);
+	/*
+	 * Frees an allocation, on the thread @thread (which may not be the one
+	 * that allocated it), or, @thread NULL, after every thread has ended
+	 * (a buffer given away to another thread that nobody freed).
+	 */
 	void (*free)(gpointer state, gpointer thread, GsTier tier, guint64 handle);
 	/*
 	 * Optional: starts @ns of work on the thread's device that reads the

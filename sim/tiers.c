@@ -623,21 +623,21 @@ owner_ready(SimThread *owner, const GsOp *op)
 	return TRUE;
 }
 
+static gboolean
+owner_allocated(gconstpointer owner, guint name)
+{
+	return gs_interp_allocated(interp_of((SimThread *) owner), name);
+}
+
 /* @t waits for @owner (NULL: not started) to allocate the first buffer of @op it lacks. */
 static void
 log_free_wait(Sim *s, SimThread *t, SimThread *owner, const GsOp *op)
 {
-	const guint *names = gs_names_data(&op->free.bufs);
-	GsLogEntry e = {.kind = GS_LOG_FREE_WAIT, .owner = op->free.thread};
-	guint i = 0;
+	GsLogEntry e;
 
 	if (!logging(s))
 		return;
-	while (owner != NULL && i + 1 < op->free.bufs.len &&
-	       gs_interp_allocated(interp_of(owner), names[i]))
-		i++;
-	e.thread = t->result->name;
-	e.buf = gs_workload_thread(s->w, op->free.thread, NULL)->buffers->pdata[names[i]];
+	e = gs_run_free_wait_entry(s->w, t->result->name, op, owner_allocated, owner);
 	emit(s, &e);
 }
 

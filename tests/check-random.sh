@@ -29,7 +29,8 @@
 #              waiting thread waits for an allocation.
 # Every $GS_RANDOM_HOST_EVERY-th seed also runs on real threads
 # (--backend=host), where status, messages, hang and copies must hold; one
-# with a free of another thread's buffer may be refused (exit 3) instead.
+# with a free of another thread's buffer in a run with memory tiers may be
+# refused (exit 3) instead.
 #
 # Seeds $GS_RANDOM_FIRST.. (default 1), $GS_RANDOM_RUNS of them (default 200);
 # a long run: GS_RANDOM_RUNS=10000. A failure prints the seed, the property
@@ -208,7 +209,7 @@ check_host() {
 	rm -f "$tmp"/h.*
 	run "$seed" h --backend=host --json="$tmp/h.json"
 	code=$?
-	# A free of another thread's buffer: the simulator's alone for now (exit 3).
+	# A free of another thread's buffer in a run with memory tiers: the simulator's alone for now (exit 3).
 	[ $code -eq 3 ] && grep -q '^gpusim: .*real threads do not yet' "$tmp/h.err" && return
 	check_run "$seed" h "run --max-time=10s --backend=host --json=h.json"
 }

@@ -416,11 +416,86 @@ START_TEST(test_a_refusal_says_the_usage_it_would_make)
 }
 END_TEST
 
-/* A free of another thread's buffers is refused on real threads, for now: exit 3's error. */
-START_TEST(test_a_free_of_another_threads_buffer_is_refused)
+/*
+ * A thread frees buffers another thread of another task allocated: B frees
+ * A.0's x as soon as A.0 has allocated it, waiting for that when it comes
+ * first, then y, and allocates z. Whatever the order the threads run in,
+ * on the real clock and either locking, both tasks complete, nothing leaks
+ * and nothing is held at the end; the frees count against B.0's footprint,
+ * as the freeing thread's (SparkResourceAdaptor), so its largest is z less
+ * what it freed, 1 MiB, and A.0's is x and y, 3 MiB.
+ */
+static const char *const across_yaml =
+	"gpusim: 1\nname: across\nmemory: {gpu: {capacity: 10MiB}}\n"
+	"tasks:\n"
+	"  - {id: A, threads: [{ops: [{alloc: {buf: x, size: 1MiB}}, {alloc: {buf: y, size: 2MiB}},\n"
+	"      {compute: 1ms}]}]}\n"
+	"  - {id: B, threads: [{ops: [{free: {buf: x, thread: A.0}}, {free: {buf: y, thread: A.0}},\n"
+	"      {alloc: {buf: z, size: 4MiB}}, {free: z}]}]}\n";
+
+START_TEST(test_a_thread_frees_another_threads_buffers)
+{
+	Run run = run_text(across_yaml, _i);
+
+	ck_assert_int_eq(run.result->outcome, GS_OUTCOME_COMPLETED);
+	ck_assert_uint_eq(run.result->totals.tasks_completed, 2);
+	ck_assert_int_eq(run.result->totals.leaked_bytes, 0);
+	ck_assert_int_eq(((GsTaskResult *) run.result->tasks->pdata[0])->max_footprint, 3 << 20);
+	ck_assert_int_eq(((GsTaskResult *) run.result->tasks->pdata[1])->max_footprint, 1 << 20);
+	check_memory(run.result);
+	gs_result_free(run.result);
+}
+END_TEST
+
+/* On the virtual clock the same run is the simulator's, wait for the owner included. */
+START_TEST(test_frees_across_threads_match_the_simulator)
+{
+	g_autoptr(GsWorkload) w = load_text(across_yaml);
+	g_autoptr(GsResult) sim = simulate(w);
+	Run run = run_on(w, &gs_backend_host, _i, GS_CLOCK_VIRTUAL);
+
+	ck_assert_int_eq(run.result->makespan_ns, sim->makespan_ns);
+	for (guint i = 0; i < sim->tasks->len; i++) {
+		const GsTaskResult *want = sim->tasks->pdata[i], *got = run.result->tasks->pdata[i];
+
+		ck_assert_int_eq(got->outcome, want->outcome);
+		ck_assert_int_eq(got->end_ns, want->end_ns);
+		ck_assert_int_eq(got->max_footprint, want->max_footprint);
+	}
+	gs_result_free(run.result);
+}
+END_TEST
+
+/*
+ * A buffer given away that nobody frees (its freer's task fails first) is
+ * its completed task's leak, still held when the run ends (as in the
+ * simulator), and released after.
+ */
+START_TEST(test_a_buffer_given_away_and_never_freed_leaks)
+{
+	Run run = run_text(
+		"gpusim: 1\nname: unfreed\nmemory: {gpu: {capacity: 10MiB}}\n"
+		"tasks:\n  - {id: A, threads: [{ops: [{alloc: {buf: a, size: 1MiB}}]}]}\n"
+		"  - {id: B, threads: [{ops: [{alloc: {buf: b, size: 20MiB}},\n"
+		"      {free: {buf: a, thread: A.0}}]}]}\n", _i);
+
+	ck_assert_int_eq(((GsTaskResult *) run.result->tasks->pdata[0])->outcome,
+			 GS_OUTCOME_COMPLETED);
+	ck_assert_int_eq(((GsTaskResult *) run.result->tasks->pdata[1])->outcome, GS_OUTCOME_FAILED);
+	ck_assert_int_eq(run.result->totals.leaked_bytes, 1 << 20);
+	ck_assert_int_eq(g_array_index(run.result->timeline, GsSample, run.result->timeline->len - 1)
+				 .used[GS_TIER_GPU],
+			 1 << 20);
+	gs_result_free(run.result);
+}
+END_TEST
+
+/* With memory tiers the buffers' records are the model's: refused for now, exit 3's error. */
+START_TEST(test_a_free_across_threads_with_tiers_is_refused)
 {
 	g_autoptr(GsWorkload) w = load_text(
 		"gpusim: 1\nname: foreign\nmemory: {gpu: {capacity: 10MiB}}\n"
+		"policy: {spill: {enabled: true}}\n"
 		"tasks:\n  - {id: A, threads: [{ops: [{alloc: {buf: a, size: 1MiB}}]}]}\n"
 		"pool_threads:\n  - {name: P, ops: [{free: {buf: a, thread: A.0}}]}\n");
 	g_autoptr(GError) error = NULL;
@@ -665,7 +740,10 @@ gs_test_suite_threads(void)
 	tcase_add_test(tc, test_events_count_what_the_driver_handled);
 	tcase_add_loop_test(tc, test_a_refusal_says_the_usage_it_would_make, 0,
 			    G_N_ELEMENTS(usage_policies));
-	tcase_add_test(tc, test_a_free_of_another_threads_buffer_is_refused);
+	tcase_add_loop_test(tc, test_a_thread_frees_another_threads_buffers, 0, 2);
+	tcase_add_loop_test(tc, test_frees_across_threads_match_the_simulator, 0, 2);
+	tcase_add_loop_test(tc, test_a_buffer_given_away_and_never_freed_leaks, 0, 2);
+	tcase_add_test(tc, test_a_free_across_threads_with_tiers_is_refused);
 	tcase_add_loop_test(tc, test_a_buffer_used_twice_comes_up_once, 0, 2);
 	suite_add_tcase(s, tc);
 	tcase_add_test(bk, test_round_trips_keep_every_byte);

@@ -588,7 +588,11 @@ cuda_free(gpointer state, gpointer thread, GsTier tier, guint64 handle)
 	Cuda *c = state;
 	Buf *b = GSIZE_TO_POINTER(handle);
 
-	if (b->tier == GS_TIER_GPU) {
+	if (b->tier == GS_TIER_GPU && thread == NULL) {
+		/* The run is over: nothing can still be using it. */
+		cudaSetDevice(b->device);
+		cudaFree(b->base);
+	} else if (b->tier == GS_TIER_GPU) {
 		cudaStream_t stream = stream_of(c, thread, b->device);
 
 		/* Without a stream (stream_of() noted the fault), or refused: free it at once. */

@@ -91,6 +91,7 @@ threads_take_memory(Worker *t, const GsEffect *e, guint64 *handle, gint64 *usage
 	*handle = GPOINTER_TO_SIZE(held);
 	if (e->alloc_kind == GS_KIND_GPU)
 		threads_count_footprint(t, e->size);
+	threads_note_allocated(t, e->buf);
 	return TRUE;
 }
 

@@ -6,12 +6,16 @@
  * queue bookkeeping, the shared event log, every thread's `woken` flag and the
  * permit queue. A thread's interpreter, its backend state, its own event log
  * and its footprint belong to the thread that runs it and are read by others
- * only after it has been joined. Thread statuses, the engine-state mirror,
- * the contended count and the memory counters are atomics, read without the
- * lock by the fast path and the watchdog.
+ * only after it has been joined, but in a run where a thread frees another's
+ * buffers: there the interpreter and the list of held buffers are also
+ * taken by the freeing thread, under the owner's `interp_lock` (across.c).
+ * Thread statuses, the engine-state mirror, the contended count and the
+ * memory counters are atomics, read without the lock by the fast path and
+ * the watchdog.
  *
- * A thread waits in three places: parked in the engine (on its `cond` with
- * `lock`, until `woken` or `stop`), for a GPU permit (same), and in a compute,
+ * A thread waits in four places: parked in the engine (on its `cond` with
+ * `lock`, until `woken` or `stop`), for a GPU permit (same), for the owner of
+ * a buffer it frees to allocate it (same), and in a compute,
  * sleep or until (on its `sleep_cond` with its own `sleep_lock`, with a
  * deadline; on the virtual clock, on its `cond` with `lock` until the run
  * loop's clock reaches its deadline), so that stopping a thread wakes it
@@ -21,7 +25,8 @@
  * watchdog), waits.c is how a thread waits and is woken, counters.c admits
  * memory without tiers, tiers.c carries out what the tier model decides
  * (allocations, copies, the gate, reservations), downgrade.c is the
- * proactive downgrade's own threads.
+ * proactive downgrade's own threads, across.c a free of another thread's
+ * buffers.
  */
 #ifndef GPUSIM_BACKENDS_THREADS_DRIVER_H
 #define GPUSIM_BACKENDS_THREADS_DRIVER_H
@@ -100,11 +105,15 @@ struct Worker {
 	gboolean fast_ok;        /* no inject op anywhere in its ops */
 	gboolean parked_last;    /* its last effect was WAIT (thread-owned) */
 	GsTime parked_since, semaphore_since; /* under lock */
-	gint64 footprint;        /* GPU bytes it holds (thread-owned) */
+	gint64 footprint;        /* GPU bytes it allocated less those it freed (thread-owned) */
 	atomic_int_fast64_t max_footprint; /* written by the thread, read under lock */
 	GArray *log;             /* LogItem (thread-owned) */
 	GPtrArray *live;         /* Held* the thread holds (thread-owned; under lock with tiers) */
 	GsRunThreadTiers *tiers; /* its part in the tiers (under lock); NULL until it uses them */
+	/* Frees across threads (Threads.frees_across): another thread may take its buffers. */
+	pthread_mutex_t interp_lock; /* held around its interpreter's calls and its live */
+	GArray *allocated;       /* under lock: gboolean per buffer name, set once allocated */
+	const GsOp *owner_op;    /* under lock: the free it waits to make (GS_RUN_OWNER) */
 	gint64 leaking;          /* bytes handed back as it ended (thread-owned): a leak if it completes */
 	TimedWait timed;         /* virtual clock: its sleep, until, compute or alloc latency */
 };
@@ -164,6 +173,10 @@ struct Threads {
 	pthread_cond_t downgrade_cond; /* with lock: a GPU's charge grew, or the run ended */
 	struct Downgrader *downgraders; /* one per GPU device */
 	GError *device_error;    /* under lock: the device failed, and the run ended with this */
+	/* A thread frees another's buffers (free: {buf, thread}), under lock: */
+	gboolean frees_across;
+	GHashTable *by_name;     /* thread name -> its latest Worker */
+	GPtrArray *owner_waiters; /* Worker* waiting for an owner to allocate what they free */
 };
 
 /* The thread that makes one GPU's proactive copies, one at a time. */
@@ -286,6 +299,14 @@ G_GNUC_INTERNAL void threads_buffers_listed(gpointer thread, const GsNames *name
 G_GNUC_INTERNAL void threads_tiered_op(Worker *t, const GsOp *op);
 G_GNUC_INTERNAL void threads_on_block(const GsOp *retry_op, gboolean entering, gpointer data);
 G_GNUC_INTERNAL void threads_tiers_thread_ends(Worker *t);
+
+/* across.c: a thread that frees another thread's buffers */
+G_GNUC_INTERNAL void threads_interp_lock(Worker *t);
+G_GNUC_INTERNAL void threads_interp_unlock(Worker *t);
+G_GNUC_INTERNAL void threads_note_allocated(Worker *t, guint name);
+G_GNUC_INTERNAL void threads_owner_moved(Threads *r, Worker *owner);
+G_GNUC_INTERNAL gboolean threads_free_for(Worker *t, const GsOp *op);
+G_GNUC_INTERNAL void threads_release_given_away(Threads *r);
 
 /* downgrade.c: the proactive downgrade's threads */
 G_GNUC_INTERNAL void threads_downgrade_wake(Threads *r);

@@ -109,20 +109,30 @@ do_alloc(Worker *t, const GsEffect *e)
 		threads_tiered_alloc(t, e);
 		return;
 	}
+	threads_interp_lock(t);
 	ok = threads_take_memory(t, e, &handle, &usage);
-
 	threads_log_alloc(t, e, ok, usage);
 	atomic_fetch_add_explicit(&t->r->locked_allocs, 1, memory_order_relaxed);
 	gs_interp_alloc_done(t->interp, ok, handle, now(t->r));
+	threads_interp_unlock(t);
 }
 
+/*
+ * A buffer goes back: its own, or one another thread allocated and gave
+ * away (threads_free_for()), which leaves the owner's list and names the
+ * owner in the log. Either way the freeing thread's footprint goes down, as
+ * SparkResourceAdaptor's deallocation counts it.
+ */
 static void
 do_free(Worker *t, const GsEffect *e)
 {
 	Threads *r = t->r;
 	Held *held = GSIZE_TO_POINTER(e->handle);
+	Worker *owner = held->owner != NULL ? held->owner : t;
 	GsLogEntry le = {.kind = GS_LOG_FREE, .thread = t->result->name, .bytes = e->size,
-			 .tier = e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU};
+			 .tier = e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU,
+			 .buf = owner->spec->buffers->pdata[e->buf],
+			 .owner = owner != t ? owner->result->name : NULL};
 
 	if (e->at_end)
 		t->leaking += e->size;
@@ -133,22 +143,33 @@ do_free(Worker *t, const GsEffect *e)
 	} else {
 		gs_backend_free(r->ops, r->bk, t->bk, held->space->tier, held->backend);
 		threads_space_give(held->space, held->charged);
-		g_ptr_array_remove_fast(t->live, held);
+		threads_interp_lock(owner);
+		g_ptr_array_remove_fast(owner->live, held);
+		threads_interp_unlock(owner);
 		g_free(held);
 	}
 	atomic_fetch_add_explicit(&r->frees, 1, memory_order_relaxed);
-	le.buf = t->spec->buffers->pdata[e->buf];
 	threads_log_to(r, t->log, &le);
+}
+
+/* One step of the thread's interpreter, which another thread may take buffers from meanwhile. */
+static GsEffect
+step(Worker *t)
+{
+	GsEffect e;
+
+	threads_interp_lock(t);
+	e = gs_interp_step(t->interp, now(t->r));
+	threads_interp_unlock(t);
+	return e;
 }
 
 /* Frees what an ending thread still holds, through its interpreter. */
 static void
 drain_frees(Worker *t)
 {
-	for (GsEffect e = gs_interp_step(t->interp, now(t->r)); e.kind == GS_EFFECT_FREE;
-	     e = gs_interp_step(t->interp, now(t->r))) {
+	for (GsEffect e = step(t); e.kind == GS_EFFECT_FREE; e = step(t))
 		do_free(t, &e);
-	}
 }
 
 /*
@@ -217,8 +238,11 @@ do_association(Worker *t, const GsOp *op)
 	thrown = gs_run_associate(r->engine, t->id, t->spec->shuffle, op, (GsTaskId *) ids->data,
 				  ids->len, now(r));
 	threads_engine_unlock(r);
-	if (thrown != GS_EXC_NONE)
+	if (thrown != GS_EXC_NONE) {
+		threads_interp_lock(t);
 		gs_interp_op_failed(t->interp, thrown, now(r));
+		threads_interp_unlock(t);
+	}
 }
 
 /* ---- tasks (under lock) ---- */
@@ -321,7 +345,9 @@ carry_out(Worker *t, const GsEffect *e, gboolean *ends_task, gboolean *failed,
 	case GS_EFFECT_PERMIT:
 		if (!threads_take_permit(t))
 			return FALSE;
+		threads_interp_lock(t);
 		gs_interp_permit_granted(t->interp);
+		threads_interp_unlock(t);
 		return TRUE;
 	case GS_EFFECT_ALLOC:
 		/* On the virtual clock an allocation attempt lasts links.alloc_latency. */
@@ -345,6 +371,8 @@ carry_out(Worker *t, const GsEffect *e, gboolean *ends_task, gboolean *failed,
 	case GS_EFFECT_UNTIL:
 		return threads_wait_until(t, e->time);
 	case GS_EFFECT_OP:
+		if (e->op->kind == GS_OP_FREE)
+			return threads_free_for(t, e->op);
 		if (gs_run_is_association(e->op))
 			do_association(t, e->op);
 		else if (r->mem != NULL)
@@ -376,7 +404,9 @@ unwind(Worker *t)
 {
 	if (t->parked_last)
 		drain_frees(t);
+	threads_interp_lock(t);
 	gs_interp_abort(t->interp, now(t->r));
+	threads_interp_unlock(t);
 	drain_frees(t);
 }
 
@@ -410,11 +440,13 @@ thread_main(gpointer data)
 
 		if (atomic_load(&t->stop))
 			break;
-		e = gs_interp_step(t->interp, now(r));
+		e = step(t);
 		if (!carry_out(t, &e, &ends_task, &failed, &failure))
 			break;
 	}
+	threads_interp_lock(t);
 	stopped = atomic_load(&t->stop) && !ends_task && !failed && !gs_interp_finished(t->interp);
+	threads_interp_unlock(t);
 	if (stopped)
 		unwind(t);
 	gs_backend_thread_end(r->ops, r->bk, t->bk);
@@ -424,6 +456,8 @@ thread_main(gpointer data)
 	if (!stopped)
 		report_leak(r, t, failed);
 	threads_set_status(r, t, GS_RUN_DONE);
+	if (r->frees_across)
+		threads_owner_moved(r, t); /* nothing more will come from it */
 	thread_exited(r, t, ends_task, failed, failure);
 	threads_engine_unlock(r);
 	return NULL;
@@ -460,8 +494,11 @@ thread_new(Threads *r, const GsThreadSpec *spec, Task *task, const char *name)
 	t->fast_ok = !threads_ops_any(spec->ops, is_inject);
 	t->log = g_array_new(FALSE, FALSE, sizeof(LogItem));
 	t->live = g_ptr_array_new();
+	pthread_mutex_init(&t->interp_lock, NULL);
 	t->result = gs_result_add_thread(r->res, name, task != NULL ? task->run.result : NULL);
 	g_ptr_array_add(r->threads, t);
+	if (r->frees_across)
+		g_hash_table_insert(r->by_name, (gpointer) t->result->name, t);
 	if (task != NULL)
 		gs_engine_register_dedicated(r->engine, t->id, task->run.engine_id, now(r));
 	t->interp = gs_interp_new(r->engine, spec, t->id, r->w->policy.oom);
@@ -490,6 +527,9 @@ thread_free(gpointer data)
 	pthread_cond_destroy(&t->sleep_cond);
 	g_array_unref(t->log);
 	g_ptr_array_unref(t->live);
+	pthread_mutex_destroy(&t->interp_lock);
+	if (t->allocated != NULL)
+		g_array_unref(t->allocated);
 	threads_tiers_free(t->tiers);
 	g_free(t);
 }
@@ -982,6 +1022,11 @@ threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsR
 	gs_run_tiers_init(&r->tier_ops, w, r->mem, &run_hooks, r);
 	gs_run_tiers_report_to(&r->tier_ops, r->res);
 	threads_cond_init(&r->copies_cond);
+	r->frees_across = gs_workload_frees_across_threads(w);
+	if (r->frees_across) {
+		r->by_name = g_hash_table_new(g_str_hash, g_str_equal);
+		r->owner_waiters = g_ptr_array_new();
+	}
 }
 
 /* What crossed the links, and whether every copy arrived whole (the model's tags, the backend's patterns). */
@@ -1017,6 +1062,7 @@ threads_finish(Threads *r)
 					   : 0;
 	}
 	gs_run_tasks_settle_outcome(&r->run);
+	threads_release_given_away(r);
 	gs_result_sum_tasks(res);
 	res->events_processed = atomic_load(&r->events);
 }
@@ -1024,6 +1070,8 @@ threads_finish(Threads *r)
 static void
 threads_clear(Threads *r)
 {
+	g_clear_pointer(&r->by_name, g_hash_table_unref);
+	g_clear_pointer(&r->owner_waiters, g_ptr_array_unref);
 	g_ptr_array_unref(r->threads);
 	g_ptr_array_unref(r->tasks);
 	gs_run_tasks_clear(&r->run);
@@ -1047,14 +1095,17 @@ gs_threads_run(const GsWorkload *w, const GsBackendOps *backend, const GsRunOpti
 	Threads r;
 	GsResult *res;
 
-	if (gs_workload_frees_across_threads(w)) {
-		/* The owner's buffer table is its own thread's: another may not take from it yet. */
+	threads_init(&r, w, backend, options);
+	if (r.frees_across && r.mem != NULL) {
+		/* With tiers the buffers' records live under the engine lock: not moved yet. */
 		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE,
-			    "a thread frees another thread's buffers (free: {buf, thread}): the "
-			    "simulator runs that, real threads do not yet");
+			    "a thread frees another thread's buffers (free: {buf, thread}) in a run "
+			    "with memory tiers (spilling, reservations, host pages): the simulator "
+			    "runs that, real threads do not yet");
+		gs_result_free(r.res);
+		threads_clear(&r);
 		return NULL;
 	}
-	threads_init(&r, w, backend, options);
 	r.bk = gs_backend_open(backend, w, error);
 	if (r.bk == NULL) {
 		gs_result_free(r.res);

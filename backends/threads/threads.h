@@ -43,6 +43,13 @@
  * downgrade (on a thread of the driver's own) are all carried out.
  * Leaks are reported at task end in every run.
  *
+ * A thread that frees another thread's buffers (free: {buf, thread}) waits,
+ * as the simulator's does, until the owner has allocated them (or ended),
+ * then takes them over and frees them as its own (driver.h, across.c); a
+ * buffer given away and never freed is its task's leak at the end of the
+ * run. Not yet in a run with memory tiers, which is refused
+ * (GS_BACKEND_ERROR_UNAVAILABLE).
+ *
  * Time (GS_CLOCK_REAL, the default): scenario time is real time divided by
  * time_scale (1: real time; 0.1: ten times faster). links.alloc_latency is
  * not added: the real allocation takes what it takes. Event logs are ordered

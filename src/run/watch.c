@@ -56,6 +56,19 @@ gs_run_alloc_entry(const char *thread, const GsThreadSpec *spec, const GsEffect 
 }
 
 GsLogEntry
+gs_run_free_wait_entry(const GsWorkload *w, const char *thread, const GsOp *op,
+		       gboolean (*allocated)(gconstpointer owner, guint name), gconstpointer owner)
+{
+	const guint *names = gs_names_data(&op->free.bufs);
+	guint i = 0;
+
+	while (owner != NULL && i + 1 < op->free.bufs.len && allocated(owner, names[i]))
+		i++;
+	return (GsLogEntry){.kind = GS_LOG_FREE_WAIT, .thread = thread, .owner = op->free.thread,
+			    .buf = gs_workload_thread(w, op->free.thread, NULL)->buffers->pdata[names[i]]};
+}
+
+GsLogEntry
 gs_run_throw_entry(const char *thread, const GsSeenException *x)
 {
 	return (GsLogEntry){.kind = GS_LOG_THROW, .thread = thread, .exception = x->exception,

@@ -41,6 +41,15 @@ GsLogEntry gs_run_throw_entry(const char *thread, const GsSeenException *x);
  */
 GsLogEntry gs_run_alloc_entry(const char *thread, const GsThreadSpec *spec, const GsEffect *e,
 			      GsTier tier, gboolean ok, gint64 usage);
+/**
+ * The entry of thread @thread waiting to make free @op of another thread's
+ * buffers: it names the first of them the owner has not allocated yet, as
+ * @allocated(@owner, name) says (@owner NULL: the owner has not started),
+ * or the last.
+ */
+GsLogEntry gs_run_free_wait_entry(const GsWorkload *w, const char *thread, const GsOp *op,
+				  gboolean (*allocated)(gconstpointer owner, guint name),
+				  gconstpointer owner);
 
 G_END_DECLS
 

@@ -1,0 +1,200 @@
+/*
+ * gpusim: the real-thread driver: a thread that frees another thread's
+ * buffers (free: {buf, thread}), as Spark's cleaner and shuffle threads do
+ * (see driver.h).
+ *
+ * The owner's interpreter and its list of held buffers are its own thread's,
+ * so in a run where such frees happen each thread holds its interp_lock
+ * around its interpreter's calls and its list; the freeing thread takes the
+ * owner's (and its own, the lower address first) to move the buffers over,
+ * with gs_interp_free_for(); the buffers' records stay in the owner's list
+ * until freed. It first waits, under the engine lock and
+ * counted as waiting (GS_RUN_OWNER), until the owner has allocated every
+ * buffer the op names, or has ended: the free comes after the allocation, as
+ * in the log it was read from. Whether a buffer is allocated is mirrored in
+ * the Worker under the engine lock, so that the wait never reads another
+ * thread's interpreter. A buffer given away and never freed outlives its
+ * thread: at the end of the run it is released, and counted as its task's
+ * leak when that task completed, as the simulator does.
+ */
+#include "config.h"
+
+#include <string.h>
+
+#include "backends/threads/driver.h"
+
+void
+threads_interp_lock(Worker *t)
+{
+	if (t->r->frees_across)
+		pthread_mutex_lock(&t->interp_lock);
+}
+
+void
+threads_interp_unlock(Worker *t)
+{
+	if (t->r->frees_across)
+		pthread_mutex_unlock(&t->interp_lock);
+}
+
+/* Under lock: whether @owner has allocated buffer @name. */
+static gboolean
+owner_allocated(gconstpointer owner, guint name)
+{
+	const GArray *allocated = ((const Worker *) owner)->allocated;
+
+	return allocated != NULL && name < allocated->len &&
+	       g_array_index(allocated, gboolean, name);
+}
+
+/* Under lock: whether @owner (NULL: not started) has allocated every buffer @op frees, or ended. */
+static gboolean
+owner_ready(const Worker *owner, const GsOp *op)
+{
+	const guint *names = gs_names_data(&op->free.bufs);
+
+	if (owner == NULL)
+		return FALSE;
+	if (atomic_load(&owner->status) == GS_RUN_DONE)
+		return TRUE;
+	for (guint i = 0; i < op->free.bufs.len; i++) {
+		if (!owner_allocated(owner, names[i]))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/* Under lock: the threads waiting to free what @owner allocates, now that it has, go on. */
+void
+threads_owner_moved(Threads *r, Worker *owner)
+{
+	for (guint i = 0; i < r->owner_waiters->len;) {
+		Worker *w = r->owner_waiters->pdata[i];
+		const GsOp *op = w->owner_op;
+
+		if (strcmp(op->free.thread, owner->result->name) == 0 && owner_ready(owner, op)) {
+			g_ptr_array_remove_index(r->owner_waiters, i);
+			threads_set_status(r, w, GS_RUN_READY);
+			pthread_cond_signal(&w->cond);
+		} else {
+			i++;
+		}
+	}
+}
+
+/* Buffer @name of @t is allocated: a thread waiting to free it may go on. */
+void
+threads_note_allocated(Worker *t, guint name)
+{
+	Threads *r = t->r;
+
+	if (!r->frees_across || t->spec->given_away == NULL ||
+	    name >= t->spec->given_away->len || !g_array_index(t->spec->given_away, gboolean, name))
+		return;
+	pthread_mutex_lock(&r->lock);
+	if (t->allocated == NULL)
+		t->allocated = g_array_new(FALSE, TRUE, sizeof(gboolean));
+	if (name >= t->allocated->len)
+		g_array_set_size(t->allocated, name + 1);
+	g_array_index(t->allocated, gboolean, name) = TRUE;
+	threads_owner_moved(r, t);
+	threads_engine_unlock(r);
+}
+
+/* Under lock: @t waits for the owner @op names; logged once. */
+static void
+log_free_wait(Worker *t, const Worker *owner, const GsOp *op)
+{
+	GsLogEntry e = gs_run_free_wait_entry(t->r->w, t->result->name, op, owner_allocated, owner);
+
+	threads_log_locked(t->r, &e);
+}
+
+/* Waits until the owner @op names is ready; the owner then, or NULL when @t was stopped. */
+static Worker *
+wait_for_owner(Worker *t, const GsOp *op)
+{
+	Threads *r = t->r;
+	Worker *owner;
+	gboolean logged = FALSE;
+
+	pthread_mutex_lock(&r->lock);
+	while (!owner_ready(owner = g_hash_table_lookup(r->by_name, op->free.thread), op) &&
+	       !atomic_load(&t->stop)) {
+		if (!logged)
+			log_free_wait(t, owner, op);
+		logged = TRUE;
+		t->owner_op = op;
+		threads_set_status(r, t, GS_RUN_OWNER);
+		g_ptr_array_add(r->owner_waiters, t);
+		pthread_cond_wait(&t->cond, &r->lock);
+		count_event(r);
+		g_ptr_array_remove(r->owner_waiters, t);
+		if (atomic_load(&t->status) == GS_RUN_OWNER)
+			threads_set_status(r, t, GS_RUN_READY);
+	}
+	if (atomic_load(&t->stop))
+		owner = NULL;
+	threads_engine_unlock(r);
+	return owner;
+}
+
+/* Both threads' interpreters, the lower address first, so that two taking each other's cannot deadlock. */
+static void
+lock_pair(Worker *a, Worker *b)
+{
+	Worker *first = a < b ? a : b, *second = a < b ? b : a;
+
+	pthread_mutex_lock(&first->interp_lock);
+	if (second != first)
+		pthread_mutex_lock(&second->interp_lock);
+}
+
+static void
+unlock_pair(Worker *a, Worker *b)
+{
+	pthread_mutex_unlock(&a->interp_lock);
+	if (b != a)
+		pthread_mutex_unlock(&b->interp_lock);
+}
+
+gboolean
+threads_free_for(Worker *t, const GsOp *op)
+{
+	Worker *owner = wait_for_owner(t, op);
+
+	if (owner == NULL)
+		return FALSE;
+	lock_pair(t, owner);
+	gs_interp_free_for(t->interp, owner->interp, op);
+	unlock_pair(t, owner);
+	return TRUE;
+}
+
+/*
+ * Every thread has been joined: the buffers given away that nobody freed go
+ * back, a leak of their owner's task if it completed (after the outcomes are
+ * settled).
+ */
+void
+threads_release_given_away(Threads *r)
+{
+	for (guint i = 0; r->frees_across && i < r->threads->len; i++) {
+		Worker *t = r->threads->pdata[i];
+		gint64 bytes = 0;
+
+		for (guint k = 0; k < t->live->len; k++) {
+			Held *held = t->live->pdata[k];
+			GsTier tier = held->space->tier;
+
+			bytes += held->charged;
+			gs_backend_free(r->ops, r->bk, NULL, tier, held->backend);
+			threads_space_give(held->space, held->charged);
+			g_free(held);
+		}
+		g_ptr_array_set_size(t->live, 0);
+		if (bytes > 0 && t->task != NULL &&
+		    t->task->run.result->outcome == GS_OUTCOME_COMPLETED)
+			gs_run_tasks_report_leak(&r->run, &t->task->run, t->result->name, bytes);
+	}
+}
