@@ -690,6 +690,51 @@ START_TEST(test_at_ignores_other_entries)
 }
 END_TEST
 
+/* A task's compute time lost to retries in a window sums the result's lost samples of its threads. */
+static void
+add_lost(GsResult *r, GsTime time, const char *thread, GsTime lost)
+{
+	GsLostTime x = {.time = time, .thread = thread, .lost = lost};
+
+	g_array_append_val(r->lost, x);
+}
+
+static void
+expect_lost(GsWorkload *w, GsTime since, GsTime time, GsCmpOp op, GsTime lost)
+{
+	GsExpectAt *a = g_new0(GsExpectAt, 1);
+
+	a->time = time;
+	a->since = since;
+	a->task = g_strdup("B");
+	a->has_lost = TRUE;
+	a->lost = (GsCmp){op, lost};
+	g_ptr_array_add(w->expect.at, a);
+}
+
+START_TEST(test_at_window_lost)
+{
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(GsResult) r = make_result();
+	g_autoptr(GsEventLog) log = make_log();
+	g_autoptr(GsExpectReport) report = NULL;
+
+	add_lost(r, 500 * US, "B.0", 300 * US);
+	add_lost(r, 1500 * US, "B.0", 200 * US);
+	add_lost(r, 1500 * US, "A.0", 7 * US); /* another task's */
+	expect_lost(w, 0, 0, GS_CMP_EQ, 0);
+	expect_lost(w, 0, 500 * US, GS_CMP_EQ, 300 * US);     /* the window's end is in it */
+	expect_lost(w, 500 * US, 2000 * US, GS_CMP_EQ, 200 * US); /* its start is not */
+	expect_lost(w, 0, 2000 * US, GS_CMP_GT, 500 * US);
+	report = gs_expect_check(w, r, log);
+	ck_assert_uint_eq(report->checked, 4);
+	ck_assert_uint_eq(report->failed->len, 1);
+	ck_assert_str_eq(g_ptr_array_index(report->failed, 0),
+			 "at[3]: task B from 0 to 2000000 ns, lost: expected > 500000 ns (500 us), "
+			 "observed 500000 ns (500 us)");
+}
+END_TEST
+
 /* An outcome key checked against each outcome word. */
 static const GsOutcome outcomes[] = {GS_OUTCOME_COMPLETED, GS_OUTCOME_FAILED,
 				     GS_OUTCOME_DEADLOCK, GS_OUTCOME_TIMEOUT};
@@ -755,6 +800,7 @@ gs_test_suite_expect(void)
 	tcase_add_test(tc, test_thread_last_row);
 	tcase_add_test(tc, test_at_without_log);
 	tcase_add_test(tc, test_at_ignores_other_entries);
+	tcase_add_test(tc, test_at_window_lost);
 	tcase_add_loop_test(tc, test_outcome_words, 0, G_N_ELEMENTS(outcomes));
 	tcase_add_test(tc, test_report_in_writers);
 	suite_add_tcase(s, tc);

@@ -164,6 +164,13 @@ typedef struct {
 	/* A deadlock check decided to act on @victim. */
 	void (*busted)(gpointer data, GsThreadId victim, GsBustAction action,
 		       GsCheckReason reason, GsTime now);
+	/*
+	 * A retry-type throw threw away @lost of the thread's running time in
+	 * its retry block (SparkResourceAdaptor's record_failed_retry_time:
+	 * what getAndResetComputeTimeLostToRetryNs reads); told only when
+	 * @lost > 0, before the throw itself.
+	 */
+	void (*lost)(gpointer data, GsThreadId thread, GsTime lost, GsTime now);
 } GsEngineObserver;
 
 typedef struct GsEngine GsEngine;

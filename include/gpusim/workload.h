@@ -443,8 +443,8 @@ typedef struct {
 	gboolean execution; /* the task's execution memory (with task) */
 	/* with task: its counts in (since, time] (RmmSpark's getAndReset metrics) */
 	GsTime since;      /* 0: from the start */
-	gboolean has_retries, has_splits, has_max_gpu;
-	GsCmp retries, splits, max_gpu;
+	gboolean has_retries, has_splits, has_max_gpu, has_lost;
+	GsCmp retries, splits, max_gpu, lost; /* lost: ns of running time thrown away */
 	GsThreadState state;
 	gboolean has_tier; /* a tier's bytes: used, charged, available or max_memory */
 	GsTier tier;

@@ -922,7 +922,7 @@ end_wait(Record *rec, GsTime now)
 
 /* A retry-type exception throws away the running time of the attempt. */
 static void
-record_lost_time(Record *rec, GsTime now)
+record_lost_time(GsEngine *e, Record *rec, GsTime now)
 {
 	Accounts *acc = accounts(rec);
 
@@ -930,6 +930,8 @@ record_lost_time(Record *rec, GsTime now)
 		acc->retry_running_ns += now - acc->retry_start_or_block_end;
 		acc->retry_start_or_block_end = now;
 	}
+	if (acc->retry_running_ns > 0 && e->observer != NULL && e->observer->lost != NULL)
+		e->observer->lost(e->observer_data, rec->view.id, acc->retry_running_ns, now);
 	acc->metrics.lost_ns = gs_time_add(acc->metrics.lost_ns, acc->retry_running_ns);
 	acc->metrics.lost_or_blocked_ns =
 		gs_time_add(acc->metrics.lost_or_blocked_ns, acc->retry_running_ns);
@@ -942,7 +944,7 @@ throw_decided(GsEngine *e, Record *rec, gboolean split, GsTime now)
 {
 	GsException exc;
 
-	record_lost_time(rec, now);
+	record_lost_time(e, rec, now);
 	if (split)
 		accounts(rec)->metrics.splits++;
 	else
@@ -1046,7 +1048,7 @@ injection_fires(Injection *inj, GsAllocKind kind)
 
 /* Order: RetryOOM, CudfException, SplitAndRetryOOM. None changes the state. */
 static GsException
-injected_exception(Record *rec, GsAllocKind kind, GsTime now)
+injected_exception(GsEngine *e, Record *rec, GsAllocKind kind, GsTime now)
 {
 	Injections *inj = rec->injections;
 	GsException exc = GS_EXC_NONE;
@@ -1064,7 +1066,7 @@ injected_exception(Record *rec, GsAllocKind kind, GsTime now)
 		exc = gs_exception_split_oom(kind);
 	}
 	if (exc != GS_EXC_NONE)
-		record_lost_time(rec, now);
+		record_lost_time(e, rec, now);
 	return exc;
 }
 
@@ -1150,7 +1152,7 @@ gs_engine_alloc_begin(GsEngine *e, GsThreadId thread, GsAllocKind kind, gboolean
 			d.recursive = TRUE;
 			return d;
 		}
-		exc = injected_exception(rec, kind, now);
+		exc = injected_exception(e, rec, kind, now);
 		if (exc != GS_EXC_NONE) {
 			tell_throw(e, thread, exc, TRUE, now);
 			return thrown(exc);

@@ -614,13 +614,14 @@ check_at_execution(GsExpectReport *report, const char *key, const GsExpectAt *a,
 
 /* What a task's threads did in a window: RmmSpark's getAndReset metrics. */
 typedef struct {
-	gint64 retries, splits, max_gpu;
+	gint64 retries, splits, max_gpu, lost;
 } TaskWindow;
 
 /*
  * @task's retry and split-and-retry throws in (@since, @time], and the most
  * GPU bytes its threads held right after an allocation in that window (0
- * without one), replayed from the event log.
+ * without one), replayed from the event log; and the running time their
+ * throws in the window threw away, from the result's lost samples.
  */
 static TaskWindow
 task_window(const GArray *entries, const GsResult *r, const char *task, GsTime since,
@@ -648,6 +649,12 @@ task_window(const GArray *entries, const GsResult *r, const char *task, GsTime s
 						e->exception == GS_EXC_CPU_SPLIT_AND_RETRY_OOM))
 			w.splits++;
 	}
+	for (guint i = 0; r->lost != NULL && i < r->lost->len; i++) {
+		const GsLostTime *x = &g_array_index(r->lost, GsLostTime, i);
+
+		if (x->time > since && x->time <= time && g_hash_table_contains(threads, x->thread))
+			w.lost += x->lost;
+	}
 	return w;
 }
 
@@ -661,6 +668,7 @@ check_at_window(GsExpectReport *report, const char *key, const GsExpectAt *a, co
 	g_autofree char *retries = g_strdup_printf("%s, retries", what);
 	g_autofree char *splits = g_strdup_printf("%s, splits", what);
 	g_autofree char *max_gpu = g_strdup_printf("%s, max_gpu", what);
+	g_autofree char *lost = g_strdup_printf("%s, lost", what);
 	TaskWindow w;
 
 	if (log == NULL) {
@@ -675,6 +683,8 @@ check_at_window(GsExpectReport *report, const char *key, const GsExpectAt *a, co
 		check_number(report, splits, a->splits, w.splits, UNIT_COUNT);
 	if (a->has_max_gpu)
 		check_number(report, max_gpu, a->max_gpu, w.max_gpu, UNIT_BYTES);
+	if (a->has_lost)
+		check_number(report, lost, a->lost, w.lost, UNIT_NS);
 }
 
 /* The last sample at or before @time, NULL before the first one. */
@@ -746,7 +756,7 @@ check_at(GsExpectReport *report, guint index, const GsExpectAt *a, const GsWorkl
 		check_at_execution(report, key, a, log);
 		return;
 	}
-	if (a->has_retries || a->has_splits || a->has_max_gpu) {
+	if (a->has_retries || a->has_splits || a->has_max_gpu || a->has_lost) {
 		check_at_window(report, key, a, r, log);
 		return;
 	}

@@ -15,7 +15,8 @@
  * gives the thread's state too, and is held to the same. A thread's first
  * row is taken as it stands (a rotated file starts anywhere), and so is the
  * row after a 2023 state the model lacks (TASK_WAIT_ON_SHUFFLE and the
- * like): those transitions are counted as not checked.
+ * like): those transitions are counted as not checked, and the time spent
+ * in such a state is in no column (the trace draws it as a gap).
  *
  * What each transition means (spark-rapids-jni SparkResourceAdaptorJni.cpp):
  * BUFN_THROW -> BUFN_WAIT throws RetryOOM; SPLIT_THROW -> RUNNING throws

@@ -65,6 +65,13 @@ typedef struct {
 	gint64 peak_charged;
 } GsTierResult;
 
+/* Running time a retry-type throw threw away (the engine's lost observer). */
+typedef struct {
+	GsTime time;
+	const char *thread;  /* its name, in the result's strings */
+	GsTime lost;
+} GsLostTime;
+
 typedef struct {
 	GsOutcome outcome;
 	char *stop_reason;   /* a timeout other than --max-time's: why the run stopped; else NULL */
@@ -91,6 +98,7 @@ typedef struct {
 	GPtrArray *tasks;    /* GsTaskResult*, in file order (copies after their original) */
 	GPtrArray *threads;  /* GsThreadResult*, in order of creation */
 	GArray *timeline;    /* GsSample */
+	GArray *lost;        /* GsLostTime, in order: what expect's task windows sum */
 	GStringChunk *strings; /* the rows' ids and names, packed (one allocation per row saved) */
 	GPtrArray *rows;     /* the rows themselves, packed in blocks: add them with the functions below */
 } GsResult;

@@ -30,10 +30,24 @@ on_bust(gpointer data, GsThreadId victim, GsBustAction action, GsCheckReason rea
 	watch->hooks->log(watch->driver, &e);
 }
 
+static void
+on_lost(gpointer data, GsThreadId id, GsTime lost, GsTime now)
+{
+	GsRunWatch *watch = data;
+	const char *name = watch->hooks->thread_name(watch->driver, id);
+	GsLostTime x = {.time = now, .lost = lost};
+
+	if (name == NULL)
+		return;
+	x.thread = g_string_chunk_insert_const(watch->result->strings, name);
+	g_array_append_val(watch->result->lost, x);
+}
+
 static const GsEngineObserver observer = {
 	.api_version = 1,
 	.state_changed = on_state,
 	.busted = on_bust,
+	.lost = on_lost,
 };
 
 void

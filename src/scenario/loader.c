@@ -3119,6 +3119,7 @@ static const Field expect_at_fields[] = {
 	OTHER("retries"),
 	OTHER("splits"),
 	OTHER("max_gpu"),
+	OTHER("lost"),
 	{.key = NULL},
 };
 
@@ -3252,27 +3253,30 @@ read_at_execution(Loader *l, const Node *v, GsExpectAt *at)
 	return read_at_bytes(l, execution != NULL ? execution : used, &at->bytes);
 }
 
-/* One "N" or ">= N" of a task's counts: a count, or bytes for max_gpu. */
+/* One "N" or ">= N" of a task's counts: a count, bytes for max_gpu, a duration for lost. */
 static gboolean
 read_at_count(Loader *l, const Node *v, const char *key, gboolean *has, GsCmp *cmp)
 {
 	const Node *value = find_value(v, key);
 	const char *rest;
+	ValueKind kind = strcmp(key, "max_gpu") == 0 ? VK_SIZE
+			 : strcmp(key, "lost") == 0  ? VK_NS
+						     : VK_COUNT;
 
 	if (value == NULL)
 		return TRUE;
 	*has = TRUE;
 	return expect_kind(l, value, NODE_SCALAR, key) && split_cmp(l, value, &cmp->op, &rest) &&
-	       parse_expect_number(l, value, key, rest,
-				   strcmp(key, "max_gpu") == 0 ? VK_SIZE : VK_COUNT, &cmp->value);
+	       parse_expect_number(l, value, key, rest, kind, &cmp->value);
 }
 
 /*
- * {time, task, since, retries, splits, max_gpu}: what the task's threads
- * did in (since, time]: retry and split-and-retry throws, and the most GPU
- * bytes they held right after an allocation (RmmSpark's getAndResetNumRetryThrow,
- * getAndResetNumSplitRetryThrow and getAndResetGpuMaxMemoryAllocated
- * between two calls).
+ * {time, task, since, retries, splits, max_gpu, lost}: what the task's
+ * threads did in (since, time]: retry and split-and-retry throws, the most
+ * GPU bytes they held right after an allocation, and the running time the
+ * throws threw away (RmmSpark's getAndResetNumRetryThrow,
+ * getAndResetNumSplitRetryThrow, getAndResetGpuMaxMemoryAllocated and
+ * getAndResetComputeTimeLostToRetryNs between two calls).
  */
 static gboolean
 read_at_window(Loader *l, const Node *v, GsExpectAt *at)
@@ -3292,14 +3296,15 @@ read_at_window(Loader *l, const Node *v, GsExpectAt *at)
 		return fail(l, find_value(v, "since"), "expect.at since must not be after its time");
 	return read_at_count(l, v, "retries", &at->has_retries, &at->retries) &&
 	       read_at_count(l, v, "splits", &at->has_splits, &at->splits) &&
-	       read_at_count(l, v, "max_gpu", &at->has_max_gpu, &at->max_gpu);
+	       read_at_count(l, v, "max_gpu", &at->has_max_gpu, &at->max_gpu) &&
+	       read_at_count(l, v, "lost", &at->has_lost, &at->lost);
 }
 
 static gboolean
 has_window_key(const Node *v)
 {
 	return find_entry(v, "retries") != NULL || find_entry(v, "splits") != NULL ||
-	       find_entry(v, "max_gpu") != NULL;
+	       find_entry(v, "max_gpu") != NULL || find_entry(v, "lost") != NULL;
 }
 
 static gboolean
@@ -3324,13 +3329,13 @@ read_expect_at_item(Loader *l, const Node *v)
 		return read_at_thread(l, v, at);
 	if (has_window_key(v)) {
 		if (task == NULL)
-			return fail(l, v, "an expect.at check of retries, splits or max_gpu names "
-				    "its task");
+			return fail(l, v, "an expect.at check of retries, splits, max_gpu or lost "
+				    "names its task");
 		return read_at_task(l, task, at) && read_at_window(l, v, at);
 	}
 	if (find_entry(v, "since") != NULL)
 		return fail(l, find_entry(v, "since")->key,
-			    "since is for a task's retries, splits or max_gpu");
+			    "since is for a task's retries, splits, max_gpu or lost");
 	if (find_entry(v, "execution") != NULL || find_entry(v, "consumer") != NULL) {
 		if (task == NULL)
 			return fail(l, v, "an expect.at check of execution memory or a consumer "
