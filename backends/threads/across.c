@@ -8,14 +8,17 @@
  * around its interpreter's calls and its list; the freeing thread takes the
  * owner's (and its own, the lower address first) to move the buffers over,
  * with gs_interp_free_for(); the buffers' records stay in the owner's list
- * until freed. It first waits, under the engine lock and
- * counted as waiting (GS_RUN_OWNER), until the owner has allocated every
- * buffer the op names, or has ended: the free comes after the allocation, as
- * in the log it was read from. Whether a buffer is allocated is mirrored in
- * the Worker under the engine lock, so that the wait never reads another
- * thread's interpreter. A buffer given away and never freed outlives its
- * thread: at the end of the run it is released, and counted as its task's
- * leak when that task completed, as the simulator does.
+ * until freed. No thread takes the engine lock while it holds another's
+ * interp_lock, so the two locks cannot deadlock.
+ *
+ * The freeing thread first waits, under the engine lock and counted as
+ * waiting (GS_RUN_OWNER), until the owner has allocated every buffer the op
+ * names, or has ended: the free comes after the allocation, as in the log it
+ * was read from. Whether a buffer is allocated is mirrored in the Worker
+ * under the engine lock, so that the wait never reads another thread's
+ * interpreter. A buffer given away and never freed outlives its thread: at
+ * the end of the run it is released, and counted as its task's leak when
+ * that task completed, as the simulator does.
  */
 #include "config.h"
 

@@ -3,11 +3,11 @@
  * in, a scenario that `run` accepts out (to --out, else standard output).
  *
  * What the log becomes is rmmlog.h's to decide; the threads are grouped by
- * --groups or by --state-log (a Spark-RAPIDS state log of the same run). This command reports each row
- * that could not be used on stderr, one line each with its line and column,
- * and still writes the scenario made of the others (exit status 0); a log it
- * cannot read at all, or with no usable allocation, is exit status 2 with
- * nothing written.
+ * --groups or by --state-log (a Spark-RAPIDS state log of the same run).
+ * This command reports each row that could not be used on stderr, one line
+ * each with its line and column, and still writes the scenario made of the
+ * others (exit status 0); a log it cannot read at all, or with no usable
+ * allocation, is exit status 2 with nothing written.
  */
 #include "config.h"
 

@@ -584,7 +584,8 @@ static void
 write_comment(GString *s, const char *indent, const LogThread *t)
 {
 	g_autofree char *id = yaml_safe(t->id);
-	const char *again = strchr(t->key, '@');
+	/* A logged id may hold '@' itself: only a key that is not the id names a stretch. */
+	const char *again = strcmp(t->key, t->id) != 0 ? strrchr(t->key, '@') : NULL;
 
 	if (again != NULL)
 		g_string_append_printf(s, "%s# logged thread %s, stretch %s of the state log\n",
