@@ -106,6 +106,23 @@ cmp -s "$tmp/run.yaml" "$tmp/run2.yaml" || fail "import-rmm-log --state-log diff
 	fail "--rmm-log without --out must exit 2"
 [ "$(status "$gpusim" import-state-log "$data/run-state.log" --rmm-log="$data/run-rmm.csv" --out=-)" = 2 ] ||
 	fail "--out=- must exit 2"
+# The state log began before midnight, the RMM log after it: one machine's
+# clock a day apart. Thread 7's rows after midnight belong to task 2, which
+# it registered for at 23:59:59.99, not to task 1 before it.
+{
+	echo '23:59:59.900000,TRANSITION,7,7,1,UNKNOWN,THREAD_RUNNING,'
+	echo '23:59:59.950000,TRANSITION,7,7,1,THREAD_RUNNING,UNKNOWN,'
+	echo '23:59:59.990000,TRANSITION,7,7,2,UNKNOWN,THREAD_RUNNING,'
+} >"$tmp/midnight-state.log"
+{
+	echo 'Thread,Time,Action,Pointer,Size,Stream'
+	echo '7,00:00:00.000100,allocate,0x7f0000000000,4096,0x0'
+	echo '7,00:00:00.000200,free,0x7f0000000000,4096,0x0'
+} >"$tmp/midnight-rmm.csv"
+[ "$(status "$gpusim" import-rmm-log "$tmp/midnight-rmm.csv" --state-log="$tmp/midnight-state.log" \
+	--out="$tmp/midnight.yaml")" = 0 ] || fail "midnight: $(cat "$tmp/err")"
+grep -qxF '  - id: task2' "$tmp/midnight.yaml" || fail "midnight: not task 2: $(cat "$tmp/midnight.yaml")"
+
 # A bad RMM log writes neither the scenario nor the trace.
 [ "$(status "$gpusim" import-state-log "$data/run-state.log" --rmm-log="$data/run-state.log" \
 	--out="$tmp/y.yaml" --trace="$tmp/y.json")" = 2 ] || fail "a bad --rmm-log must exit 2"
