@@ -602,31 +602,21 @@ sim_do_op(Sim *s, SimThread *t, const GsOp *op)
 
 /* ---- frees of another thread's buffers ---- */
 
-/*
- * Whether @owner has allocated every buffer @op frees, or has ended (then it
- * gave all back, and nothing more will come): a free comes after its
- * allocation, as in the log it was read from.
- */
-static gboolean
-owner_ready(SimThread *owner, const GsOp *op)
-{
-	const guint *names = gs_names_data(&op->free.bufs);
-
-	if (owner == NULL)
-		return FALSE; /* its task has not started */
-	if (owner->status == GS_RUN_DONE)
-		return TRUE;
-	for (guint i = 0; i < op->free.bufs.len; i++) {
-		if (!gs_interp_allocated(interp_of(owner), names[i]))
-			return FALSE;
-	}
-	return TRUE;
-}
-
 static gboolean
 owner_allocated(gconstpointer owner, guint name)
 {
 	return gs_interp_allocated(interp_of((SimThread *) owner), name);
+}
+
+/*
+ * Whether @owner (NULL: not started) has allocated every buffer @op frees,
+ * or has ended (then it gave all back, and nothing more will come).
+ */
+static gboolean
+owner_ready(SimThread *owner, const GsOp *op)
+{
+	return gs_run_owner_ready(op, owner_allocated, owner,
+				  owner != NULL && owner->status == GS_RUN_DONE);
 }
 
 /* @t waits for @owner (NULL: not started) to allocate the first buffer of @op it lacks. */

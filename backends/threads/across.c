@@ -54,17 +54,8 @@ owner_allocated(gconstpointer owner, guint name)
 static gboolean
 owner_ready(const Worker *owner, const GsOp *op)
 {
-	const guint *names = gs_names_data(&op->free.bufs);
-
-	if (owner == NULL)
-		return FALSE;
-	if (atomic_load(&owner->status) == GS_RUN_DONE)
-		return TRUE;
-	for (guint i = 0; i < op->free.bufs.len; i++) {
-		if (!owner_allocated(owner, names[i]))
-			return FALSE;
-	}
-	return TRUE;
+	return gs_run_owner_ready(op, owner_allocated, owner,
+				  owner != NULL && atomic_load(&owner->status) == GS_RUN_DONE);
 }
 
 /* Under lock: the threads waiting to free what @owner allocates, now that it has, go on. */

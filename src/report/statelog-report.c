@@ -3,7 +3,6 @@
  */
 #include "config.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "report/statelog-report.h"

@@ -69,6 +69,23 @@ gs_run_alloc_entry(const char *thread, const GsThreadSpec *spec, const GsEffect 
 			    .tier = tier, .ok = ok, .usage = ok ? 0 : usage};
 }
 
+gboolean
+gs_run_owner_ready(const GsOp *op, gboolean (*allocated)(gconstpointer owner, guint name),
+		   gconstpointer owner, gboolean done)
+{
+	const guint *names = gs_names_data(&op->free.bufs);
+
+	if (owner == NULL)
+		return FALSE; /* its task has not started */
+	if (done)
+		return TRUE;
+	for (guint i = 0; i < op->free.bufs.len; i++) {
+		if (!allocated(owner, names[i]))
+			return FALSE;
+	}
+	return TRUE;
+}
+
 GsLogEntry
 gs_run_free_wait_entry(const GsWorkload *w, const char *thread, const GsOp *op,
 		       gboolean (*allocated)(gconstpointer owner, guint name), gconstpointer owner)

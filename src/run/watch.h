@@ -48,6 +48,14 @@ GsLogEntry gs_run_alloc_entry(const char *thread, const GsThreadSpec *spec, cons
  * @allocated(@owner, name) says (@owner NULL: the owner has not started),
  * or the last.
  */
+/**
+ * Whether a thread may make free @op of another thread's buffers now: the
+ * owner has started (@owner not NULL) and has ended (@done: it gave all
+ * back) or allocated every buffer @op names, as @allocated(@owner, name)
+ * says. A free comes after its allocation, as in the log it was read from.
+ */
+gboolean gs_run_owner_ready(const GsOp *op, gboolean (*allocated)(gconstpointer owner, guint name),
+			    gconstpointer owner, gboolean done);
 GsLogEntry gs_run_free_wait_entry(const GsWorkload *w, const char *thread, const GsOp *op,
 				  gboolean (*allocated)(gconstpointer owner, guint name),
 				  gconstpointer owner);
