@@ -72,6 +72,15 @@ on_exception(const GsSeenException *x, gpointer data)
 	emit(t->sim, &e);
 }
 
+static void
+on_value(guint name, gint64 value, const char *what, gpointer data)
+{
+	SimThread *t = data;
+	GsLogEntry e = gs_run_value_entry(t->result->name, t->spec, name, value, what);
+
+	emit(t->sim, &e);
+}
+
 /* ---- scheduling ---- */
 
 void
@@ -318,6 +327,7 @@ static const GsInterpHooks sim_hooks = {
 	.api_version = 1,
 	.on_exception = on_exception,
 	.on_block = sim_on_block,
+	.on_value = on_value,
 };
 
 static SimThread *

@@ -65,6 +65,8 @@ typedef struct {
 	 * that every other line stays what the seed wrote before they came.
 	 */
 	GRand *across;
+	/* Values, checkpoints and restores (a Retryable's state) likewise. */
+	GRand *values;
 	GPtrArray *given;  /* char*: "THREAD BUF" of buffers another thread may free */
 	GString *out;
 	gint64 gpu_capacity;
@@ -78,6 +80,7 @@ typedef struct {
 	const char *name;    /* the thread's name, when another thread may free its buffers */
 	gboolean pool;
 	gboolean consumers;  /* it declares consumers c0 (on heap) and c1 (off heap) */
+	guint n_values;      /* it declares values v0, v1, ... */
 	guint n_bufs, n_streams, n_res, n_pages;
 	GPtrArray *names;    /* char*: every name made, owned here */
 	GPtrArray *live;     /* buffers allocated and not freed, as the text reads */
@@ -433,6 +436,30 @@ write_free_across(Gen *g, Thread *t, guint indent)
 	line(g, indent, "- free: {buf: %s, thread: %s}", pair[1], pair[0]);
 }
 
+/* Now and then, a change to one of the thread's values, or a checkpoint of them. */
+static void
+write_value_op(Gen *g, Thread *t, guint indent)
+{
+	guint name;
+
+	if (t->n_values == 0 || g_rand_double(g->values) >= 0.15)
+		return;
+	name = (guint) g_rand_int_range(g->values, 0, (gint32) t->n_values);
+	switch (g_rand_int_range(g->values, 0, 3)) {
+	case 0:
+		line(g, indent, "- value: {name: v%u, add: %d}", name,
+		     g_rand_int_range(g->values, -9, 10));
+		break;
+	case 1:
+		line(g, indent, "- value: {name: v%u, set: %d}", name,
+		     g_rand_int_range(g->values, -9, 10));
+		break;
+	default:
+		line(g, indent, "- checkpoint: v%u", name);
+		break;
+	}
+}
+
 static void
 write_free(Gen *g, Thread *t, guint indent)
 {
@@ -657,6 +684,9 @@ write_retry(Gen *g, Thread *t, guint indent, guint depth)
 	}
 	if (t->live->len > 0 && chance(g, 0.4))
 		line(g, indent + 4, "input: [%s]", some_buffer(g, t));
+	if (t->n_values > 0 && g_rand_double(g->values) < 0.5)
+		line(g, indent + 4, "restore: [v%d]",
+		     g_rand_int_range(g->values, 0, (gint32) t->n_values));
 	line(g, indent + 4, "ops:");
 	write_ops(g, t, indent + 6, depth + 1, MAX_OPS / 2);
 	restore_live(t, before);
@@ -735,6 +765,7 @@ write_op(Gen *g, Thread *t, guint indent, guint depth)
 	const char *buf;
 
 	write_free_across(g, t, indent);
+	write_value_op(g, t, indent);
 	switch (draw_op(g)) {
 	case OP_ALLOC:
 		write_alloc(g, t, indent);
@@ -818,12 +849,14 @@ write_ops(Gen *g, Thread *t, guint indent, guint depth, guint max_ops)
  * whose copies a free cannot tell apart).
  */
 static void
-write_thread_ops(Gen *g, const char *name, gboolean pool, gboolean consumers, guint indent)
+write_thread_ops(Gen *g, const char *name, gboolean pool, gboolean consumers, guint n_values,
+		 guint indent)
 {
 	Thread t = {
 		.name = name,
 		.pool = pool,
 		.consumers = consumers,
+		.n_values = n_values,
 		.pages = g_ptr_array_new(),
 		.names = g_ptr_array_new_with_free_func(g_free),
 		.live = g_ptr_array_new(),
@@ -844,6 +877,28 @@ write_thread_ops(Gen *g, const char *name, gboolean pool, gboolean consumers, gu
 }
 
 /* ---- tasks and pool threads ---- */
+
+/* A key of a task's thread (taken): the first one opens the list item. */
+static void
+thread_key(Gen *g, gboolean *first, char *text)
+{
+	line(g, *first ? 6 : 8, "%s%s", *first ? "- " : "", text);
+	*first = FALSE;
+	g_free(text);
+}
+
+/* values: {v0: N, ...}, @n of them. */
+static char *
+values_text(Gen *g, guint n)
+{
+	GString *text = g_string_new("values: {");
+
+	for (guint i = 0; i < n; i++)
+		g_string_append_printf(text, "%sv%u: %d", i > 0 ? ", " : "", i,
+				       g_rand_int_range(g->values, -9, 10));
+	g_string_append_c(text, '}');
+	return g_string_free(text, FALSE);
+}
 
 static void
 write_task(Gen *g, guint index)
@@ -875,20 +930,23 @@ write_task(Gen *g, guint index)
 		gboolean named = chance(g, 0.3);
 		gboolean on_oom = chance(g, 0.3);
 		gboolean consumers = chance(g, 0.3);
+		guint n_values = g_rand_double(g->values) < 0.2 ? 1 + g_rand_int_range(g->values, 0, 3)
+								: 0;
+		gboolean first = TRUE;
 		g_autofree char *name = named ? g_strdup_printf("%s-w%u", id, k)
 					      : g_strdup_printf("%s.%u", id, k);
 
 		if (named)
-			line(g, 6, "- name: %s-w%u", id, k);
+			thread_key(g, &first, g_strdup_printf("name: %s-w%u", id, k));
 		if (on_oom)
-			line(g, named ? 8 : 6, "%son_oom: %s", named ? "" : "- ",
-			     ONE_OF(g, "fail", "continue"));
+			thread_key(g, &first,
+				   g_strdup_printf("on_oom: %s", ONE_OF(g, "fail", "continue")));
 		if (consumers)
-			line(g, named || on_oom ? 8 : 6, "%sconsumers: {c0: on_heap, c1: off_heap}",
-			     named || on_oom ? "" : "- ");
-		line(g, named || on_oom || consumers ? 8 : 6, "%sops:",
-		     named || on_oom || consumers ? "" : "- ");
-		write_thread_ops(g, repeats ? NULL : name, FALSE, consumers, 10);
+			thread_key(g, &first, g_strdup("consumers: {c0: on_heap, c1: off_heap}"));
+		if (n_values > 0)
+			thread_key(g, &first, values_text(g, n_values));
+		thread_key(g, &first, g_strdup("ops:"));
+		write_thread_ops(g, repeats ? NULL : name, FALSE, consumers, n_values, 10);
 	}
 }
 
@@ -924,7 +982,7 @@ write_pool_threads(Gen *g)
 		if (chance(g, 0.2))
 			line(g, 4, "on_oom: %s", ONE_OF(g, "fail", "continue"));
 		line(g, 4, "ops:");
-		write_thread_ops(g, name, TRUE, FALSE, 6);
+		write_thread_ops(g, name, TRUE, FALSE, 0, 6);
 	}
 }
 
@@ -979,6 +1037,7 @@ scenario_new(guint64 seed)
 	Gen g = {
 		.rand = g_rand_new_with_seed((guint32) seed),
 		.across = g_rand_new_with_seed((guint32) seed ^ 0x5eedu),
+		.values = g_rand_new_with_seed((guint32) seed ^ 0x7a1eu),
 		.given = g_ptr_array_new_with_free_func(g_free),
 		.out = g_string_new(NULL),
 		.task_ids = g_ptr_array_new_with_free_func(g_free),
@@ -1001,6 +1060,7 @@ scenario_new(guint64 seed)
 	write_expect(&g);
 	g_rand_free(g.rand);
 	g_rand_free(g.across);
+	g_rand_free(g.values);
 	g_ptr_array_unref(g.given);
 	g_ptr_array_unref(g.task_ids);
 	return g_string_free(g.out, FALSE);

@@ -146,6 +146,15 @@ log_bytes(GsEventLog *log, GsLogKind kind, GsTime time, const char *thread, gint
 	gs_event_log_add(&e, log);
 }
 
+static void
+log_value(GsEventLog *log, GsTime time, const char *thread, gint64 value, const char *what)
+{
+	GsLogEntry e = {.kind = GS_LOG_VALUE, .time = time, .thread = thread, .buf = "v",
+			.bytes = value, .what = what};
+
+	gs_event_log_add(&e, log);
+}
+
 static GsEventLog *
 make_log(void)
 {
@@ -167,6 +176,10 @@ make_log(void)
 	log_bytes(log, GS_LOG_SPILL, 1200 * US, "B.0", 2 * MIB, GS_TIER_GPU, GS_TIER_HOST, TRUE);
 	log_bytes(log, GS_LOG_SPILL, 1300 * US, "B.0", MIB, GS_TIER_GPU, GS_TIER_HOST, FALSE);
 	log_bytes(log, GS_LOG_FREE, 2000 * US, "B.0", 3 * MIB, GS_TIER_GPU, GS_TIER_GPU, TRUE);
+	/* B.0's value v: added to, put back, then checkpointed (which is no change). */
+	log_value(log, 1100 * US, "B.0", 10, "add");
+	log_value(log, 1500 * US, "B.0", 5, "restore");
+	log_value(log, 1600 * US, "B.0", 99, "checkpoint");
 	log_state(log, 2000 * US, "A.0", GS_THREAD_RUNNING, GS_THREAD_UNKNOWN);
 	log_state(log, 2000 * US, "B.0", GS_THREAD_BLOCKED, GS_THREAD_RUNNING);
 	log_state(log, 3500 * US, "B.0", GS_THREAD_RUNNING, GS_THREAD_UNKNOWN);
@@ -233,6 +246,7 @@ typedef enum {
 	ROW_AT_STATE, /* .time .key = thread .states[0] */
 	ROW_AT_TIER,  /* .time .tier .measure .op .value */
 	ROW_AT_TASK,  /* .time .key = task .tier .op .value */
+	ROW_VALUES,   /* .key = thread, its value v starting at .time, .op .value */
 } RowKind;
 
 #define MAX_LIST 4
@@ -377,6 +391,13 @@ static const Row rows[] = {
 	{.kind = ROW_NEVER, .key = "B.0", .states = {ST(BLOCKED), END_OF_LIST},
 	 .excs = {EX(GPU_RETRY_OOM), END_OF_LIST},
 	 .failure = "threads.B.0.never: entered THREAD_BLOCKED; threw GpuRetryOOM 1 time"},
+	/* threads.NAME.values: the last value entry, else the start */
+	{.kind = ROW_VALUES, .key = "B.0", .op = EQ, .value = 5},
+	{.kind = ROW_VALUES, .key = "B.0", .op = GT, .value = 5,
+	 .failure = "threads.B.0.values.v: expected > 5, observed 5"},
+	{.kind = ROW_VALUES, .key = "A.0", .time = -3, .op = EQ, .value = -3},
+	{.kind = ROW_VALUES, .key = "A.0", .time = 7, .op = LE, .value = 6,
+	 .failure = "threads.A.0.values.v: expected <= 6, observed 7"},
 	{.kind = ROW_FINAL, .key = "B.0", .states = {ST(UNKNOWN)}},
 	{.kind = ROW_FINAL, .key = "B.0", .states = {ST(RUNNING)},
 	 .failure = "threads.B.0.final_state: expected THREAD_RUNNING, observed UNKNOWN"},
@@ -494,6 +515,15 @@ add_row(GsWorkload *w, const Row *row)
 	case ROW_AT_STATE:
 		expect_at_state(w, row->time, row->key, (GsThreadState) row->states[0]);
 		break;
+	case ROW_VALUES: {
+		GsExpectThreadValue v = {.name = g_strdup("v"), .start = row->time,
+					 .cmp = {row->op, row->value}};
+
+		t = expect_thread(w, row->key);
+		t->values = g_array_new(FALSE, FALSE, sizeof(GsExpectThreadValue));
+		g_array_append_val(t->values, v);
+		break;
+	}
 	case ROW_AT_TIER:
 		expect_at_tier(w, row->time, row->tier, row->measure, row->op, row->value);
 		break;
@@ -539,6 +569,7 @@ row_group(RowKind kind)
 	case ROW_THREW:
 	case ROW_NEVER:
 	case ROW_FINAL:
+	case ROW_VALUES:
 		return 1;
 	case ROW_AT_STATE:
 	case ROW_AT_TIER:

@@ -473,6 +473,87 @@ START_TEST(an_escaping_exception_closes_the_input_and_the_attempt)
 }
 END_TEST
 
+/*
+ * A thread's value v starts at 5 and each attempt of the block adds 5
+ * (WithRetrySuite's withRestoreOnRetry): a retry or split OOM that leaves a
+ * block's ops puts back the values the block restores, at their last
+ * checkpoint, whatever the block then does; other exceptions put back
+ * nothing, and neither does a retry OOM an inner block handles for an
+ * outer block that restores.
+ */
+typedef enum { THROW_RETRY, THROW_SPLIT, THROW_CUDF } Throw;
+
+static const struct {
+	const char *what;
+	Throw inject;
+	gboolean restore;       /* the block around the add restores v */
+	gboolean outer_restore; /* a block around that one restores v */
+	gboolean checkpoint_at_10; /* v is added to and checkpointed before the blocks */
+	gint64 v;
+} restore_rows[] = {
+	{"a retry OOM restores", THROW_RETRY, TRUE, FALSE, FALSE, 10},
+	{"without restore the add stays", THROW_RETRY, FALSE, FALSE, FALSE, 15},
+	{"a split restores, then each half adds", THROW_SPLIT, TRUE, FALSE, FALSE, 15},
+	{"a split without restore", THROW_SPLIT, FALSE, FALSE, FALSE, 20},
+	{"a CudfException restores nothing", THROW_CUDF, TRUE, FALSE, FALSE, 10},
+	{"a handled retry stays inside the inner block", THROW_RETRY, FALSE, TRUE, FALSE, 15},
+	{"the inner block's restore", THROW_RETRY, TRUE, TRUE, FALSE, 10},
+	{"to the last checkpoint", THROW_RETRY, TRUE, FALSE, TRUE, 15},
+};
+
+/* value: {name: v, add: AMOUNT}, v being the thread's first value. */
+static void
+add_value(GArray *ops, gint64 amount)
+{
+	GsOp op = {.kind = GS_OP_VALUE};
+
+	op.value.name = 0;
+	op.value.amount = amount;
+	g_array_append_val(ops, op);
+}
+
+START_TEST(a_retry_oom_restores_the_blocks_values)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	GArray *inner = ops_new(), *outer = ops_new();
+	const gint64 start = 5;
+	Throw thrown = restore_rows[_i].inject;
+	Driver d;
+	GsInterp *it;
+	GsOp *block;
+
+	t->on_oom = GS_ON_OOM_CONTINUE;
+	g_ptr_array_add(t->values, g_strdup("v"));
+	g_array_append_val(t->value_starts, start);
+	if (restore_rows[_i].checkpoint_at_10) {
+		GsOp cp = {.kind = GS_OP_CHECKPOINT};
+
+		add_value(t->ops, 5);
+		gs_names_append(&cp.checkpoint, 0);
+		g_array_append_val(t->ops, cp);
+	}
+	add_inject(inner, thrown == THROW_RETRY, thrown == THROW_SPLIT, thrown == THROW_CUDF, 0);
+	add_value(inner, 5);
+	add_alloc(t, inner, "x", 100, GPU, TRUE);
+	add_free(t, inner, "x");
+	add_retry(outer, inner, GS_SPLIT_HALVES, 16);
+	block = &g_array_index(outer, GsOp, outer->len - 1);
+	if (restore_rows[_i].restore)
+		gs_names_append(&block->retry.restore, 0);
+	add_retry(t->ops, outer, GS_SPLIT_HALVES, 16);
+	block = &g_array_index(t->ops, GsOp, t->ops->len - 1);
+	if (restore_rows[_i].outer_restore)
+		gs_names_append(&block->retry.restore, 0);
+	driver_init(&d, NULL, 1000);
+	ck_assert_msg(run_alone(&d, t, GS_OOM_RETRY, &it).kind == GS_EFFECT_DONE, "%s",
+		      restore_rows[_i].what);
+	ck_assert_msg(gs_interp_value(it, 0) == restore_rows[_i].v, "%s: v is %" G_GINT64_FORMAT,
+		      restore_rows[_i].what, gs_interp_value(it, 0));
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
 START_TEST(max_splits_bounds_the_halving)
 {
 	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
@@ -807,6 +888,8 @@ gs_test_suite_interp(void)
 	tcase_add_test(tc, split_none_escapes_as_could_not_split);
 	tcase_add_loop_test(tc, an_escaping_exception_closes_the_input_and_the_attempt, 0,
 			    G_N_ELEMENTS(escape_rows));
+	tcase_add_loop_test(tc, a_retry_oom_restores_the_blocks_values, 0,
+			    G_N_ELEMENTS(restore_rows));
 	tcase_add_test(tc, max_splits_bounds_the_halving);
 	tcase_add_test(tc, target_split_reruns_at_half_the_target);
 	tcase_add_loop_test(tc, target_split_below_the_minimum_throws_the_policy_split, 0,

@@ -59,6 +59,16 @@ on_exception(const GsSeenException *x, gpointer data)
 	threads_log_to(t->r, t->log, &e);
 }
 
+/* Values, like exceptions, are the thread's own. */
+static void
+on_value(guint name, gint64 value, const char *what, gpointer data)
+{
+	Worker *t = data;
+	GsLogEntry e = gs_run_value_entry(t->result->name, t->spec, name, value, what);
+
+	threads_log_to(t->r, t->log, &e);
+}
+
 /* The interpreter's hooks get the thread; the engine lock is the run's. */
 static void
 thread_enter(gpointer data)
@@ -79,6 +89,7 @@ static const GsInterpHooks fast_hooks = {
 	.leave = thread_leave,
 	.fast_alloc = threads_fast_alloc,
 	.fast_free = threads_fast_free,
+	.on_value = on_value,
 };
 
 static const GsInterpHooks global_hooks = {
@@ -86,6 +97,7 @@ static const GsInterpHooks global_hooks = {
 	.on_exception = on_exception,
 	.enter = thread_enter,
 	.leave = thread_leave,
+	.on_value = on_value,
 };
 
 static const GsInterpHooks tiered_hooks = {
@@ -94,6 +106,7 @@ static const GsInterpHooks tiered_hooks = {
 	.enter = thread_enter,
 	.leave = thread_leave,
 	.on_block = threads_on_block,
+	.on_value = on_value,
 };
 
 /* ---- effects ---- */

@@ -230,10 +230,19 @@ typedef struct {
 	/* Last, so that the members above keep their places. */
 	void (*on_exception)(const GsSeenException *seen, gpointer data);
 	void (*on_block)(const GsOp *retry_op, gboolean entering, gpointer data);
+	/*
+	 * A value of the thread (GsThreadSpec.values) after a value op, a
+	 * checkpoint or a retry block's restore: @what is "add", "set",
+	 * "checkpoint" (@value: what the checkpoint holds) or "restore".
+	 */
+	void (*on_value)(guint name, gint64 value, const char *what, gpointer data);
 } GsInterpHooks;
 
 /** Installs @hooks with @data for them (NULL removes them); @hooks must outlive the interpreter. */
 GS_API void gs_interp_set_hooks(GsInterp *it, const GsInterpHooks *hooks, gpointer data);
+
+/** The thread's value @name now (its start before any value op). */
+GS_API gint64 gs_interp_value(const GsInterp *it, guint name);
 
 /** Whether the thread has ended (DONE, FAILED or TASK_DONE returned). */
 GS_API gboolean gs_interp_finished(const GsInterp *it);

@@ -193,7 +193,9 @@ typedef struct {
 	X(FREE_PAGE, "free_page")                       \
 	X(CLEAN_UP, "clean_up")                         \
 	X(REPEAT, "repeat")                             \
-	X(TASK_DONE, "task_done")
+	X(TASK_DONE, "task_done")                       \
+	X(VALUE, "value")                               \
+	X(CHECKPOINT, "checkpoint")
 
 typedef enum {
 #define GS_X_ENUM(suffix, name) GS_OP_##suffix,
@@ -303,6 +305,9 @@ struct GsOp {
 			   data's own size (0: unknown) */
 			gint64 target, min_target, data;
 			GsNames input;      /* buffers made spillable during the block */
+			GsNames restore;    /* values put back to their checkpoints when a
+					       retry OOM leaves the block's ops
+					       (withRestoreOnRetry) */
 			GArray *ops;        /* GsOp */
 		} retry;
 		struct {
@@ -330,6 +335,12 @@ struct GsOp {
 			GArray *ops;        /* GsOp */
 		} repeat;
 		struct {
+			guint name;         /* the thread's value */
+			gint64 amount;      /* added to it, or what it becomes */
+			gboolean set;
+		} value;
+		GsNames checkpoint;         /* the values whose checkpoints it takes */
+		struct {
 			gint consumer;      /* the thread's consumer; -1: none (a null consumer) */
 			GsMemoryMode mode;  /* the consumer's mode; without a consumer, the mode asked */
 			gint64 bytes;       /* acquired, released, or the page's size */
@@ -355,6 +366,14 @@ typedef struct {
 	GPtrArray *consumers;   /* char*: Spark memory consumers of its task */
 	GArray *consumer_modes; /* GsMemoryMode, by consumer index */
 	GPtrArray *pages;       /* char*: pages allocated by its consumers */
+	/*
+	 * char*: its values (values:), state of its own that its value ops
+	 * change and that a retry block may put back to a checkpoint, as a
+	 * Retryable's; value_starts holds each one's first value (gint64),
+	 * which is also its first checkpoint
+	 */
+	GPtrArray *values;
+	GArray *value_starts;
 	/*
 	 * gboolean by buffer name: another thread frees it (a free naming this
 	 * thread), so it outlives this thread instead of being handed back when
@@ -409,6 +428,14 @@ typedef struct {
 	guint line, column;
 } GsExpectValue;
 
+/* A value of a thread at its end (threads.NAME.values). */
+typedef struct {
+	char *name;
+	gint64 start;  /* what it holds before any value op: its values: entry */
+	GsCmp cmp;
+	guint line, column;
+} GsExpectThreadValue;
+
 typedef struct {
 	char *thread;
 	GArray *reached;   /* GsThreadState */
@@ -418,6 +445,7 @@ typedef struct {
 	GArray *acquired;  /* gint64: acquire_execution's grants, exact sequence; NULL: not checked */
 	GArray *pages;     /* gint64: allocate_page's page numbers, exact sequence; NULL: not checked */
 	GArray *leaked;    /* gint64: clean_up's leaked bytes, exact sequence; NULL: not checked */
+	GArray *values;    /* GsExpectThreadValue: its values at its end; NULL: not checked */
 	gboolean has_final_state;
 	GsThreadState final_state;
 	guint line, column;

@@ -128,6 +128,7 @@ struct GsInterp {
 	gint64 alloc_size;    /* ... and its size after splitting */
 	const GsThreadSpec *spec;
 	GArray *seen;         /* GsSeenException; NULL until the first */
+	gint64 *values;       /* the spec's values, then their checkpoints; NULL: it has none */
 	guint told;           /* exceptions passed to on_exception so far */
 	const GsInterpHooks *hooks; /* NULL: the engine is called directly */
 	gpointer hooks_data;
@@ -318,6 +319,76 @@ scaled(GsInterp *it, gint64 value, gboolean is_size)
 
 /* ---- lifetime ---- */
 
+/* ---- values: a Retryable's state, checkpoints and restores ---- */
+
+static guint
+n_values(const GsInterp *it)
+{
+	return it->spec->values != NULL ? it->spec->values->len : 0;
+}
+
+/* Each value starts where the spec says, and so does its checkpoint (Retryable's). */
+static void
+start_values(GsInterp *it)
+{
+	guint n = n_values(it);
+
+	if (n == 0)
+		return;
+	it->values = g_new(gint64, 2 * n);
+	memcpy(it->values, it->spec->value_starts->data, n * sizeof(gint64));
+	memcpy(it->values + n, it->spec->value_starts->data, n * sizeof(gint64));
+}
+
+static void
+tell_value(GsInterp *it, guint name, gint64 value, const char *what)
+{
+	if (it->hooks != NULL && it->hooks->on_value != NULL)
+		it->hooks->on_value(name, value, what, it->hooks_data);
+}
+
+/* A sum past the range wraps around (two's complement) instead of overflowing. */
+static void
+change_value(GsInterp *it, const GsOp *op)
+{
+	gint64 *v = &it->values[op->value.name];
+
+	*v = op->value.set ? op->value.amount
+			   : (gint64) ((guint64) *v + (guint64) op->value.amount);
+	tell_value(it, op->value.name, *v, op->value.set ? "set" : "add");
+}
+
+static void
+checkpoint_values(GsInterp *it, const GsNames *names)
+{
+	const guint *name = gs_names_data(names);
+	guint n = n_values(it);
+
+	for (guint i = 0; i < names->len; i++) {
+		it->values[n + name[i]] = it->values[name[i]];
+		tell_value(it, name[i], it->values[name[i]], "checkpoint");
+	}
+}
+
+static void
+restore_values(GsInterp *it, const GsNames *names)
+{
+	const guint *name = gs_names_data(names);
+	guint n = n_values(it);
+
+	for (guint i = 0; i < names->len; i++) {
+		it->values[name[i]] = it->values[n + name[i]];
+		tell_value(it, name[i], it->values[name[i]], "restore");
+	}
+}
+
+gint64
+gs_interp_value(const GsInterp *it, guint name)
+{
+	g_return_val_if_fail(it != NULL && name < n_values(it), 0);
+	return it->values[name];
+}
+
 gsize
 gs_interp_size(void)
 {
@@ -335,6 +406,7 @@ gs_interp_init(GsInterp *it, GsEngine *engine, const GsThreadSpec *spec, GsThrea
 	it->policy = policy < GS_N_OOM_POLICIES ? policy : GS_OOM_FAIL;
 	it->frames = it->inline_frames;
 	push(it, NULL, spec->ops);
+	start_values(it);
 }
 
 GsInterp *
@@ -363,6 +435,7 @@ gs_interp_clear(GsInterp *it)
 	}
 	if (it->seen != NULL)
 		g_array_unref(it->seen);
+	g_free(it->values);
 	memset(it, 0, sizeof *it);
 }
 
@@ -694,6 +767,14 @@ handle_exception(GsInterp *it, GsException exc, GsTime now)
 	while (it->n_frames > 1) {
 		Frame *f = top(it);
 		gboolean split_request = gs_exception_is_split(exc) || exc == GS_EXC_COULD_NOT_SPLIT;
+
+		/*
+		 * withRestoreOnRetry around the block's ops: a retry or split
+		 * OOM leaving them puts the values back, whatever the block
+		 * then does with it.
+		 */
+		if (frame_kind(f) == FRAME_RETRY && gs_exception_is_recoverable(exc))
+			restore_values(it, &f->op->retry.restore);
 
 		if (frame_kind(f) != FRAME_RETRY || !(gs_exception_is_recoverable(exc) || split_request)) {
 			unwind(it, now);
@@ -1109,6 +1190,12 @@ run_op(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 		return block_until_ready(it, out, now);
 	case GS_OP_INJECT:
 		inject(it, op);
+		break;
+	case GS_OP_VALUE:
+		change_value(it, op);
+		break;
+	case GS_OP_CHECKPOINT:
+		checkpoint_values(it, &op->checkpoint);
 		break;
 	case GS_OP_WAIT_ON_POOL:
 		enter(it);

@@ -114,6 +114,9 @@ free_expect_thread(gpointer data)
 	g_clear_pointer(&t->acquired, g_array_unref);
 	g_clear_pointer(&t->pages, g_array_unref);
 	g_clear_pointer(&t->leaked, g_array_unref);
+	for (guint i = 0; t->values != NULL && i < t->values->len; i++)
+		g_free(g_array_index(t->values, GsExpectThreadValue, i).name);
+	g_clear_pointer(&t->values, g_array_unref);
 	g_free(t);
 }
 
@@ -233,6 +236,7 @@ gs_op_clear(GsOp *op)
 		break;
 	case GS_OP_RETRY:
 		gs_names_clear(&op->retry.input);
+		gs_names_clear(&op->retry.restore);
 		clear_ops(op->retry.ops);
 		break;
 	case GS_OP_RESERVE:
@@ -245,6 +249,9 @@ gs_op_clear(GsOp *op)
 		break;
 	case GS_OP_REPEAT:
 		clear_ops(op->repeat.ops);
+		break;
+	case GS_OP_CHECKPOINT:
+		gs_names_clear(&op->checkpoint);
 		break;
 	case GS_OP_ALLOC:
 	case GS_OP_SYNC:
@@ -263,6 +270,7 @@ gs_op_clear(GsOp *op)
 	case GS_OP_FREE_PAGE:
 	case GS_OP_CLEAN_UP:
 	case GS_OP_TASK_DONE:
+	case GS_OP_VALUE:
 	case GS_N_OP_KINDS:
 		break;
 	}
@@ -282,6 +290,8 @@ gs_thread_spec_new(const char *name)
 	t->consumers = g_ptr_array_new_with_free_func(g_free);
 	t->consumer_modes = g_array_new(FALSE, FALSE, sizeof(GsMemoryMode));
 	t->pages = g_ptr_array_new_with_free_func(g_free);
+	t->values = g_ptr_array_new_with_free_func(g_free);
+	t->value_starts = g_array_new(FALSE, FALSE, sizeof(gint64));
 	return t;
 }
 
@@ -298,6 +308,8 @@ gs_thread_spec_free(GsThreadSpec *t)
 	g_ptr_array_unref(t->consumers);
 	g_array_unref(t->consumer_modes);
 	g_ptr_array_unref(t->pages);
+	g_ptr_array_unref(t->values);
+	g_array_unref(t->value_starts);
 	if (t->given_away != NULL)
 		g_array_unref(t->given_away);
 	g_free(t);

@@ -443,6 +443,35 @@ check_series(GsExpectReport *report, const GsExpectThread *e, const char *series
 		     want_text, seen_text);
 }
 
+/* threads.NAME.values: each value at the thread's end, its last value entry or its start. */
+static void
+check_values(GsExpectReport *report, const GsExpectThread *e, const GsEventLog *log)
+{
+	const GArray *entries;
+
+	if (log == NULL) {
+		report->checked++;
+		fail(report, "threads.%s.values: no event log to check against", e->thread);
+		return;
+	}
+	entries = gs_event_log_entries(log);
+	for (guint i = 0; i < e->values->len; i++) {
+		const GsExpectThreadValue *want = &g_array_index(e->values, GsExpectThreadValue, i);
+		g_autofree char *key = g_strdup_printf("threads.%s.values.%s", e->thread,
+						       want->name);
+		gint64 value = want->start;
+
+		for (guint k = 0; k < entries->len; k++) {
+			const GsLogEntry *x = &g_array_index(entries, GsLogEntry, k);
+
+			if (x->kind == GS_LOG_VALUE && strcmp(x->thread, e->thread) == 0 &&
+			    strcmp(x->buf, want->name) == 0 && strcmp(x->what, "checkpoint") != 0)
+				value = x->bytes;
+		}
+		check_number(report, key, want->cmp, value, UNIT_COUNT);
+	}
+}
+
 static void
 check_thread(GsExpectReport *report, const GsExpectThread *e, const GsResult *r,
 	     const GsEventLog *log)
@@ -467,6 +496,8 @@ check_thread(GsExpectReport *report, const GsExpectThread *e, const GsResult *r,
 		check_series(report, e, "pages", e->pages, log);
 	if (e->leaked != NULL)
 		check_series(report, e, "leaked", e->leaked, log);
+	if (e->values != NULL)
+		check_values(report, e, log);
 	if (e->has_final_state) {
 		report->checked++;
 		if (t->final_state != e->final_state)

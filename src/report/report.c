@@ -836,6 +836,13 @@ write_event(Json *j, const GsLogEntry *e)
 		put_str(j, "thread", e->thread);
 		put_str(j, "what", e->what);
 		break;
+	case GS_LOG_VALUE:
+		put_str(j, "ev", "value");
+		put_str(j, "thread", e->thread);
+		put_str(j, "name", e->buf);
+		put_str(j, "what", e->what);
+		put_int(j, "value", e->bytes);
+		break;
 	}
 	obj_end(j);
 }
@@ -982,6 +989,7 @@ memory_instant_name(const GsLogEntry *e, char *name, gsize size)
 	case GS_LOG_HOST_POOLS:
 	case GS_LOG_STREAM:
 	case GS_LOG_MARK:
+	case GS_LOG_VALUE:
 		g_snprintf(name, size, "%s", e->kind == GS_LOG_LEAK ? "leak" : "memory");
 		break;
 	}
@@ -1057,6 +1065,16 @@ trace_log(Json *j, Tracks *tracks, const GArray *entries, GsTime makespan)
 			if (tid == 0)
 				break;
 			trace_instant(j, tid, e->what, "mark", e->time);
+			obj_end(j);
+			break;
+		case GS_LOG_VALUE:
+			if (tid == 0)
+				break;
+			g_snprintf(name, sizeof name, "%s %s", e->what, e->buf);
+			trace_instant(j, tid, name, "value", e->time);
+			obj_begin(j, "args", STYLE_TIGHT);
+			put_int(j, "value", e->bytes);
+			obj_end(j);
 			obj_end(j);
 			break;
 		case GS_LOG_ALLOC:

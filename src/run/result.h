@@ -152,6 +152,8 @@ typedef enum {
 			     "clean_up", or a refused page's gs_page_result_name()) .buf
 			     (consumer) .mode .asked .bytes (granted or released) .page */
 	GS_LOG_MARK,      /* an imported log's moment: .thread (NULL: none) .what (its name) */
+	GS_LOG_VALUE,     /* a thread's value: .thread .buf (its name) .bytes (the value after)
+			     .what ("add", "set", "checkpoint": what it holds, "restore") */
 } GsLogKind;
 
 typedef struct {

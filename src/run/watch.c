@@ -100,6 +100,14 @@ gs_run_free_wait_entry(const GsWorkload *w, const char *thread, const GsOp *op,
 }
 
 GsLogEntry
+gs_run_value_entry(const char *thread, const GsThreadSpec *spec, guint name, gint64 value,
+		   const char *what)
+{
+	return (GsLogEntry){.kind = GS_LOG_VALUE, .thread = thread,
+			    .buf = spec->values->pdata[name], .bytes = value, .what = what};
+}
+
+GsLogEntry
 gs_run_throw_entry(const char *thread, const GsSeenException *x)
 {
 	return (GsLogEntry){.kind = GS_LOG_THROW, .thread = thread, .exception = x->exception,

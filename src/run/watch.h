@@ -35,6 +35,9 @@ void gs_run_watch(GsRunWatch *watch, GsEngine *engine, GsResult *result,
 
 /** The log entry of exception @x that @thread saw. */
 GsLogEntry gs_run_throw_entry(const char *thread, const GsSeenException *x);
+/** The log entry of @thread's value @name (@spec names it) after @what made it @value. */
+GsLogEntry gs_run_value_entry(const char *thread, const GsThreadSpec *spec, guint name,
+			      gint64 value, const char *what);
 /**
  * The entry of allocation @e by thread @thread (@spec names its buffers) in
  * @tier; refused, @usage is the would-be counter of the space that had no

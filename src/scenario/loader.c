@@ -72,6 +72,7 @@ typedef enum {
 	NAME_RESERVATION,
 	NAME_CONSUMER,
 	NAME_PAGE,
+	NAME_VALUE,
 	N_NAME_TABLES
 } NameTable;
 
@@ -1610,6 +1611,8 @@ name_table(ThreadCtx *tc, NameTable table)
 		return tc->spec->consumers;
 	case NAME_PAGE:
 		return tc->spec->pages;
+	case NAME_VALUE:
+		return tc->spec->values;
 	case NAME_RESERVATION:
 	case N_NAME_TABLES:
 		break;
@@ -1648,9 +1651,11 @@ thread_ctx_init(ThreadCtx *tc, GsThreadSpec *spec, gboolean pool)
 			g_hash_table_insert(tc->indices[i], names->pdata[j], GUINT_TO_POINTER(j + 1));
 	}
 	tc->uses = g_array_new(FALSE, FALSE, sizeof(Use));
-	/* The thread's consumers key declared them all before its ops. */
+	/* The thread's consumers and values keys declared them all before its ops. */
 	for (guint j = 0; j < spec->consumers->len; j++)
 		g_hash_table_add(tc->defined[NAME_CONSUMER], spec->consumers->pdata[j]);
+	for (guint j = 0; j < spec->values->len; j++)
+		g_hash_table_add(tc->defined[NAME_VALUE], spec->values->pdata[j]);
 }
 
 static void
@@ -1848,6 +1853,7 @@ static const Field retry_fields[] = {
 	FIELD("min_target", F_SIZE, GsOp, retry.min_target, .min = 1),
 	FIELD("data", F_SIZE, GsOp, retry.data),
 	OTHER("input"),
+	OTHER("restore"),
 	OTHER("ops", .required = TRUE),
 	{.key = NULL},
 };
@@ -1886,6 +1892,8 @@ read_retry(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 	return read_fields(l, v, "retry", retry_fields, op) && check_target_keys(l, v, op) &&
 	       read_names(l, tc, find_value(v, "input"), NAME_BUFFER, TRUE, "retry.input",
 			  &op->retry.input) &&
+	       read_names(l, tc, find_value(v, "restore"), NAME_VALUE, TRUE, "retry.restore",
+			  &op->retry.restore) &&
 	       read_ops(l, tc, find_value(v, "ops"), "retry.ops", op->retry.ops);
 }
 
@@ -2157,6 +2165,44 @@ static const Field inject_fields[] = {
 	{.key = NULL},
 };
 
+static const Field value_fields[] = {
+	OTHER("name", .required = TRUE),
+	OTHER("add"),
+	OTHER("set"),
+	{.key = NULL},
+};
+
+/* A whole number, negative or not, as a thread's values hold. */
+static gboolean
+read_integer(Loader *l, const Node *v, const char *what, gint64 *out)
+{
+	if (!expect_kind(l, v, NODE_SCALAR, what))
+		return FALSE;
+	if (!g_ascii_string_to_signed(v->text, 10, G_MININT64, G_MAXINT64, out, NULL))
+		return fail(l, v, "%s must be a whole number, not \"%s\"", what, v->text);
+	return TRUE;
+}
+
+/* value: {name, add: N} or {name, set: N}: a change to one of the thread's values. */
+static gboolean
+read_value_op(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
+{
+	const Node *add, *set;
+
+	if (!read_fields(l, v, "value", value_fields, op))
+		return FALSE;
+	add = find_value(v, "add");
+	set = find_value(v, "set");
+	if ((add == NULL) == (set == NULL))
+		return fail(l, add != NULL ? find_entry(v, "set")->key : v,
+			    "value takes one of add and set");
+	op->value.set = set != NULL;
+	return read_name(l, tc, find_value(v, "name"), NAME_VALUE, FALSE, "value.name",
+			 &op->value.name) &&
+	       read_integer(l, set != NULL ? set : add, set != NULL ? "value.set" : "value.add",
+			    &op->value.amount);
+}
+
 static gboolean
 read_op_value(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 {
@@ -2206,6 +2252,10 @@ read_op_value(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 		return read_name(l, tc, v, NAME_STREAM, FALSE, name, &op->stream);
 	case GS_OP_FREE_PAGE:
 		return read_name(l, tc, v, NAME_PAGE, FALSE, name, &op->execution.page);
+	case GS_OP_VALUE:
+		return read_value_op(l, tc, v, op);
+	case GS_OP_CHECKPOINT:
+		return read_names(l, tc, v, NAME_VALUE, FALSE, name, &op->checkpoint);
 	case GS_OP_BLOCK_UNTIL_READY:
 	case GS_OP_TASK_DONE:
 	case GS_OP_CLEAN_UP:
@@ -2338,6 +2388,10 @@ check_uses(Loader *l, ThreadCtx *tc)
 			return fail(l, u->node,
 				    "undefined page \"%s\": no allocate_page in thread %s names it",
 				    name, thread);
+		case NAME_VALUE:
+			return fail(l, u->node,
+				    "undefined value \"%s\": thread %s's values do not declare it",
+				    name, thread);
 		case NAME_RESERVATION:
 		case N_NAME_TABLES:
 			return fail(l, u->node,
@@ -2368,6 +2422,7 @@ static const Field thread_fields[] = {
 	FIELD("on_oom", F_ENUM, GsThreadSpec, on_oom, .names = on_oom_names),
 	FIELD("shuffle", F_BOOL, GsThreadSpec, shuffle),
 	OTHER("consumers"),
+	OTHER("values"),
 	OTHER("ops", .required = TRUE),
 	{.key = NULL},
 };
@@ -2376,6 +2431,7 @@ static const Field pool_thread_fields[] = {
 	OTHER("name", .required = TRUE),
 	FIELD("on_oom", F_ENUM, GsThreadSpec, on_oom, .names = on_oom_names),
 	FIELD("shuffle", F_BOOL, GsThreadSpec, shuffle),
+	OTHER("values"),
 	OTHER("ops", .required = TRUE),
 	{.key = NULL},
 };
@@ -2407,6 +2463,46 @@ read_consumers(Loader *l, GsThreadSpec *spec, const Node *v, const char *where)
 			return FALSE;
 		g_ptr_array_add(spec->consumers, g_strdup(e->key->text));
 		g_array_append_val(spec->consumer_modes, mode);
+	}
+	return TRUE;
+}
+
+/* One entry of values:, NAME: N. */
+static gboolean
+read_value_start(Loader *l, GsThreadSpec *spec, const Entry *e, const char *what)
+{
+	g_autofree char *key = NULL;
+	gint64 start;
+
+	if (!expect_kind(l, e->key, NODE_SCALAR, "a value's name"))
+		return FALSE;
+	if (is_null(e->key))
+		return fail(l, e->key, "a value's name must not be empty");
+	key = g_strdup_printf("%s.%s", what, e->key->text);
+	if (!read_integer(l, e->value, key, &start))
+		return FALSE;
+	g_ptr_array_add(spec->values, g_strdup(e->key->text));
+	g_array_append_val(spec->value_starts, start);
+	return TRUE;
+}
+
+/*
+ * values: {NAME: N, ...}, state of the thread's own (a Retryable's) that
+ * value ops change, checkpoint records and a retry block's restore puts
+ * back; N is where it starts, and its first checkpoint.
+ */
+static gboolean
+read_values(Loader *l, GsThreadSpec *spec, const Node *v, const char *where)
+{
+	g_autofree char *what = g_strdup_printf("%s.values", where);
+
+	if (v == NULL)
+		return TRUE;
+	if (!expect_kind(l, v, NODE_MAP, what))
+		return FALSE;
+	for (guint i = 0; i < v->entries->len; i++) {
+		if (!read_value_start(l, spec, &g_array_index(v->entries, Entry, i), what))
+			return FALSE;
 	}
 	return TRUE;
 }
@@ -2463,6 +2559,7 @@ read_thread(Loader *l, const Node *n, const char *where, const char *default_nam
 	thread_where = g_strdup_printf(pool ? "pool_threads[%s]" : "threads[%s]", spec->name);
 	return read_fields(l, n, thread_where, pool ? pool_thread_fields : thread_fields, spec) &&
 	       read_consumers(l, spec, find_value(n, "consumers"), thread_where) &&
+	       read_values(l, spec, find_value(n, "values"), thread_where) &&
 	       read_thread_ops(l, spec, pool, find_value(n, "ops"), thread_where);
 }
 
@@ -3012,6 +3109,7 @@ static const Field expect_thread_fields[] = {
 	OTHER("acquired"),
 	OTHER("pages"),
 	OTHER("leaked"),
+	OTHER("values"),
 	{.key = NULL},
 };
 
@@ -3049,6 +3147,75 @@ read_returned(Loader *l, const Node *v, const char *key, GArray **out)
 	return TRUE;
 }
 
+/* The spec of the thread an expectation names: as written, a copy's, or a pool thread's. */
+static const GsThreadSpec *
+expected_thread_spec(Loader *l, const char *name)
+{
+	for (guint i = 0; i < l->w->tasks->len; i++) {
+		const GsTaskSpec *task = l->w->tasks->pdata[i];
+
+		for (guint j = 0; j < task->threads->len; j++) {
+			const GsThreadSpec *thread = task->threads->pdata[j];
+
+			if (strcmp(thread->name, name) == 0 ||
+			    is_copy_thread(task, thread->name, name))
+				return thread;
+		}
+	}
+	for (guint i = 0; i < l->w->pool_threads->len; i++) {
+		const GsThreadSpec *thread = l->w->pool_threads->pdata[i];
+
+		if (strcmp(thread->name, name) == 0)
+			return thread;
+	}
+	return NULL;
+}
+
+/* The thread's value @key names, with its start in *@start. */
+static gboolean
+find_thread_value(Loader *l, const GsExpectThread *et, const Node *key, gint64 *start)
+{
+	const GsThreadSpec *spec = expected_thread_spec(l, et->thread);
+
+	for (guint i = 0; spec != NULL && i < spec->values->len; i++) {
+		if (strcmp(spec->values->pdata[i], key->text) == 0) {
+			*start = g_array_index(spec->value_starts, gint64, i);
+			return TRUE;
+		}
+	}
+	return fail(l, key, "thread %s declares no value \"%s\" in its values",
+		    et->thread, key->text);
+}
+
+/* values: {NAME: "OP N", ...}, the thread's values at its end. */
+static gboolean
+read_expect_values_of(Loader *l, const Node *v, GsExpectThread *et)
+{
+	if (v == NULL)
+		return TRUE;
+	if (!expect_kind(l, v, NODE_MAP, "values"))
+		return FALSE;
+	et->values = g_array_new(FALSE, TRUE, sizeof(GsExpectThreadValue));
+	for (guint i = 0; i < v->entries->len; i++) {
+		const Entry *e = &g_array_index(v->entries, Entry, i);
+		GsExpectThreadValue x = {.line = e->value->line, .column = e->value->column};
+		const char *rest;
+
+		if (!expect_kind(l, e->key, NODE_SCALAR, "a value's name") ||
+		    !find_thread_value(l, et, e->key, &x.start) ||
+		    !expect_kind(l, e->value, NODE_SCALAR, "values") ||
+		    !split_cmp(l, e->value, &x.cmp.op, &rest))
+			return FALSE;
+		if (!g_ascii_string_to_signed(rest, 10, G_MININT64, G_MAXINT64, &x.cmp.value,
+					      NULL))
+			return fail(l, e->value, "expect values.%s must be a whole number, not \"%s\"",
+				    e->key->text, rest);
+		x.name = g_strdup(e->key->text);
+		g_array_append_val(et->values, x);
+	}
+	return TRUE;
+}
+
 static gboolean
 read_expect_thread(Loader *l, const Node *key, const Node *v)
 {
@@ -3081,7 +3248,8 @@ read_expect_thread(Loader *l, const Node *key, const Node *v)
 	if ((never != NULL && !read_never(l, never, et)) ||
 	    !read_returned(l, find_value(v, "acquired"), "acquired", &et->acquired) ||
 	    !read_returned(l, find_value(v, "pages"), "pages", &et->pages) ||
-	    !read_returned(l, find_value(v, "leaked"), "leaked", &et->leaked))
+	    !read_returned(l, find_value(v, "leaked"), "leaked", &et->leaked) ||
+	    !read_expect_values_of(l, find_value(v, "values"), et))
 		return FALSE;
 	et->has_final_state = final != NULL;
 	return final == NULL || parse_state(l, final, "final_state", &et->final_state);
