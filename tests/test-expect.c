@@ -73,6 +73,16 @@ add_sample(GsResult *r, GsTime time, gint64 gpu_used, gint64 gpu_charged, gint64
 	g_array_append_val(r->timeline, s);
 }
 
+static void
+add_view(GsResult *r, GsTime time, const char *thread, const char *name, GsTier tier,
+	 gboolean held, gint64 size, gint64 allocated, gint64 peak)
+{
+	GsReservationView v = {.time = time, .thread = thread, .name = name, .tier = tier,
+			       .held = held, .size = size, .allocated = allocated, .peak = peak};
+
+	g_array_append_val(r->reservations, v);
+}
+
 /*
  * Tasks A (completed), B (completed on its second attempt, 2 retries) and
  * "x.y" (failed); B.0 has a row per attempt, the second one blocked once.
@@ -124,6 +134,12 @@ make_result(void)
 	add_sample(r, 1000 * US, 6 * MIB, 7 * MIB, 0, 2 * MIB);
 	add_sample(r, 1500 * US, 11 * MIB, 12 * MIB, MIB, 2 * MIB);
 	add_sample(r, 2000 * US, 5 * MIB, 5 * MIB, 0, 0);
+	/* A.0's GPU reservation r: made, allocated in, credited past 0 by a free, released. */
+	add_view(r, 1000 * US, "A.0", "r", GS_TIER_GPU, TRUE, 2 * MIB, 0, 0);
+	add_view(r, 1200 * US, "A.0", "r", GS_TIER_GPU, TRUE, 2 * MIB, 3 * MIB, 3 * MIB);
+	add_view(r, 1500 * US, "B.0", "h", GS_TIER_HOST, TRUE, MIB, 0, 0);
+	add_view(r, 1600 * US, "A.0", "r", GS_TIER_GPU, TRUE, 2 * MIB, -MIB, 3 * MIB);
+	add_view(r, 2000 * US, "A.0", "r", GS_TIER_GPU, FALSE, 2 * MIB, -MIB, 3 * MIB);
 	return r;
 }
 
@@ -247,6 +263,7 @@ typedef enum {
 	ROW_AT_TIER,  /* .time .tier .measure .op .value */
 	ROW_AT_TASK,  /* .time .key = task .tier .op .value */
 	ROW_VALUES,   /* .key = thread, its value v starting at .time, .op .value */
+	ROW_AT_RES,   /* .time .key = thread .text = reservation .res .tier .op .value */
 } RowKind;
 
 #define MAX_LIST 4
@@ -263,6 +280,7 @@ typedef struct {
 	GsTime time;
 	GsTier tier;
 	GsTierMeasure measure;
+	GsReservationMeasure res;
 	const char *failure;  /* the sentence, NULL when the expectation holds */
 } Row;
 
@@ -448,6 +466,50 @@ static const Row rows[] = {
 	{.kind = ROW_AT_TIER, .time = 50 * MS, .tier = GS_TIER_GPU, .op = EQ, .value = 5 * MIB},
 	{.kind = ROW_AT_TIER, .time = 50 * MS, .tier = GS_TIER_DISK, .op = GT, .value = 0,
 	 .failure = "at[0]: disk used at 50000000 ns: expected > 0 B, observed 0 B"},
+	/* a tier's peak charged bytes and its held reservations, from the reservations' views */
+	{.kind = ROW_AT_TIER, .time = 1600 * US, .tier = GS_TIER_GPU,
+	 .measure = GS_MEASURE_PEAK_CHARGED, .op = EQ, .value = 12 * MIB},
+	{.kind = ROW_AT_TIER, .time = 2500 * US, .tier = GS_TIER_GPU,
+	 .measure = GS_MEASURE_PEAK_CHARGED, .op = EQ, .value = 12 * MIB},
+	{.kind = ROW_AT_TIER, .time = 1100 * US, .tier = GS_TIER_GPU,
+	 .measure = GS_MEASURE_PEAK_CHARGED, .op = GT, .value = 7 * MIB,
+	 .failure = "at[0]: gpu peak_charged at 1100000 ns: expected > 7340032 B (7.0 MiB), "
+		    "observed 7340032 B (7.0 MiB)"},
+	{.kind = ROW_AT_TIER, .time = 1100 * US, .tier = GS_TIER_GPU,
+	 .measure = GS_MEASURE_RESERVED, .op = EQ, .value = 2 * MIB},
+	{.kind = ROW_AT_TIER, .time = 2500 * US, .tier = GS_TIER_GPU,
+	 .measure = GS_MEASURE_RESERVED, .op = EQ, .value = 0},
+	{.kind = ROW_AT_TIER, .time = 1600 * US, .tier = GS_TIER_HOST,
+	 .measure = GS_MEASURE_RESERVATIONS, .op = EQ, .value = 1},
+	{.kind = ROW_AT_TIER, .time = 2500 * US, .tier = GS_TIER_GPU,
+	 .measure = GS_MEASURE_RESERVATIONS, .op = EQ, .value = 1,
+	 .failure = "at[0]: gpu reservations at 2500000 ns: expected == 1, observed 0"},
+	/* at: a thread's reservation, from its last view at or before the time */
+	{.kind = ROW_AT_RES, .key = "A.0", .text = "r", .time = 500 * US, .res = GS_RES_SIZE,
+	 .op = EQ, .value = 0},
+	{.kind = ROW_AT_RES, .key = "A.0", .text = "r", .time = 1100 * US, .res = GS_RES_SIZE,
+	 .op = EQ, .value = 2 * MIB},
+	{.kind = ROW_AT_RES, .key = "A.0", .text = "r", .time = 1300 * US,
+	 .res = GS_RES_ALLOCATED, .op = EQ, .value = 3 * MIB},
+	{.kind = ROW_AT_RES, .key = "A.0", .text = "r", .time = 1700 * US,
+	 .res = GS_RES_ALLOCATED, .op = EQ, .value = 0},
+	{.kind = ROW_AT_RES, .key = "A.0", .text = "r", .time = 1700 * US, .res = GS_RES_PEAK,
+	 .op = EQ, .value = 3 * MIB},
+	{.kind = ROW_AT_RES, .key = "A.0", .text = "r", .time = 2500 * US, .res = GS_RES_PEAK,
+	 .op = EQ, .value = 0},
+	{.kind = ROW_AT_RES, .key = "A.0", .text = "r", .time = 1100 * US, .res = GS_RES_DEVICE,
+	 .op = EQ, .value = 0},
+	{.kind = ROW_AT_RES, .key = "A.0", .text = "r", .time = 2500 * US, .res = GS_RES_DEVICE,
+	 .op = EQ, .value = 0,
+	 .failure = "at[0]: A.0's reservation r device at 2500000 ns: expected == 0, observed -1"},
+	{.kind = ROW_AT_RES, .key = "B.0", .text = "h", .time = 1500 * US,
+	 .res = GS_RES_AVAILABLE, .op = EQ, .value = 4 * GIB - MIB},
+	{.kind = ROW_AT_RES, .key = "B.0", .text = "x", .time = 1500 * US, .tier = GS_TIER_HOST,
+	 .res = GS_RES_AVAILABLE, .op = EQ, .value = 4 * GIB - 2 * MIB},
+	{.kind = ROW_AT_RES, .key = "B.0", .text = "h", .time = 1500 * US,
+	 .res = GS_RES_AVAILABLE, .op = LT, .value = 4 * GIB - MIB,
+	 .failure = "at[0]: B.0's reservation h available at 1500000 ns: expected < 4293918720 B "
+		    "(4.0 GiB), observed 4293918720 B (4.0 GiB)"},
 	/* at: a task's bytes, replayed from the log's allocations, frees and copies */
 	{.kind = ROW_AT_TASK, .key = "A", .time = 500 * US, .tier = GS_TIER_GPU, .op = EQ,
 	 .value = 6 * MIB},
@@ -470,6 +532,7 @@ static void
 add_row(GsWorkload *w, const Row *row)
 {
 	GsExpectThread *t;
+	GsExpectAt *at;
 
 	switch (row->kind) {
 	case ROW_VALUE:
@@ -514,6 +577,14 @@ add_row(GsWorkload *w, const Row *row)
 		break;
 	case ROW_AT_STATE:
 		expect_at_state(w, row->time, row->key, (GsThreadState) row->states[0]);
+		break;
+	case ROW_AT_RES:
+		expect_at_tier(w, row->time, row->tier, 0, row->op, row->value);
+		at = g_ptr_array_index(w->expect.at, w->expect.at->len - 1);
+		at->has_tier = FALSE;
+		at->thread = g_strdup(row->key);
+		at->reservation = g_strdup(row->text);
+		at->res_measure = row->res;
 		break;
 	case ROW_VALUES: {
 		GsExpectThreadValue v = {.name = g_strdup("v"), .start = row->time,
@@ -574,6 +645,7 @@ row_group(RowKind kind)
 	case ROW_AT_STATE:
 	case ROW_AT_TIER:
 	case ROW_AT_TASK:
+	case ROW_AT_RES:
 		return 2;
 	}
 	return 3;

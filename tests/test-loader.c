@@ -303,6 +303,30 @@ static const BadRow bad_rows[] = {
 	 NULL, NULL, NULL, "s.yaml:8:62: retry.max_splits is only for split: halves"},
 	{TASK OP "retry: {split: target, target: 0, min_target: 1, ops: []}\n", NULL, NULL, NULL,
 	 "s.yaml:8:44: retry.target must be at least 1 bytes, not \"0\""},
+	/* expect.at rows of a thread's reservation, and a tier's reservation counters */
+	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, reservation: r, size: 1MiB}\n", NULL, NULL, NULL,
+	 "s.yaml:11:7: an expect.at check of a reservation names its thread"},
+	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, thread: A.0, reservation: q, size: 1MiB}\n", NULL, NULL, NULL,
+	 "s.yaml:11:45: thread A.0 has no reservation \"q\": no reserve in it names it"},
+	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, thread: A.0, reservation: r, size: 1MiB, peak: 1MiB}\n", NULL, NULL, NULL,
+	 "s.yaml:11:60: an expect.at check of a reservation reads one of size, allocated, peak, available and device, not size and peak"},
+	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, thread: A.0, reservation: r}\n", NULL, NULL, NULL,
+	 "s.yaml:11:7: an expect.at check of a reservation needs size, allocated, peak, available or device"},
+	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, thread: A.0, reservation: r, state: THREAD_RUNNING, size: 1MiB}\n", NULL, NULL, NULL,
+	 "s.yaml:11:48: an expect.at check of a reservation takes no state"},
+	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, thread: A.0, reservation: r, charged: 1MiB}\n", NULL, NULL, NULL,
+	 "s.yaml:11:48: an expect.at check of a reservation takes no charged"},
+	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, tier: gpu, allocated: 1MiB}\n", NULL, NULL, NULL,
+	 "s.yaml:11:30: allocated is for a thread's reservation (reservation: NAME)"},
+	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, tier: gpu, reservations: 1MiB}\n", NULL, NULL, NULL,
+	 "s.yaml:11:44: expect reservations must be a whole number >= 0, not \"1MiB\""},
+	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, tier: gpu, reserved: 1MiB, charged: 1MiB}\n", NULL, NULL, NULL,
+	 "s.yaml:11:30: an expect.at check of a tier reads one of used, charged, available, max_memory, peak_charged, reserved and reservations, not charged and reserved"},
+	{HEAD "tasks:\n  - id: A\n    threads:\n      - ops:\n          - reserve: {res: r, size: 1MiB}\n"
+	 "expect:\n  at:\n    - {time: 1ms, thread: A.0, reservation: r, available: 1MiB}\n",
+	 NULL, NULL, "memory.gpu.devices=2",
+	 "s.yaml:11:48: a reservation's available memory is read with one GPU (the run's samples "
+	 "hold the GPUs together)"},
 	/* values (line 7), value, checkpoint and restore */
 	{TASK OP "value: {name: v, add: 1}\n", NULL, NULL, NULL,
 	 "s.yaml:8:27: undefined value \"v\": thread A.0's values do not declare it"},
@@ -461,10 +485,11 @@ static const BadRow bad_rows[] = {
 	{EXPECT "  at: [{time: 1ms, thread: A.0, state: THREAD_RUNNING, tier: gpu}]\n", NULL, NULL,
 	 NULL, "s.yaml:10:56: an expect.at check names a thread or a tier, not both"},
 	{EXPECT "  at: [{time: 1ms, tier: gpu}]\n", NULL, NULL, NULL,
-	 "s.yaml:10:8: an expect.at check of a tier needs used, charged, available or max_memory"},
+	 "s.yaml:10:8: an expect.at check of a tier needs used, charged, available, max_memory, "
+	 "peak_charged, reserved or reservations"},
 	{EXPECT "  at: [{time: 1ms, tier: gpu, used: 0, available: 1MiB}]\n", NULL, NULL, NULL,
-	 "s.yaml:10:40: an expect.at check of a tier reads one of used, charged, available and "
-	 "max_memory, not used and available"},
+	 "s.yaml:10:40: an expect.at check of a tier reads one of used, charged, available, "
+	 "max_memory, peak_charged, reserved and reservations, not used and available"},
 	{EXPECT "  at: [{time: 1ms, task: A, tier: gpu, max_memory: 0}]\n", NULL, NULL, NULL,
 	 "s.yaml:10:40: a task's bytes are the ones it uses: used, not max_memory"},
 	{EXPECT "  at: [{time: 1ms, thread: A.0, state: UNKNOWN, available: 0}]\n", NULL, NULL, NULL,

@@ -5,7 +5,8 @@
  * strategies and modes, a copy's two steps (both copies hold memory, the
  * source stays authoritative until the commit), victims planned for a
  * requester (its own last under smallest_fit), retry-block inputs made
- * spillable and back, and runs of spill-heavy
+ * spillable and back, every change to a reservation told to its watcher,
+ * and runs of spill-heavy
  * generated workloads whose every copy lands with its buffer's content tag.
  * gs_memory_check() runs after every step.
  */
@@ -142,6 +143,87 @@ START_TEST(test_attribution)
 	ck_mem(m);
 	ck_assert_int_eq(gs_memory_used(m, GS_TIER_GPU), 0);
 	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), row->charged_after_free);
+}
+END_TEST
+
+/* ---- the reservations' watcher: told of every change, in order ---- */
+
+typedef struct {
+	gboolean held;
+	gint64 size, allocated, peak;
+} Seen;
+
+static void
+saw_reservation(const GsMemReservation *res, gpointer data)
+{
+	Seen seen = {res->held, res->acct.size, res->acct.allocated, res->acct.peak};
+
+	g_array_append_val((GArray *) data, seen);
+}
+
+/*
+ * Reserve 2 MiB, allocate 1 MiB and 3 MiB in it, free the 1 MiB, release it
+ * with the 3 MiB still allocated, free those: the watcher sees each step
+ * but the last (a released reservation is credited nothing). Under
+ * increase (x1), the 2 MiB missing grow it first.
+ */
+typedef struct {
+	GsOverReservation over;
+	Seen seen[7];
+	guint n;
+} WatchRow;
+
+static const WatchRow watch_rows[] = {
+	{GS_OVER_IGNORE,
+	 {{TRUE, 2 * MIB, 0, 0},
+	  {TRUE, 2 * MIB, MIB, MIB},
+	  {TRUE, 2 * MIB, 4 * MIB, 4 * MIB},
+	  {TRUE, 2 * MIB, 3 * MIB, 4 * MIB},
+	  {FALSE, 2 * MIB, 3 * MIB, 4 * MIB}},
+	 5},
+	{GS_OVER_INCREASE,
+	 {{TRUE, 2 * MIB, 0, 0},
+	  {TRUE, 2 * MIB, MIB, MIB},
+	  {TRUE, 4 * MIB, MIB, MIB},
+	  {TRUE, 4 * MIB, 4 * MIB, 4 * MIB},
+	  {TRUE, 4 * MIB, 3 * MIB, 4 * MIB},
+	  {FALSE, 4 * MIB, 3 * MIB, 4 * MIB}},
+	 6},
+};
+
+START_TEST(test_reservation_watcher)
+{
+	const WatchRow *row = &watch_rows[_i];
+	g_autoptr(GsWorkload) w = workload(10 * MIB, FALSE);
+	g_autoptr(GsMemory) m = NULL;
+	g_autoptr(GArray) seen = g_array_new(FALSE, FALSE, sizeof(Seen));
+	GsMemReservation res = {0};
+	GsOp op = reserve_op(GS_TIER_GPU, GS_STRATEGY_ANY_IN_TIER, GS_RESERVE_OR_NULL, 2 * MIB);
+	GsMemAlloc small, big;
+
+	w->policy.reservations.over = row->over;
+	w->policy.reservations.increase_factor = 1.0;
+	m = gs_memory_new(w);
+	gs_memory_watch_reservations(m, saw_reservation, seen);
+	ck_assert_int_eq(gs_memory_reserve(m, &op, &res), GS_RESERVATION_GRANTED);
+	small = alloc(m, GS_KIND_GPU, MIB, &res);
+	big = alloc(m, GS_KIND_GPU, 3 * MIB, &res);
+	ck_assert_int_eq(small.outcome, GS_MEM_OK);
+	ck_assert_int_eq(big.outcome, GS_MEM_OK);
+	gs_memory_free_buffer(m, small.buf, NULL);
+	gs_memory_release(m, &res);
+	gs_memory_free_buffer(m, big.buf, NULL);
+	ck_mem(m);
+	ck_assert_uint_eq(seen->len, row->n);
+	for (guint i = 0; i < row->n; i++) {
+		const Seen *got = &g_array_index(seen, Seen, i), *want = &row->seen[i];
+
+		ck_assert_msg(got->held == want->held && got->size == want->size &&
+				      got->allocated == want->allocated && got->peak == want->peak,
+			      "change %u: held %d size %" G_GINT64_FORMAT " allocated %" G_GINT64_FORMAT
+			      " peak %" G_GINT64_FORMAT, i, got->held, got->size, got->allocated,
+			      got->peak);
+	}
 }
 END_TEST
 
@@ -593,6 +675,7 @@ memory_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_over_reservation, 0, G_N_ELEMENTS(over_rows));
+	tcase_add_loop_test(tc, test_reservation_watcher, 0, G_N_ELEMENTS(watch_rows));
 	tcase_add_loop_test(tc, test_attribution, 0, G_N_ELEMENTS(attribution_rows));
 	tcase_add_loop_test(tc, test_copy_time, 0, G_N_ELEMENTS(cost_rows));
 	tcase_add_test(tc, test_copy_time_instant_links);

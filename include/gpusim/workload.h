@@ -454,14 +454,34 @@ typedef struct {
 /*
  * What an expect.at row reads of a tier, its spaces together: used and
  * charged bytes, or cuCascade's get_available_memory() (capacity less
- * charged) and get_max_memory() (the reservation limit).
+ * charged), get_max_memory() (the reservation limit),
+ * get_peak_total_allocated_bytes() (the highest charged so far),
+ * get_total_reserved_bytes() (what the held reservations hold) and
+ * get_active_reservation_count() (how many are held, a count).
  */
 typedef enum {
 	GS_MEASURE_USED = 0,
 	GS_MEASURE_CHARGED,
 	GS_MEASURE_AVAILABLE,
 	GS_MEASURE_MAX_MEMORY,
+	GS_MEASURE_PEAK_CHARGED,
+	GS_MEASURE_RESERVED,
+	GS_MEASURE_RESERVATIONS,
 } GsTierMeasure;
+
+/*
+ * What an expect.at row reads of a thread's reservation, cuCascade's view
+ * of the stream it is attached to: its size, get_allocated_bytes(),
+ * get_peak_allocated_bytes(), get_available_memory(stream) (the space's
+ * available memory and what is left in the reservation) and its device.
+ */
+typedef enum {
+	GS_RES_SIZE = 0,
+	GS_RES_ALLOCATED,
+	GS_RES_PEAK,
+	GS_RES_AVAILABLE,
+	GS_RES_DEVICE,
+} GsReservationMeasure;
 
 typedef struct {
 	GsTime time;
@@ -474,6 +494,8 @@ typedef struct {
 	gboolean has_retries, has_splits, has_max_gpu, has_lost;
 	GsCmp retries, splits, max_gpu, lost; /* lost: ns of running time thrown away */
 	GsThreadState state;
+	char *reservation; /* with thread: that reservation of the thread's, or NULL */
+	GsReservationMeasure res_measure;
 	gboolean has_tier; /* a tier's bytes: used, charged, available or max_memory */
 	GsTier tier;
 	GsTierMeasure measure;

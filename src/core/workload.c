@@ -126,6 +126,7 @@ free_expect_at(gpointer data)
 	GsExpectAt *a = data;
 
 	g_free(a->thread);
+	g_free(a->reservation);
 	g_free(a->task);
 	g_free(a->consumer);
 	g_free(a);

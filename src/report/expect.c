@@ -740,6 +740,66 @@ sample_at(const GsResult *r, GsTime time)
  * capacity less what is charged there, max_memory each one's reservation
  * limit (cuCascade's get_available_memory and get_max_memory).
  */
+/* The highest charged bytes of @tier in the samples at or before @time. */
+static gint64
+peak_charged_at(const GsResult *r, GsTier tier, GsTime time)
+{
+	gint64 peak = 0;
+
+	for (guint i = 0; r->timeline != NULL && i < r->timeline->len; i++) {
+		const GsSample *sample = &g_array_index(r->timeline, GsSample, i);
+
+		if (sample->time > time)
+			break;
+		peak = MAX(peak, sample->charged[tier]);
+	}
+	return peak;
+}
+
+/* Whether @v is of the reservation @thread holds by @name. */
+static gboolean
+same_reservation(const GsReservationView *v, const char *thread, const char *name)
+{
+	return strcmp(v->thread, thread) == 0 && strcmp(v->name, name) == 0;
+}
+
+/* Whether no view after @i, at or before @time, is of the same reservation. */
+static gboolean
+last_view_by(const GArray *views, guint i, GsTime time)
+{
+	const GsReservationView *v = &g_array_index(views, GsReservationView, i);
+
+	for (guint k = i + 1; k < views->len; k++) {
+		const GsReservationView *later = &g_array_index(views, GsReservationView, k);
+
+		if (later->time > time)
+			return TRUE;
+		if (same_reservation(later, v->thread, v->name))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/*
+ * The reservations of @tier held at @time, by each one's last view at or
+ * before it: what they hold (reserved) or how many there are.
+ */
+static gint64
+held_reservations_at(const GsResult *r, GsTier tier, GsTime time, gboolean count)
+{
+	gint64 total = 0;
+
+	for (guint i = 0; i < r->reservations->len; i++) {
+		const GsReservationView *v = &g_array_index(r->reservations, GsReservationView, i);
+
+		if (v->time > time)
+			break;
+		if (v->held && v->tier == tier && last_view_by(r->reservations, i, time))
+			total += count ? 1 : v->size;
+	}
+	return total;
+}
+
 static gint64
 tier_measure_at(const GsWorkload *w, const GsResult *r, const GsExpectAt *a)
 {
@@ -757,6 +817,60 @@ tier_measure_at(const GsWorkload *w, const GsResult *r, const GsExpectAt *a)
 		return MAX(0, space.capacity * spaces - charged);
 	case GS_MEASURE_MAX_MEMORY:
 		return space.reservation_limit * spaces;
+	case GS_MEASURE_PEAK_CHARGED:
+		return peak_charged_at(r, a->tier, a->time);
+	case GS_MEASURE_RESERVED:
+		return held_reservations_at(r, a->tier, a->time, FALSE);
+	case GS_MEASURE_RESERVATIONS:
+		return held_reservations_at(r, a->tier, a->time, TRUE);
+	}
+	return 0;
+}
+
+/* The last view of @a's reservation at or before its time; NULL if none. */
+static const GsReservationView *
+reservation_at(const GsResult *r, const GsExpectAt *a)
+{
+	const GsReservationView *found = NULL;
+
+	for (guint i = 0; i < r->reservations->len; i++) {
+		const GsReservationView *v = &g_array_index(r->reservations, GsReservationView, i);
+
+		if (v->time > a->time)
+			break;
+		if (same_reservation(v, a->thread, a->reservation))
+			found = v;
+	}
+	return found;
+}
+
+/*
+ * What @a reads of a thread's reservation. One not held has no counters (0
+ * bytes, device -1), and its stream sees the space's available memory;
+ * allocated is never below 0 (cuCascade clamps a stream's count, which frees
+ * of other streams' buffers may take below 0, but not what it has left).
+ */
+static gint64
+reservation_measure_at(const GsWorkload *w, const GsResult *r, const GsExpectAt *a)
+{
+	const GsReservationView *v = reservation_at(r, a);
+	gboolean held = v != NULL && v->held;
+	GsTier tier = held ? v->tier : a->tier;
+	const GsSample *sample = sample_at(r, a->time);
+	gint64 charged = sample != NULL ? sample->charged[tier] : 0;
+	gint64 space = gs_memory_space_thresholds(w, tier).capacity;
+
+	switch (a->res_measure) {
+	case GS_RES_SIZE:
+		return held ? v->size : 0;
+	case GS_RES_ALLOCATED:
+		return held ? MAX(0, v->allocated) : 0;
+	case GS_RES_PEAK:
+		return held ? MAX(0, v->peak) : 0;
+	case GS_RES_AVAILABLE:
+		return MAX(0, space - charged) + (held ? MAX(0, v->size - v->allocated) : 0);
+	case GS_RES_DEVICE:
+		return held ? (gint64) v->device : -1;
 	}
 	return 0;
 }
@@ -768,6 +882,17 @@ check_at(GsExpectReport *report, guint index, const GsExpectAt *a, const GsWorkl
 	char key[64];
 
 	g_snprintf(key, sizeof key, "at[%u]", index);
+	if (a->reservation != NULL) {
+		static const char *const measures[] = {"size", "allocated", "peak", "available",
+						       "device"};
+		g_autofree char *what = g_strdup_printf("%s: %s's reservation %s %s at %" G_GINT64_FORMAT
+							" ns", key, a->thread, a->reservation,
+							measures[a->res_measure], a->time);
+
+		check_number(report, what, a->bytes, reservation_measure_at(w, r, a),
+			     a->res_measure == GS_RES_DEVICE ? UNIT_COUNT : UNIT_BYTES);
+		return;
+	}
 	if (a->thread != NULL) {
 		GsThreadState observed;
 
@@ -807,13 +932,15 @@ check_at(GsExpectReport *report, guint index, const GsExpectAt *a, const GsWorkl
 		return;
 	}
 	if (a->has_tier) {
-		static const char *const measures[] = {"used", "charged", "available",
-						       "max_memory"};
+		static const char *const measures[] = {"used",	       "charged",  "available",
+						       "max_memory",   "peak_charged", "reserved",
+						       "reservations"};
 		g_autofree char *what = g_strdup_printf("%s: %s %s at %" G_GINT64_FORMAT " ns", key,
 							gs_report_tier_name(a->tier),
 							measures[a->measure], a->time);
 
-		check_number(report, what, a->bytes, tier_measure_at(w, r, a), UNIT_BYTES);
+		check_number(report, what, a->bytes, tier_measure_at(w, r, a),
+			     a->measure == GS_MEASURE_RESERVATIONS ? UNIT_COUNT : UNIT_BYTES);
 	}
 }
 

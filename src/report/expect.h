@@ -22,11 +22,21 @@
  *     acquire_execution, allocate_page and clean_up returned, in order
  *     (over every thread of that name), from the event log's execution
  *     entries
+ *   threads.NAME.values: {VALUE: N}              the thread's value at its
+ *     end: its last value entry in the event log (a checkpoint changes
+ *     nothing), else where its values: key starts it
  *   at: {time, thread, state}                     the thread's state after
  *     every event at or before that time, replayed from the event log's
  *     state entries (UNKNOWN if it has none); without a log the row fails
- *   at: {time, tier, used|charged}                the last timeline sample at
- *     or before that time (0 bytes before the first sample)
+ *   at: {time, tier, used|charged|available|max_memory|peak_charged}
+ *     the last timeline sample at or before that time (0 bytes before the
+ *     first sample), the highest for peak_charged; the limit for max_memory
+ *   at: {time, tier, reserved|reservations}       the reservations of the
+ *     tier held then, by the result's reservation views: their bytes, or
+ *     how many
+ *   at: {time, thread, reservation, size|allocated|peak|available|device}
+ *     the thread's reservation by that name, its last view at or before
+ *     that time (nothing held: 0 bytes, device -1, the space's available)
  *   at: {time, task, tier, used}                  what the task's threads (every
  *     attempt's) held in the tier after every event at or before that
  *     time, replayed from the event log's allocations, frees and copies

@@ -80,6 +80,7 @@ gs_result_free(GsResult *r)
 	g_ptr_array_unref(r->rows);
 	g_array_unref(r->timeline);
 	g_array_unref(r->lost);
+	g_array_unref(r->reservations);
 	g_string_chunk_free(r->strings);
 	g_free(r->stop_reason);
 	g_free(r);
@@ -95,6 +96,7 @@ gs_result_new_sized(guint tasks, guint threads)
 	r->rows = g_ptr_array_new_with_free_func(g_free);
 	r->timeline = g_array_new(FALSE, TRUE, sizeof(GsSample));
 	r->lost = g_array_new(FALSE, FALSE, sizeof(GsLostTime));
+	r->reservations = g_array_new(FALSE, FALSE, sizeof(GsReservationView));
 	r->strings = g_string_chunk_new(4096);
 	return r;
 }

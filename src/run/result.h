@@ -65,6 +65,21 @@ typedef struct {
 	gint64 peak_charged;
 } GsTierResult;
 
+/*
+ * A reservation's counters after a change to them: cuCascade's view of the
+ * stream it is attached to (get_allocated_bytes, get_peak_allocated_bytes),
+ * here a thread's reservation by its name.
+ */
+typedef struct {
+	GsTime time;
+	const char *thread;  /* the thread's name and the reservation's, in the result's strings */
+	const char *name;
+	GsTier tier;
+	guint device;
+	gboolean held;       /* FALSE once released: its counters are gone */
+	gint64 size, allocated, peak; /* allocated may be below 0 (frees of other streams' buffers) */
+} GsReservationView;
+
 /* Running time a retry-type throw threw away (the engine's lost observer). */
 typedef struct {
 	GsTime time;
@@ -99,6 +114,7 @@ typedef struct {
 	GPtrArray *threads;  /* GsThreadResult*, in order of creation */
 	GArray *timeline;    /* GsSample */
 	GArray *lost;        /* GsLostTime, in order: what expect's task windows sum */
+	GArray *reservations; /* GsReservationView, in the order of the changes */
 	GStringChunk *strings; /* the rows' ids and names, packed (one allocation per row saved) */
 	GPtrArray *rows;     /* the rows themselves, packed in blocks: add them with the functions below */
 } GsResult;

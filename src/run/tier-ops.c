@@ -54,7 +54,11 @@ gs_run_thread_tiers_clear(GsRunThreadTiers *mine)
 GsMemReservation *
 gs_run_reservation(GsRunThreadTiers *mine, guint index)
 {
-	return gs_memory_reservation_at(mine->by_name, index);
+	GsMemReservation *res = gs_memory_reservation_at(mine->by_name, index);
+
+	res->thread = mine->thread;
+	res->name = mine->spec->reservations->pdata[index];
+	return res;
 }
 
 static void
@@ -477,10 +481,30 @@ gs_run_memory_freed(GsEngine *engine, GsThreadId by, GsTier tier, GsTime now)
 				  now);
 }
 
+/* A reservation changed: its counters as they are now go to the result. */
+static void
+note_reservation(const GsMemReservation *res, gpointer data)
+{
+	GsRunTiers *run = data;
+	GsReservationView v;
+
+	if (res->thread == NULL || res->name == NULL)
+		return; /* not one of a thread's, by name */
+	v = (GsReservationView){.time = run->hooks->now(run->driver), .tier = res->tier,
+			       .device = res->device, .held = res->held, .size = res->acct.size,
+			       .allocated = res->acct.allocated, .peak = res->acct.peak};
+
+	v.thread = g_string_chunk_insert_const(run->res->strings, res->thread);
+	v.name = g_string_chunk_insert_const(run->res->strings, res->name);
+	g_array_append_val(run->res->reservations, v);
+}
+
 void
 gs_run_tiers_report_to(GsRunTiers *run, GsResult *res)
 {
 	run->res = res;
+	if (run->mem != NULL)
+		gs_memory_watch_reservations(run->mem, note_reservation, run);
 	gs_run_note_host_pools(run);
 }
 

@@ -3281,6 +3281,14 @@ static const Field expect_at_fields[] = {
 	OTHER("charged"),
 	OTHER("available"),
 	OTHER("max_memory"),
+	OTHER("peak_charged"),
+	OTHER("reserved"),
+	OTHER("reservations"),
+	OTHER("reservation"),
+	OTHER("size"),
+	OTHER("allocated"),
+	OTHER("peak"),
+	OTHER("device"),
 	OTHER("execution"),
 	OTHER("consumer"),
 	FIELD("since", F_DURATION, GsExpectAt, since),
@@ -3292,7 +3300,25 @@ static const Field expect_at_fields[] = {
 };
 
 /* What an expect.at row may read of a tier, by GsTierMeasure. */
-static const char *const tier_measures[] = {"used", "charged", "available", "max_memory"};
+static const char *const tier_measures[] = {"used",	    "charged",  "available",   "max_memory",
+					    "peak_charged", "reserved", "reservations"};
+
+/* What it may read of a thread's reservation, by GsReservationMeasure. */
+static const char *const reservation_measures[] = {"size", "allocated", "peak", "available",
+						   "device"};
+
+/* The first of a reservation's measures that @v names, available aside (a tier's too), or NULL. */
+static Entry *
+find_reservation_measure(const Node *v)
+{
+	for (guint m = 0; m < G_N_ELEMENTS(reservation_measures); m++) {
+		Entry *e = find_entry(v, reservation_measures[m]);
+
+		if (e != NULL && m != GS_RES_AVAILABLE)
+			return e;
+	}
+	return NULL;
+}
 
 /* The first of a tier's measures that @v names, or NULL. */
 static Entry *
@@ -3332,15 +3358,22 @@ read_at_thread(Loader *l, const Node *v, GsExpectAt *at)
 	return parse_state(l, state, "expect.at state", &at->state);
 }
 
-/* The bytes of an expect.at check, "5MiB" or "<= 5MiB", under @key. */
+/* A number of an expect.at check, "3" or "<= 3", under @key. */
 static gboolean
-read_at_bytes(Loader *l, const Entry *key, GsCmp *bytes)
+read_at_cmp(Loader *l, const Entry *key, ValueKind kind, GsCmp *cmp)
 {
 	const char *rest;
 
 	return expect_kind(l, key->value, NODE_SCALAR, key->key->text) &&
-	       split_cmp(l, key->value, &bytes->op, &rest) &&
-	       parse_quantity(l, key->value, rest, &size_quantity, &bytes->value);
+	       split_cmp(l, key->value, &cmp->op, &rest) &&
+	       parse_expect_number(l, key->value, key->key->text, rest, kind, &cmp->value);
+}
+
+/* The bytes of an expect.at check, "5MiB" or "<= 5MiB", under @key. */
+static gboolean
+read_at_bytes(Loader *l, const Entry *key, GsCmp *bytes)
+{
+	return read_at_cmp(l, key, VK_SIZE, bytes);
 }
 
 /* A task's bytes in a tier: the ones its threads hold there, so used, not charged. */
@@ -3369,18 +3402,88 @@ read_at_tier(Loader *l, const Node *v, GsExpectAt *at)
 			continue;
 		if (found != NULL)
 			return fail(l, e->key, "an expect.at check of a tier reads one of used, "
-				    "charged, available and max_memory, not %s and %s",
+				    "charged, available, max_memory, peak_charged, reserved and "
+				    "reservations, not %s and %s",
 				    found->key->text, e->key->text);
 		found = e;
 		at->measure = (GsTierMeasure) m;
 	}
 	if (found == NULL)
-		return fail(l, v, "an expect.at check of a tier needs used, charged, available or "
-			    "max_memory");
+		return fail(l, v, "an expect.at check of a tier needs used, charged, available, "
+			    "max_memory, peak_charged, reserved or reservations");
 	if (at->task != NULL && at->measure != GS_MEASURE_USED)
 		return fail(l, found->key, "a task's bytes are the ones it uses: used, not %s",
 			    found->key->text);
 	at->has_tier = TRUE;
+	if (at->measure == GS_MEASURE_RESERVATIONS)
+		return read_at_cmp(l, found, VK_COUNT, &at->bytes);
+	return read_at_bytes(l, found, &at->bytes);
+}
+
+/* Fails unless the thread @thread names (when known) has a reservation called @name. */
+static gboolean
+check_thread_reservation(Loader *l, const Node *thread, const Node *name)
+{
+	const GsThreadSpec *spec = expected_thread_spec(l, thread->text);
+
+	if (spec == NULL)
+		return TRUE; /* a generated task's thread: its reservations are made later */
+	for (guint i = 0; i < spec->reservations->len; i++) {
+		if (strcmp(spec->reservations->pdata[i], name->text) == 0)
+			return TRUE;
+	}
+	return fail(l, name, "thread %s has no reservation \"%s\": no reserve in it names it",
+		    thread->text, name->text);
+}
+
+/*
+ * {time, thread, reservation, size | allocated | peak | available | device}:
+ * the thread's reservation by that name, as cuCascade sees the stream it is
+ * attached to; one not held (never, or released) reads 0 bytes and device
+ * -1, and its available is the space's. tier says which space that is when
+ * none is held (default gpu).
+ */
+static gboolean
+read_at_reservation(Loader *l, const Node *v, GsExpectAt *at)
+{
+	const Node *name = find_value(v, "reservation");
+	Entry *found = NULL, *other = find_entry(v, "state");
+
+	if (other == NULL)
+		other = find_entry(v, "task");
+	for (guint m = 0; other == NULL && m < G_N_ELEMENTS(tier_measures); m++) {
+		if (m != GS_MEASURE_AVAILABLE)
+			other = find_entry(v, tier_measures[m]);
+	}
+	if (other != NULL)
+		return fail(l, other->key, "an expect.at check of a reservation takes no %s",
+			    other->key->text);
+	for (guint m = 0; m < G_N_ELEMENTS(reservation_measures); m++) {
+		Entry *e = find_entry(v, reservation_measures[m]);
+
+		if (e == NULL)
+			continue;
+		if (found != NULL)
+			return fail(l, e->key, "an expect.at check of a reservation reads one of "
+				    "size, allocated, peak, available and device, not %s and %s",
+				    found->key->text, e->key->text);
+		found = e;
+		at->res_measure = (GsReservationMeasure) m;
+	}
+	if (found == NULL)
+		return fail(l, v, "an expect.at check of a reservation needs size, allocated, peak, "
+			    "available or device");
+	if (at->res_measure == GS_RES_AVAILABLE && at->tier == GS_TIER_GPU && l->w->gpu.devices > 1)
+		return fail(l, found->key, "a reservation's available memory is read with one GPU "
+			    "(the run's samples hold the GPUs together)");
+	if (!expect_kind(l, name, NODE_SCALAR, "expect.at reservation") ||
+	    !check_expect_thread(l, find_value(v, "thread"), "expect.at") ||
+	    !check_thread_reservation(l, find_value(v, "thread"), name))
+		return FALSE;
+	at->thread = g_strdup(find_value(v, "thread")->text);
+	at->reservation = g_strdup(name->text);
+	if (at->res_measure == GS_RES_DEVICE)
+		return read_at_cmp(l, found, VK_COUNT, &at->bytes);
 	return read_at_bytes(l, found, &at->bytes);
 }
 
@@ -3489,6 +3592,15 @@ read_expect_at_item(Loader *l, const Node *v)
 	thread = find_entry(v, "thread");
 	tier = find_entry(v, "tier");
 	task = find_entry(v, "task");
+	if (find_entry(v, "reservation") != NULL) {
+		if (thread == NULL)
+			return fail(l, v, "an expect.at check of a reservation names its thread");
+		return read_at_reservation(l, v, at);
+	}
+	if (find_reservation_measure(v) != NULL)
+		return fail(l, find_reservation_measure(v)->key,
+			    "%s is for a thread's reservation (reservation: NAME)",
+			    find_reservation_measure(v)->key->text);
 	if (thread != NULL && tier != NULL)
 		return fail(l, tier->key, "an expect.at check names a thread or a tier, not both");
 	if (thread != NULL && task != NULL)
@@ -3516,8 +3628,8 @@ read_expect_at_item(Loader *l, const Node *v)
 		return FALSE;
 	if (tier != NULL)
 		return read_at_tier(l, v, at);
-	return fail(l, v, "an expect.at check needs thread and state, or tier and used, charged, "
-		    "available or max_memory");
+	return fail(l, v, "an expect.at check needs thread and state, a thread's reservation, or "
+		    "tier and one of its measures");
 }
 
 static gboolean

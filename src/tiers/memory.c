@@ -25,6 +25,8 @@ struct GsMemory {
 	GSList *spare;               /* recycled records */
 	GsMemBuf *live;              /* live records, a doubly linked list */
 	GsMemTraffic traffic;
+	GsMemReservationFunc on_reservation;
+	gpointer on_reservation_data;
 };
 
 /* ---- set-up ---- */
@@ -201,6 +203,21 @@ gs_memory_res_in_space(const GsMemReservation *res, GsTier tier, guint device)
 	       (tier != GS_TIER_GPU || res->device == device);
 }
 
+void
+gs_memory_watch_reservations(GsMemory *m, GsMemReservationFunc fn, gpointer data)
+{
+	m->on_reservation = fn;
+	m->on_reservation_data = data;
+}
+
+/* @acct is a GsMemReservation's, its first member: that reservation changed. */
+static void
+reservation_changed(GsMemory *m, const GsSpaceReservation *acct)
+{
+	if (acct != NULL && m->on_reservation != NULL)
+		m->on_reservation((const GsMemReservation *) acct, m->on_reservation_data);
+}
+
 /*
  * Room for @size bytes in one space: the account's charge (inside @res if
  * given) and the tier's own store (a GPU device's address space, the host
@@ -215,6 +232,7 @@ take_room(GsMemory *m, GsTier tier, guint device, gint64 size, GsSpaceReservatio
 	GsSpaceAlloc a = gs_space_account_allocate(acct, size, res);
 	gint64 blocks;
 
+	reservation_changed(m, res);
 	if (a.outcome != GS_SPACE_ALLOC_OK) {
 		*short_by = MAX(1, gs_space_account_charged(acct) + a.padded -
 				       gs_space_account_get_thresholds(acct)->capacity);
@@ -237,6 +255,7 @@ take_room(GsMemory *m, GsTier tier, guint device, gint64 size, GsSpaceReservatio
 		return a.padded;
 	}
 	gs_space_account_free_bytes(acct, size, res);
+	reservation_changed(m, res);
 	return -1;
 }
 
@@ -258,6 +277,7 @@ give_room(GsMemory *m, GsTier tier, guint device, gint64 size, gint64 held, guin
 		break;
 	}
 	gs_space_account_free_bytes(account_of(m, tier, device), size, res);
+	reservation_changed(m, res);
 }
 
 /* ---- buffers ---- */
@@ -322,8 +342,11 @@ over_increase(GsMemory *m, GsSpaceAccount *acct, GsMemReservation *res, gint64 e
 {
 	gint64 grown = gs_bytes_scaled(extra, m->w->policy.reservations.increase_factor);
 
-	return gs_space_account_grow(acct, &res->acct, grown) ||
-	       gs_space_account_grow(acct, &res->acct, extra);
+	if (!gs_space_account_grow(acct, &res->acct, grown) &&
+	    !gs_space_account_grow(acct, &res->acct, extra))
+		return FALSE;
+	reservation_changed(m, &res->acct);
+	return TRUE;
 }
 
 static gboolean (*const over_policies[])(GsMemory *, GsSpaceAccount *, GsMemReservation *,
@@ -681,6 +704,7 @@ reserve_in(GsMemory *m, Space s, GsReserveMode mode, gint64 bytes, GsMemReservat
 		res->held = TRUE;
 		res->tier = s.tier;
 		res->device = s.tier == GS_TIER_GPU ? s.device : 0;
+		reservation_changed(m, &res->acct);
 	}
 	return r.outcome;
 }
@@ -771,6 +795,7 @@ gs_memory_release(GsMemory *m, GsMemReservation *res)
 	g_return_val_if_fail(res->held, 0);
 	refund = gs_space_account_release(account_of(m, res->tier, res->device), &res->acct);
 	res->held = FALSE;
+	reservation_changed(m, &res->acct);
 	return refund;
 }
 

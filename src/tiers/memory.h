@@ -11,6 +11,9 @@
  * (origin or stream), reservation strategies and modes, where a spilled
  * buffer goes, and what a copy costs on the links.
  *
+ * A watcher (gs_memory_watch_reservations()) hears of every change to a
+ * reservation's counters, for the run's record of them.
+ *
  * It does not decide when to spill, who waits or for how long: the simulator
  * does that with its answers (an allocation that finds no room says by how
  * much; a copy says how long it takes). Nothing here reads a clock or waits.
@@ -61,7 +64,16 @@ typedef struct {
 	guint device;
 	gboolean held;           /* granted (possibly 0 bytes) and not released */
 	guint64 serial;          /* when it was made: the newest held one is the thread's stream's */
+	const char *thread;      /* whose it is and its name: the caller's, for what it reports */
+	const char *name;
 } GsMemReservation;
+
+/*
+ * Told after every change to a reservation's counters: granted, allocated
+ * in (a failed try included: its peak stays raised, as cuCascade's does),
+ * credited by a free, grown, released.
+ */
+typedef void (*GsMemReservationFunc)(const GsMemReservation *res, gpointer data);
 
 typedef struct {
 	GsPriority owner;        /* the owning thread's rank (victims by priority) */
@@ -123,6 +135,9 @@ guint gs_memory_spaces(const GsWorkload *w, GsTier tier);
 GsSpaceThresholds gs_memory_space_thresholds(const GsWorkload *w, GsTier tier);
 void gs_memory_free(GsMemory *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsMemory, gs_memory_free)
+
+/** From now on @fn hears of every change to a reservation (NULL: nobody does). */
+void gs_memory_watch_reservations(GsMemory *m, GsMemReservationFunc fn, gpointer data);
 
 /** Whether buffers may move between tiers in this run (policy.spill.enabled). */
 gboolean gs_memory_spills(const GsMemory *m);
