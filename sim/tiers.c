@@ -294,7 +294,8 @@ copies_landed(Sim *s, SimThread *t)
 		m->gave_up = TRUE; /* every victim stayed: spilling again now would change nothing */
 	}
 	gate_leave(s, t);
-	gs_memory_unlock_all(s->mem, m->res.locked);
+	if (gs_memory_unlock_all(s->mem, m->res.locked))
+		memory_freed(s, t->id, GS_TIER_GPU);
 	m->after = AFTER_NOTHING;
 	if (after == AFTER_ALLOC)
 		t->try_due = TRUE;
@@ -478,7 +479,8 @@ try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 	}
 	if (spill_for(s, t, GS_TIER_GPU, short_by))
 		return;
-	gs_memory_unlock_all(s->mem, m->res.locked);
+	if (gs_memory_unlock_all(s->mem, m->res.locked))
+		memory_freed(s, t->id, GS_TIER_GPU);
 	log_alloc(s, t, effect, GS_TIER_GPU, FALSE, 0);
 	gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
 }

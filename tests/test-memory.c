@@ -6,6 +6,8 @@
  * source stays authoritative until the commit), victims planned for a
  * requester (its own last under smallest_fit), retry-block inputs made
  * spillable and back, every change to a reservation told to its watcher,
+ * a free while a compute holds the buffer (its memory goes with the last
+ * lock),
  * and runs of spill-heavy
  * generated workloads whose every copy lands with its buffer's content tag.
  * gs_memory_check() runs after every step.
@@ -224,6 +226,37 @@ START_TEST(test_reservation_watcher)
 			      " peak %" G_GINT64_FORMAT, i, got->held, got->size, got->allocated,
 			      got->peak);
 	}
+}
+END_TEST
+
+/* ---- a free while a compute holds the buffer: its memory goes with the last lock ---- */
+
+START_TEST(test_free_while_locked)
+{
+	g_autoptr(GsWorkload) w = workload(10 * MIB, TRUE);
+	g_autoptr(GsMemory) m = gs_memory_new(w);
+	g_autoptr(GArray) locked = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
+	GsMemAlloc x = alloc(m, GS_KIND_GPU, 4 * MIB, NULL);
+	GsSpillBufId id = x.buf->id;
+
+	ck_assert_int_eq(x.outcome, GS_MEM_OK);
+	/* Two computes read it: one lock each. */
+	ck_assert_int_eq(gs_spill_lock(gs_memory_store(m), id), GS_SPILL_OK);
+	ck_assert_int_eq(gs_spill_lock(gs_memory_store(m), id), GS_SPILL_OK);
+	ck_assert(!gs_memory_free_buffer(m, x.buf, NULL));
+	ck_mem(m);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_GPU), 4 * MIB);
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), 4 * MIB);
+	g_array_append_val(locked, id);
+	ck_assert(!gs_memory_unlock_all(m, locked)); /* one lock left */
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_GPU), 4 * MIB);
+	g_array_append_val(locked, id);
+	ck_assert(gs_memory_unlock_all(m, locked));
+	ck_mem(m);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_GPU), 0);
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), 0);
+	ck_assert(gs_memory_buffer(m, id) == NULL);
+	ck_assert_uint_eq(locked->len, 0);
 }
 END_TEST
 
@@ -676,6 +709,7 @@ memory_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_over_reservation, 0, G_N_ELEMENTS(over_rows));
 	tcase_add_loop_test(tc, test_reservation_watcher, 0, G_N_ELEMENTS(watch_rows));
+	tcase_add_test(tc, test_free_while_locked);
 	tcase_add_loop_test(tc, test_attribution, 0, G_N_ELEMENTS(attribution_rows));
 	tcase_add_loop_test(tc, test_copy_time, 0, G_N_ELEMENTS(cost_rows));
 	tcase_add_test(tc, test_copy_time_instant_links);

@@ -638,8 +638,8 @@ tiered_unspill(Worker *t, const GsEffect *e)
 		if (!spill_for(t, GS_TIER_GPU, short_by))
 			break;
 	}
-	if (!ok)
-		gs_memory_unlock_all(r->mem, m->locked);
+	if (!ok && gs_memory_unlock_all(r->mem, m->locked))
+		memory_freed(r, t->id, GS_TIER_GPU);
 	threads_engine_unlock(r);
 	if (!ok)
 		threads_log_alloc(t, e, FALSE, 0);
@@ -675,7 +675,9 @@ threads_tiered_compute_begin(Worker *t, const GsEffect *e, GArray *uses)
 
 		gs_spill_use_begin(gs_memory_store(r->mem), (const GsSpillBufId *) ids->data,
 				   ids->len, gs_memory_stream_id(t->id, op->compute.stream), now(r));
-		gs_memory_unlock_all(r->mem, m->locked); /* an unspill's locks: ours are taken now */
+		/* an unspill's locks: ours are taken now */
+		if (gs_memory_unlock_all(r->mem, m->locked))
+			memory_freed(r, t->id, GS_TIER_GPU);
 		if (op->compute.stream < 0)
 			g_array_append_vals(m->locked, ids->data, ids->len);
 	}

@@ -152,8 +152,9 @@ typedef enum {
 	GS_LOG_DEADLOCK,  /* .thread (victim) .action */
 	GS_LOG_TASK,      /* .task .what ("queued", "start", "done", "failed", "retry") */
 	GS_LOG_SEMAPHORE, /* .task .what ("acquire", "wait") */
-	GS_LOG_SPILL,     /* .thread (who copies; NULL: proactive) .buf .bytes .tier -> .to_tier; .what
-			     "spill" or "unspill"; .ok FALSE: the copy was refused at landing */
+	GS_LOG_SPILL,     /* .thread (whose buffer: .buf is its name there) .buf .bytes .tier ->
+			     .to_tier; .what "spill" or "unspill"; .ok FALSE: the copy was
+			     refused at landing */
 	GS_LOG_RESERVE,   /* .thread .buf (reservation) .bytes .tier .device .what (outcome) */
 	GS_LOG_RELEASE,   /* .thread .buf (reservation) .bytes (refunded) .tier .device */
 	GS_LOG_GATE,      /* .thread .what ("close", "fallback", "open") */

@@ -27,6 +27,7 @@ struct GsMemory {
 	GsMemTraffic traffic;
 	GsMemReservationFunc on_reservation;
 	gpointer on_reservation_data;
+	guint n_freed;               /* buffers freed while locked, their memory still held */
 };
 
 /* ---- set-up ---- */
@@ -142,12 +143,29 @@ gs_memory_stream_id(GsThreadId thread, gint stream)
 	return stream < 0 ? GS_SPILL_SYNCHRONOUS : ((GsSpillStreamId) thread << 20) | stream;
 }
 
-void
+static gboolean in_use(const GsMemory *m, const GsMemBuf *b);
+static void release_buffer(GsMemory *m, GsMemBuf *b, GsSpaceReservation *res);
+static GsSpaceReservation *freed_credit(GsMemBuf *b);
+
+gboolean
 gs_memory_unlock_all(GsMemory *m, GArray *ids)
 {
+	gboolean released = FALSE;
+
 	for (guint i = 0; i < ids->len; i++)
 		gs_spill_unlock(m->store, g_array_index(ids, GsSpillBufId, i));
+	/* A buffer freed while locked goes with its last lock. */
+	for (guint i = 0; m->n_freed > 0 && i < ids->len; i++) {
+		GsMemBuf *b = g_hash_table_lookup(m->by_id, &g_array_index(ids, GsSpillBufId, i));
+
+		if (b != NULL && b->freed && !in_use(m, b)) {
+			release_buffer(m, b, freed_credit(b));
+			m->n_freed--;
+			released = TRUE;
+		}
+	}
 	g_array_set_size(ids, 0);
+	return released;
 }
 
 GsGate *
@@ -438,18 +456,56 @@ credited(GsMemory *m, GsMemBuf *b, GsMemReservation *stream_res)
 	return origin(b);
 }
 
-void
-gs_memory_free_buffer(GsMemory *m, GsMemBuf *b, GsMemReservation *stream_res)
+/* Whether a compute holds @b (a synchronous lock). */
+static gboolean
+in_use(const GsMemory *m, const GsMemBuf *b)
 {
-	if (b->moving)
-		gs_memory_copy_abort(m, b);
-	give_room(m, b->tier, b->device, b->size, b->held, b->handle, credited(m, b, stream_res));
+	GsSpillBufView v;
+
+	return m->store != NULL && gs_spill_lookup(m->store, b->id, &v) && v.locks > 0;
+}
+
+/* Gives @b's memory back, crediting @res, and forgets it. */
+static void
+release_buffer(GsMemory *m, GsMemBuf *b, GsSpaceReservation *res)
+{
+	give_room(m, b->tier, b->device, b->size, b->held, b->handle, res);
 	if (m->store != NULL) {
-		/* A buffer is never freed under a synchronous lock: its own compute holds it. */
 		gs_spill_remove(m->store, b->id);
 		g_hash_table_remove(m->by_id, &b->id);
 	}
 	record_free(m, b);
+}
+
+/* The reservation a free made while @b was locked credits now: that grant, if still held. */
+static GsSpaceReservation *
+freed_credit(GsMemBuf *b)
+{
+	GsMemReservation *res = b->freed_res;
+
+	if (res == NULL || !res->held || res->serial != b->freed_res_serial)
+		return NULL;
+	return &res->acct;
+}
+
+gboolean
+gs_memory_free_buffer(GsMemory *m, GsMemBuf *b, GsMemReservation *stream_res)
+{
+	GsSpaceReservation *res;
+
+	if (b->moving)
+		gs_memory_copy_abort(m, b);
+	res = credited(m, b, stream_res);
+	if (!in_use(m, b)) {
+		release_buffer(m, b, res);
+		return TRUE;
+	}
+	/* Another thread frees what a compute reads: the memory stays until the compute ends. */
+	b->freed = TRUE;
+	b->freed_res = (GsMemReservation *) res; /* acct is a GsMemReservation's first member */
+	b->freed_res_serial = res != NULL ? b->freed_res->serial : 0;
+	m->n_freed++;
+	return FALSE;
 }
 
 GsMemBuf *

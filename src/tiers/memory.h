@@ -118,6 +118,14 @@ typedef struct {
 	gint page;               /* its page in the task's page table, or -1 */
 	/* The module's: the live records, so that a run cut short frees them all. */
 	gpointer prev, next;
+	/*
+	 * Freed while a compute held it (another thread's free): its memory
+	 * goes with the last lock, credited then to freed_res (that grant of
+	 * it, if still held)
+	 */
+	gboolean freed;
+	GsMemReservation *freed_res;
+	guint64 freed_res_serial;
 } GsMemBuf;
 
 typedef struct {
@@ -151,9 +159,12 @@ GsMemAlloc gs_memory_alloc(GsMemory *m, const GsMemRequest *req);
  * Frees a buffer wherever it lives (a pending move is abandoned first).
  * @stream_res is the freeing thread's newest held reservation in the
  * buffer's space, credited under attribution "stream"; under "origin" the
- * buffer's own reservation is. The record is gone afterwards.
+ * buffer's own reservation is. The record is gone afterwards, to its
+ * caller: FALSE when a compute still holds the buffer (another thread
+ * frees it), whose memory then goes, as with a reference count, when the
+ * last lock does (gs_memory_unlock_all()).
  */
-void gs_memory_free_buffer(GsMemory *m, GsMemBuf *buf, GsMemReservation *stream_res);
+gboolean gs_memory_free_buffer(GsMemory *m, GsMemBuf *buf, GsMemReservation *stream_res);
 
 /** The buffer with spill-store id @id, or NULL. */
 GsMemBuf *gs_memory_buffer(const GsMemory *m, GsSpillBufId id);
@@ -168,8 +179,11 @@ GsSpillStore *gs_memory_store(GsMemory *m);
 /** The spill store's id of stream @stream of thread @thread (< 0: synchronous work). */
 GsSpillStreamId gs_memory_stream_id(GsThreadId thread, gint stream);
 
-/** Lets go of the synchronous locks on @ids, and empties it. */
-void gs_memory_unlock_all(GsMemory *m, GArray *ids);
+/**
+ * Lets go of the synchronous locks on @ids, and empties it; TRUE when that
+ * gave back the memory of a buffer freed while locked.
+ */
+gboolean gs_memory_unlock_all(GsMemory *m, GArray *ids);
 GsGate *gs_memory_gate(GsMemory *m);
 
 /**
