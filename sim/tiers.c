@@ -294,7 +294,7 @@ copies_landed(Sim *s, SimThread *t)
 		m->gave_up = TRUE; /* every victim stayed: spilling again now would change nothing */
 	}
 	gate_leave(s, t);
-	if (gs_memory_unlock_all(s->mem, m->res.locked))
+	if (gs_memory_unlock_all(s->mem, m->res.locked, NULL))
 		memory_freed(s, t->id, GS_TIER_GPU);
 	m->after = AFTER_NOTHING;
 	if (after == AFTER_ALLOC)
@@ -479,7 +479,7 @@ try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 	}
 	if (spill_for(s, t, GS_TIER_GPU, short_by))
 		return;
-	if (gs_memory_unlock_all(s->mem, m->res.locked))
+	if (gs_memory_unlock_all(s->mem, m->res.locked, NULL))
 		memory_freed(s, t->id, GS_TIER_GPU);
 	log_alloc(s, t, effect, GS_TIER_GPU, FALSE, 0);
 	gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
@@ -726,7 +726,7 @@ sim_mem_resume(Sim *s, SimThread *t)
 	if (m->computing) {
 		/* The compute is over: its buffers may be spilled again. */
 		m->computing = FALSE;
-		gs_memory_unlock_all(s->mem, m->res.locked);
+		gs_memory_unlock_all(s->mem, m->res.locked, NULL);
 		memory_freed(s, t->id, GS_TIER_GPU);
 	}
 	if (m->after != AFTER_NOTHING)

@@ -248,10 +248,10 @@ START_TEST(test_free_while_locked)
 	ck_assert_int_eq(gs_memory_used(m, GS_TIER_GPU), 4 * MIB);
 	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), 4 * MIB);
 	g_array_append_val(locked, id);
-	ck_assert(!gs_memory_unlock_all(m, locked)); /* one lock left */
+	ck_assert(!gs_memory_unlock_all(m, locked, NULL)); /* one lock left */
 	ck_assert_int_eq(gs_memory_used(m, GS_TIER_GPU), 4 * MIB);
 	g_array_append_val(locked, id);
-	ck_assert(gs_memory_unlock_all(m, locked));
+	ck_assert(gs_memory_unlock_all(m, locked, NULL));
 	ck_mem(m);
 	ck_assert_int_eq(gs_memory_used(m, GS_TIER_GPU), 0);
 	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_GPU), 0);

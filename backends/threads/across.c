@@ -165,6 +165,25 @@ threads_free_for(Worker *t, const GsOp *op)
 	return TRUE;
 }
 
+/* A buffer nobody freed goes back, through the tiers in a run that has them; its size. */
+static gint64
+release_held(Threads *r, Held *held)
+{
+	gint64 size;
+	GsTier tier;
+
+	if (r->mem == NULL) {
+		gs_backend_free(r->ops, r->bk, NULL, held->space->tier, held->backend);
+		threads_space_give(held->space, held->charged);
+		return held->charged;
+	}
+	size = held->mb->size;
+	tier = held->mb->tier;
+	gs_memory_free_buffer(r->mem, held->mb, NULL); /* nothing holds it: every thread ended */
+	gs_backend_free(r->ops, r->bk, NULL, tier, held->backend);
+	return size;
+}
+
 /*
  * Every thread has been joined: the buffers given away that nobody freed go
  * back, a leak of their owner's task if it completed (after the outcomes are
@@ -179,11 +198,8 @@ threads_release_given_away(Threads *r)
 
 		for (guint k = 0; k < t->live->len; k++) {
 			Held *held = t->live->pdata[k];
-			GsTier tier = held->space->tier;
 
-			bytes += held->charged;
-			gs_backend_free(r->ops, r->bk, NULL, tier, held->backend);
-			threads_space_give(held->space, held->charged);
+			bytes += release_held(r, held);
 			g_free(held);
 		}
 		g_ptr_array_set_size(t->live, 0);

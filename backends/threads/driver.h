@@ -74,6 +74,8 @@ typedef struct {
 	Worker *owner;
 	gboolean copying;    /* tiers, under lock: its bytes are being made or moved */
 	gboolean doomed;     /* freed while copying: the copier frees it */
+	GsTier freed_in;     /* tiers: freed while a compute read it, in that tier; its
+				bytes go when the compute's lock does (unlock_mine()) */
 } Held;
 
 /* A log entry with the order in which it was taken, for the merge at the end. */

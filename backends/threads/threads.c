@@ -1109,16 +1109,6 @@ gs_threads_run(const GsWorkload *w, const GsBackendOps *backend, const GsRunOpti
 	GsResult *res;
 
 	threads_init(&r, w, backend, options);
-	if (r.frees_across && r.mem != NULL) {
-		/* With tiers the buffers' records live under the engine lock: not moved yet. */
-		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_UNAVAILABLE,
-			    "a thread frees another thread's buffers (free: {buf, thread}) in a run "
-			    "with memory tiers (spilling, reservations, host pages): the simulator "
-			    "runs that, real threads do not yet");
-		gs_result_free(r.res);
-		threads_clear(&r);
-		return NULL;
-	}
 	r.bk = gs_backend_open(backend, w, error);
 	if (r.bk == NULL) {
 		gs_result_free(r.res);

@@ -293,6 +293,12 @@ threads_move_land(Threads *r, gpointer bk, GsThreadId by, Move *mv)
 		g_free(held);
 		return FALSE;
 	}
+	if (!held->mb->moving) {
+		/* Freed while a compute read it: the move was given up, the source stays. */
+		if (mv->made)
+			backend_free_held(r, bk, mv->to, mv->moved);
+		return FALSE;
+	}
 	if (!mv->made) {
 		gs_memory_copy_abort(r->mem, held->mb);
 		log_copy(r, held, mv->from, mv->to, FALSE);
@@ -422,6 +428,32 @@ spill_for(Worker *t, GsTier tier, gint64 need)
 	return committed > 0;
 }
 
+/* ---- the interpreter's calls (under its interp_lock: another thread may take buffers) ---- */
+
+static void
+alloc_done(Worker *t, gboolean ok, guint64 handle)
+{
+	threads_interp_lock(t);
+	gs_interp_alloc_done(t->interp, ok, handle, now(t->r));
+	threads_interp_unlock(t);
+}
+
+static void
+alloc_throw(Worker *t, GsException exc)
+{
+	threads_interp_lock(t);
+	gs_interp_alloc_throw(t->interp, exc, now(t->r));
+	threads_interp_unlock(t);
+}
+
+static void
+op_failed(Worker *t, GsException exc)
+{
+	threads_interp_lock(t);
+	gs_interp_op_failed(t->interp, exc, now(t->r));
+	threads_interp_unlock(t);
+}
+
 /* ---- allocations and frees ---- */
 
 static void
@@ -494,7 +526,7 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 	if (!gs_run_fair_share_take(&r->tier_ops, task_of(t), e->alloc_kind, e->size)) {
 		threads_engine_unlock(r);
 		threads_log_alloc(t, e, FALSE, 0);
-		gs_interp_alloc_done(t->interp, FALSE, 0, now(r));
+		alloc_done(t, FALSE, 0);
 		return;
 	}
 	for (;;) {
@@ -513,7 +545,11 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 	}
 	if (a.outcome == GS_MEM_OK && tiered_take(t, e, a.buf, req.spillable, &handle)) {
 		threads_log_alloc(t, e, TRUE, 0);
+		/* In the interpreter before a thread waiting to free it may take it. */
+		threads_interp_lock(t);
 		gs_interp_alloc_done(t->interp, TRUE, handle, now(r));
+		threads_note_allocated(t, e->buf);
+		threads_interp_unlock(t);
 		return;
 	}
 	if (a.outcome == GS_MEM_OK)
@@ -522,28 +558,35 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 	threads_engine_unlock(r);
 	threads_log_alloc(t, e, FALSE, a.usage);
 	if (a.outcome == GS_MEM_OVER_RESERVATION)
-		gs_interp_alloc_throw(t->interp, GS_EXC_RESERVATION_FAILED, now(r));
+		alloc_throw(t, GS_EXC_RESERVATION_FAILED);
 	else
-		gs_interp_alloc_done(t->interp, FALSE, 0, now(r));
+		alloc_done(t, FALSE, 0);
 }
 
-/* Frees a buffer wherever it lives now; returns that tier. */
+/*
+ * Frees a buffer wherever it lives now; returns that tier. The buffer's
+ * books are its owner's (another thread's, when given away); the free and
+ * its stream's reservation @t's. While another thread's compute reads it,
+ * its bytes stay until that compute lets go of it (unlock_mine()).
+ */
 GsTier
 threads_tiered_free(Worker *t, Held *held)
 {
 	Threads *r = t->r;
+	Worker *owner = held->owner != NULL ? held->owner : t;
 	GsMemBuf *b;
 	GsTier tier;
 
 	pthread_mutex_lock(&r->lock);
 	b = held->mb;
 	tier = b->tier;
-	g_ptr_array_remove_fast(t->live, held);
-	gs_run_fair_share_give(&r->tier_ops, task_of(t), b->kind, b->size);
-	gs_memory_give_page(t->task != NULL ? t->task->pages : NULL, b);
-	gs_memory_free_buffer(r->mem, b, stream_reservation(t, tier, b->device));
-	held->mb = NULL;
-	if (held->copying) {
+	g_ptr_array_remove_fast(owner->live, held);
+	gs_run_fair_share_give(&r->tier_ops, task_of(owner), b->kind, b->size);
+	gs_memory_give_page(owner->task != NULL ? owner->task->pages : NULL, b);
+	if (!gs_memory_free_buffer(r->mem, b, stream_reservation(t, tier, b->device))) {
+		held->freed_in = tier; /* its record stays the model's until then */
+	} else if (held->copying) {
+		held->mb = NULL;
 		held->doomed = TRUE; /* the copier frees both copies when its move lands */
 	} else {
 		backend_free_held(r, t->bk, tier, held->backend);
@@ -552,6 +595,28 @@ threads_tiered_free(Worker *t, Held *held)
 	gs_run_reserve_retry(&r->tier_ops);
 	threads_engine_unlock(r);
 	return tier;
+}
+
+/*
+ * Under lock: drops @t's synchronous locks on @ids; the buffers another
+ * thread freed while they were read go now, their bytes too. TRUE if any
+ * did.
+ */
+static gboolean
+unlock_mine(Worker *t, GArray *ids)
+{
+	Threads *r = t->r;
+	g_autoptr(GPtrArray) released = g_ptr_array_new();
+
+	if (!gs_memory_unlock_all(r->mem, ids, released))
+		return FALSE;
+	for (guint i = 0; i < released->len; i++) {
+		Held *held = released->pdata[i];
+
+		backend_free_held(r, t->bk, held->freed_in, held->backend);
+		g_free(held);
+	}
+	return TRUE;
 }
 
 /* ---- computes: locks, and spilled buffers brought back first ---- */
@@ -638,12 +703,12 @@ tiered_unspill(Worker *t, const GsEffect *e)
 		if (!spill_for(t, GS_TIER_GPU, short_by))
 			break;
 	}
-	if (!ok && gs_memory_unlock_all(r->mem, m->locked))
+	if (!ok && unlock_mine(t, m->locked))
 		memory_freed(r, t->id, GS_TIER_GPU);
 	threads_engine_unlock(r);
 	if (!ok)
 		threads_log_alloc(t, e, FALSE, 0);
-	gs_interp_alloc_done(t->interp, ok, 0, now(r));
+	alloc_done(t, ok, 0);
 }
 
 /*
@@ -667,7 +732,9 @@ threads_tiered_compute_begin(Worker *t, const GsEffect *e, GArray *uses)
 		need = gs_memory_unspill_need(r->mem, ids);
 	if (need > 0) {
 		pthread_mutex_unlock(&r->lock);
+		threads_interp_lock(t);
 		gs_interp_unspill_first(t->interp, need, now(r));
+		threads_interp_unlock(t);
 		return FALSE;
 	}
 	if (gs_memory_spills(r->mem)) {
@@ -676,7 +743,7 @@ threads_tiered_compute_begin(Worker *t, const GsEffect *e, GArray *uses)
 		gs_spill_use_begin(gs_memory_store(r->mem), (const GsSpillBufId *) ids->data,
 				   ids->len, gs_memory_stream_id(t->id, op->compute.stream), now(r));
 		/* an unspill's locks: ours are taken now */
-		if (gs_memory_unlock_all(r->mem, m->locked))
+		if (unlock_mine(t, m->locked))
 			memory_freed(r, t->id, GS_TIER_GPU);
 		if (op->compute.stream < 0)
 			g_array_append_vals(m->locked, ids->data, ids->len);
@@ -694,7 +761,7 @@ threads_tiered_compute_end(Worker *t)
 	if (t->tiers == NULL || t->tiers->locked->len == 0)
 		return;
 	pthread_mutex_lock(&r->lock);
-	gs_memory_unlock_all(r->mem, t->tiers->locked);
+	unlock_mine(t, t->tiers->locked);
 	memory_freed(r, t->id, GS_TIER_GPU);
 	threads_engine_unlock(r);
 }
@@ -758,7 +825,7 @@ threads_tiered_op(Worker *t, const GsOp *op)
 	}
 	threads_engine_unlock(r);
 	if (thrown != GS_EXC_NONE)
-		gs_interp_op_failed(t->interp, thrown, now(r));
+		op_failed(t, thrown);
 }
 
 /* The interpreter's hook: a retry block's inputs are spillable while it runs. */
@@ -782,6 +849,8 @@ threads_tiers_thread_ends(Worker *t)
 	if (t->tiers == NULL)
 		return;
 	gate_leave(t);
+	if (gs_memory_spills(t->r->mem) && unlock_mine(t, t->tiers->locked))
+		memory_freed(t->r, t->id, GS_TIER_GPU);
 	gs_run_thread_tiers_end(&t->r->tier_ops, t->tiers, t);
 }
 

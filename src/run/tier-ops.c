@@ -304,7 +304,7 @@ gs_run_thread_tiers_end(GsRunTiers *run, GsRunThreadTiers *mine, gpointer thread
 {
 	gs_run_reserve_leave_line(run, mine, thread);
 	if (gs_memory_spills(run->mem)) {
-		if (gs_memory_unlock_all(run->mem, mine->locked))
+		if (gs_memory_unlock_all(run->mem, mine->locked, NULL))
 			run->hooks->released(run->driver, GS_TIER_GPU);
 		for (guint i = 0; i < mine->spec->streams->len; i++)
 			gs_spill_sync(gs_memory_store(run->mem), gs_memory_stream_id(mine->id, (gint) i));

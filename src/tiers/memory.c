@@ -148,7 +148,7 @@ static void release_buffer(GsMemory *m, GsMemBuf *b, GsSpaceReservation *res);
 static GsSpaceReservation *freed_credit(GsMemBuf *b);
 
 gboolean
-gs_memory_unlock_all(GsMemory *m, GArray *ids)
+gs_memory_unlock_all(GsMemory *m, GArray *ids, GPtrArray *released_owners)
 {
 	gboolean released = FALSE;
 
@@ -159,6 +159,8 @@ gs_memory_unlock_all(GsMemory *m, GArray *ids)
 		GsMemBuf *b = g_hash_table_lookup(m->by_id, &g_array_index(ids, GsSpillBufId, i));
 
 		if (b != NULL && b->freed && !in_use(m, b)) {
+			if (released_owners != NULL)
+				g_ptr_array_add(released_owners, b->owner);
 			release_buffer(m, b, freed_credit(b));
 			m->n_freed--;
 			released = TRUE;

@@ -181,9 +181,10 @@ GsSpillStreamId gs_memory_stream_id(GsThreadId thread, gint stream);
 
 /**
  * Lets go of the synchronous locks on @ids, and empties it; TRUE when that
- * gave back the memory of a buffer freed while locked.
+ * gave back the memory of a buffer freed while locked, whose owner field
+ * (the driver's) is then appended to @released unless it is NULL.
  */
-gboolean gs_memory_unlock_all(GsMemory *m, GArray *ids);
+gboolean gs_memory_unlock_all(GsMemory *m, GArray *ids, GPtrArray *released);
 GsGate *gs_memory_gate(GsMemory *m);
 
 /**
