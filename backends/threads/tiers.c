@@ -147,13 +147,14 @@ threads_buffers_listed(gpointer thread, const GsNames *names, GArray *ids)
 	threads_live_listed(thread, names, ids, NULL);
 }
 
+/* @pool: the host side's pool, beside a pinned pool (else NULL). */
 static void
-log_copy(Threads *r, const Held *held, GsTier from, GsTier to, gboolean ok)
+log_copy(Threads *r, const Held *held, GsTier from, GsTier to, gboolean ok, const char *pool)
 {
 	GsLogEntry e = {.kind = GS_LOG_SPILL, .thread = held->owner->result->name,
 			.buf = held->owner->spec->buffers->pdata[held->name],
 			.bytes = held->mb->size, .tier = from, .to_tier = to, .ok = ok,
-			.what = to > from ? "spill" : "unspill"};
+			.what = to > from ? "spill" : "unspill", .pool = pool};
 
 	threads_log_locked(r, &e);
 }
@@ -282,6 +283,7 @@ gboolean
 threads_move_land(Threads *r, gpointer bk, GsThreadId by, Move *mv)
 {
 	Held *held = mv->held;
+	const char *pool;
 	gboolean ok;
 
 	held->copying = FALSE;
@@ -295,12 +297,15 @@ threads_move_land(Threads *r, gpointer bk, GsThreadId by, Move *mv)
 	}
 	if (!mv->made) {
 		gs_memory_copy_abort(r->mem, held->mb);
-		log_copy(r, held, mv->from, mv->to, FALSE);
+		log_copy(r, held, mv->from, mv->to, FALSE, gs_memory_pool_name(r->mem, held->mb));
 		return FALSE;
 	}
 	r->corrupt_moves += !mv->intact;
+	pool = gs_memory_pool_name(r->mem, held->mb); /* the host side's: the source's, */
 	ok = gs_memory_copy_commit(r->mem, held->mb);
-	log_copy(r, held, mv->from, mv->to, ok);
+	if (mv->from != GS_TIER_HOST)
+		pool = gs_memory_pool_name(r->mem, held->mb); /* or where it landed */
+	log_copy(r, held, mv->from, mv->to, ok, pool);
 	if (!ok) {
 		backend_free_held(r, bk, mv->to, mv->moved);
 		return FALSE;
@@ -484,6 +489,8 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 	GsMemRequest req;
 	GsMemAlloc a;
 	guint64 handle = 0;
+	const char *pool;
+	gboolean fallback;
 
 	if (e->buf == GS_INTERP_UNSPILL_BUF) {
 		tiered_unspill(t, e);
@@ -511,8 +518,11 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 		gs_memory_free_buffer(r->mem, a.buf, NULL);
 		a.outcome = GS_MEM_NO_ROOM; /* the page table is full: no spill helps */
 	}
+	/* Read before tiered_take lets the lock go: a spill may move the buffer meanwhile. */
+	pool = gs_memory_pool_name(r->mem, a.buf);
+	fallback = a.outcome == GS_MEM_OK && a.buf->fallback;
 	if (a.outcome == GS_MEM_OK && tiered_take(t, e, a.buf, req.spillable, &handle)) {
-		threads_log_alloc(t, e, TRUE, 0);
+		threads_log_alloc_in(t, e, TRUE, 0, pool, fallback);
 		gs_interp_alloc_done(t->interp, TRUE, handle, now(r));
 		return;
 	}
@@ -527,9 +537,9 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 		gs_interp_alloc_done(t->interp, FALSE, 0, now(r));
 }
 
-/* Frees a buffer wherever it lives now; returns that tier. */
+/* Frees a buffer wherever it lives now; returns that tier, and *@pool its host pool (or NULL). */
 GsTier
-threads_tiered_free(Worker *t, Held *held)
+threads_tiered_free(Worker *t, Held *held, const char **pool)
 {
 	Threads *r = t->r;
 	GsMemBuf *b;
@@ -538,6 +548,7 @@ threads_tiered_free(Worker *t, Held *held)
 	pthread_mutex_lock(&r->lock);
 	b = held->mb;
 	tier = b->tier;
+	*pool = gs_memory_pool_name(r->mem, b);
 	g_ptr_array_remove_fast(t->live, held);
 	gs_run_fair_share_give(&r->tier_ops, task_of(t), b->kind, b->size);
 	gs_memory_give_page(t->task != NULL ? t->task->pages : NULL, b);

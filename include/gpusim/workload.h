@@ -71,6 +71,7 @@ typedef struct {
 	guint pool_blocks;        /* default 128 */
 	guint initial_pools;      /* default 4 */
 	double reservation_limit; /* default 0.9 */
+	gint64 pinned;            /* the pinned pool beside it (PinnedMemoryPool); default 0 */
 } GsHostMemory;
 
 typedef struct {
@@ -269,6 +270,8 @@ struct GsOp {
 			gint64 size;
 			GsAllocKind kind;
 			gboolean blocking;  /* host only may be FALSE */
+			gboolean prefer_pinned; /* host only: the pinned pool first (HostAlloc's
+						   preferPinned); default TRUE */
 			gboolean spillable;
 			gint reservation;   /* -1: none */
 			guint device;
@@ -426,14 +429,24 @@ typedef struct {
 /*
  * What an expect.at row reads of a tier, its spaces together: used and
  * charged bytes, or cuCascade's get_available_memory() (capacity less
- * charged) and get_max_memory() (the reservation limit).
+ * charged) and get_max_memory() (the reservation limit); of the host, the
+ * bytes in use in the pinned pool and beside it.
  */
 typedef enum {
 	GS_MEASURE_USED = 0,
 	GS_MEASURE_CHARGED,
 	GS_MEASURE_AVAILABLE,
 	GS_MEASURE_MAX_MEMORY,
+	GS_MEASURE_PINNED,     /* the host's pinned pool, in use */
+	GS_MEASURE_NON_PINNED, /* the host's memory beside it, in use */
 } GsTierMeasure;
+
+/* Whether @m reads one of the host's two pools (memory.host.pinned). */
+static inline gboolean
+gs_tier_measure_is_pool(GsTierMeasure m)
+{
+	return m == GS_MEASURE_PINNED || m == GS_MEASURE_NON_PINNED;
+}
 
 typedef struct {
 	GsTime time;

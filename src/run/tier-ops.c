@@ -399,6 +399,7 @@ gs_run_request(const GsRunTiers *run, gpointer thread, GsThreadId id, const GsEf
 	if (op != NULL && op->kind == GS_OP_ALLOC) {
 		req.device = op->alloc.device;
 		req.spillable = op->alloc.spillable;
+		req.prefer_pinned = op->alloc.prefer_pinned;
 		if (op->alloc.reservation >= 0)
 			req.res = gs_run_reservation(run->hooks->tiers_of(run->driver, thread),
 						     (guint) op->alloc.reservation);

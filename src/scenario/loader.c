@@ -1435,6 +1435,7 @@ static const Field host_fields[] = {
 	FIELD("pool_blocks", F_COUNT, GsWorkload, host.pool_blocks, .min = 1),
 	FIELD("initial_pools", F_COUNT, GsWorkload, host.initial_pools),
 	FIELD("reservation_limit", F_FRACTION, GsWorkload, host.reservation_limit),
+	FIELD("pinned", F_SIZE, GsWorkload, host.pinned),
 	{.key = NULL},
 };
 
@@ -1758,6 +1759,7 @@ static const Field alloc_fields[] = {
 	FIELD("size", F_SIZE, GsOp, alloc.size, .required = TRUE),
 	FIELD("kind", F_ENUM, GsOp, alloc.kind, .names = alloc_kind_names),
 	FIELD("blocking", F_BOOL, GsOp, alloc.blocking),
+	FIELD("prefer_pinned", F_BOOL, GsOp, alloc.prefer_pinned),
 	FIELD("spillable", F_BOOL, GsOp, alloc.spillable),
 	OTHER("reservation"),
 	FIELD("device", F_COUNT, GsOp, alloc.device),
@@ -1787,11 +1789,12 @@ check_device(Loader *l, const Node *op_value, GsTier tier, guint device, const c
 static gboolean
 read_alloc(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 {
-	Node *res, *blocking;
+	Node *res, *blocking, *pinned;
 	guint index;
 
 	op->alloc.kind = GS_KIND_GPU;
 	op->alloc.blocking = TRUE;
+	op->alloc.prefer_pinned = TRUE;
 	op->alloc.reservation = -1;
 	if (!read_fields(l, v, "alloc", alloc_fields, op) ||
 	    !read_name(l, tc, find_value(v, "buf"), NAME_BUFFER, TRUE, "alloc.buf",
@@ -1808,6 +1811,11 @@ read_alloc(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 		return fail(l, blocking,
 			    "blocking: false is only for host allocations (kind: host): a GPU "
 			    "allocation waits or throws");
+	pinned = find_value(v, "prefer_pinned");
+	if (pinned != NULL && op->alloc.kind == GS_KIND_GPU)
+		return fail(l, pinned,
+			    "prefer_pinned is only for host allocations (kind: host): GPU memory "
+			    "has no pinned pool");
 	return op->alloc.kind != GS_KIND_GPU ||
 	       check_device(l, v, GS_TIER_GPU, op->alloc.device, "alloc");
 }
@@ -3113,6 +3121,8 @@ static const Field expect_at_fields[] = {
 	OTHER("charged"),
 	OTHER("available"),
 	OTHER("max_memory"),
+	OTHER("pinned"),
+	OTHER("non_pinned"),
 	OTHER("execution"),
 	OTHER("consumer"),
 	FIELD("since", F_DURATION, GsExpectAt, since),
@@ -3123,8 +3133,9 @@ static const Field expect_at_fields[] = {
 	{.key = NULL},
 };
 
-/* What an expect.at row may read of a tier, by GsTierMeasure. */
-static const char *const tier_measures[] = {"used", "charged", "available", "max_memory"};
+/* What an expect.at row may read of a tier, by GsTierMeasure (the last two: the host's pools). */
+static const char *const tier_measures[] = {"used",   "charged", "available", "max_memory",
+					    "pinned", "non_pinned"};
 
 /* The first of a tier's measures that @v names, or NULL. */
 static Entry *
@@ -3201,17 +3212,22 @@ read_at_tier(Loader *l, const Node *v, GsExpectAt *at)
 			continue;
 		if (found != NULL)
 			return fail(l, e->key, "an expect.at check of a tier reads one of used, "
-				    "charged, available and max_memory, not %s and %s",
+				    "charged, available, max_memory, pinned and non_pinned, not %s "
+				    "and %s",
 				    found->key->text, e->key->text);
 		found = e;
 		at->measure = (GsTierMeasure) m;
 	}
 	if (found == NULL)
-		return fail(l, v, "an expect.at check of a tier needs used, charged, available or "
-			    "max_memory");
-	if (at->task != NULL && at->measure != GS_MEASURE_USED)
-		return fail(l, found->key, "a task's bytes are the ones it uses: used, not %s",
+		return fail(l, v, "an expect.at check of a tier needs used, charged, available, "
+			    "max_memory, pinned or non_pinned");
+	if (gs_tier_measure_is_pool(at->measure) && at->tier != GS_TIER_HOST)
+		return fail(l, found->key, "%s is a pool of host memory: it needs tier: host",
 			    found->key->text);
+	if (at->task != NULL && at->measure != GS_MEASURE_USED &&
+	    !gs_tier_measure_is_pool(at->measure))
+		return fail(l, found->key, "a task's bytes are the ones it uses: used, pinned or "
+			    "non_pinned, not %s", found->key->text);
 	at->has_tier = TRUE;
 	return read_at_bytes(l, found, &at->bytes);
 }
@@ -3235,6 +3251,10 @@ read_at_execution(Loader *l, const Node *v, GsExpectAt *at)
 		other = find_entry(v, "available");
 	if (other == NULL)
 		other = find_entry(v, "max_memory");
+	if (other == NULL)
+		other = find_entry(v, "pinned");
+	if (other == NULL)
+		other = find_entry(v, "non_pinned");
 	if (other == NULL)
 		other = find_entry(v, "state");
 	if (other == NULL && execution != NULL)
@@ -3349,7 +3369,7 @@ read_expect_at_item(Loader *l, const Node *v)
 	if (tier != NULL)
 		return read_at_tier(l, v, at);
 	return fail(l, v, "an expect.at check needs thread and state, or tier and used, charged, "
-		    "available or max_memory");
+		    "available, max_memory, pinned or non_pinned");
 }
 
 static gboolean
