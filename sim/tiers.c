@@ -381,12 +381,21 @@ sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 {
 	GsMemRequest req;
 	GsMemAlloc a;
+	GsException thrown;
 
 	if (effect->buf == GS_INTERP_UNSPILL_BUF) {
 		try_unspill(s, t, effect);
 		return;
 	}
 	req = gs_run_request(&s->tier_ops, t, t->id, effect, s->engine, s->now);
+	if (gs_run_host_never_fits(&s->tier_ops, effect, &req, &thrown)) {
+		log_alloc(s, t, effect, GS_TIER_HOST, NULL, 0);
+		if (thrown != GS_EXC_NONE)
+			gs_interp_alloc_throw(interp_of(t), thrown, s->now);
+		else
+			gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
+		return;
+	}
 	if (!gs_run_fair_share_take(&s->tier_ops, task_of(t), effect->alloc_kind, effect->size)) {
 		log_alloc(s, t, effect, req.kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, NULL,
 			  0);

@@ -297,6 +297,40 @@ START_TEST(test_pinned_pool)
 }
 END_TEST
 
+/* HostAlloc's canNeverSucceed: a size no pool it may use could ever hold. */
+typedef struct {
+	gint64 pinned, capacity, size;
+	gboolean prefer_pinned;
+	gboolean never;
+} NeverRow;
+
+static const NeverRow never_rows[] = {
+	{4 * KIB, 4 * KIB, 4 * KIB, TRUE, FALSE},
+	{4 * KIB, 4 * KIB, 4 * KIB + 1, TRUE, TRUE},
+	{8 * KIB, 4 * KIB, 4 * KIB + 1, TRUE, FALSE},      /* the pinned pool could */
+	{4 * KIB, 8 * KIB, 4 * KIB + 1, TRUE, FALSE},      /* the non-pinned limit could */
+	/* not preferring pinned memory, the pinned pool counts only beside no non-pinned memory */
+	{4 * KIB, 4 * KIB, 4 * KIB + 1, FALSE, FALSE},
+	{4 * KIB, 0, 4 * KIB + 1, FALSE, TRUE},
+	{4 * KIB, 0, 4 * KIB, FALSE, FALSE},
+	/* without a pinned pool the host tier decides alone, as before */
+	{0, 4 * KIB, 4 * KIB + 1, TRUE, FALSE},
+};
+
+START_TEST(test_pinned_never_fits)
+{
+	const NeverRow *row = &never_rows[_i];
+	g_autoptr(GsWorkload) w = pinned_workload(row->pinned, row->capacity, FALSE);
+	g_autoptr(GsMemory) m = gs_memory_new(w);
+	GsMemRequest req = {.kind = GS_KIND_HOST, .size = row->size,
+			    .prefer_pinned = row->prefer_pinned};
+	GsMemRequest gpu = {.kind = GS_KIND_GPU, .size = 20 * MIB};
+
+	ck_assert_int_eq(gs_memory_host_never_fits(m, &req), row->never);
+	ck_assert(!gs_memory_host_never_fits(m, &gpu));
+}
+END_TEST
+
 /* A pinned buffer spilled to disk gives its pinned bytes back; coming back, it is non-pinned. */
 START_TEST(test_pinned_spill_and_back)
 {
@@ -716,6 +750,7 @@ memory_suite(void)
 	tcase_add_test(tc, test_host_blocks);
 	tcase_add_loop_test(tc, test_pinned_pool, 0, G_N_ELEMENTS(pinned_rows));
 	tcase_add_test(tc, test_pinned_spill_and_back);
+	tcase_add_loop_test(tc, test_pinned_never_fits, 0, G_N_ELEMENTS(never_rows));
 	tcase_add_test(tc, test_no_room_says_how_much);
 	tcase_add_test(tc, test_no_room_usage_is_rounded);
 	tcase_add_test(tc, test_reserve_any_in_tier_weak_order);

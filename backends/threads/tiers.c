@@ -481,6 +481,28 @@ tiered_take(Worker *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, guint
 
 static void tiered_unspill(Worker *t, const GsEffect *e);
 
+/*
+ * HostAlloc's refusal of a size no pool could hold, under the engine
+ * mutex: TRUE, with the mutex let go and the allocation answered, if so.
+ */
+static gboolean
+refused_at_once(Worker *t, const GsEffect *e)
+{
+	Threads *r = t->r;
+	GsMemRequest req = gs_run_request(&r->tier_ops, t, t->id, e, r->engine, now(r));
+	GsException thrown;
+
+	if (!gs_run_host_never_fits(&r->tier_ops, e, &req, &thrown))
+		return FALSE;
+	threads_engine_unlock(r);
+	threads_log_alloc(t, e, FALSE, 0);
+	if (thrown != GS_EXC_NONE)
+		gs_interp_alloc_throw(t->interp, thrown, now(r));
+	else
+		gs_interp_alloc_done(t->interp, FALSE, 0, now(r));
+	return TRUE;
+}
+
 /* An allocation through the model: it spills on demand until it fits or nothing moves. */
 void
 threads_tiered_alloc(Worker *t, const GsEffect *e)
@@ -498,6 +520,8 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 	}
 	pthread_mutex_lock(&r->lock);
 	atomic_fetch_add_explicit(&r->locked_allocs, 1, memory_order_relaxed);
+	if (refused_at_once(t, e))
+		return;
 	if (!gs_run_fair_share_take(&r->tier_ops, task_of(t), e->alloc_kind, e->size)) {
 		threads_engine_unlock(r);
 		threads_log_alloc(t, e, FALSE, 0);

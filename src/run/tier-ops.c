@@ -410,6 +410,20 @@ gs_run_request(const GsRunTiers *run, gpointer thread, GsThreadId id, const GsEf
 	return req;
 }
 
+gboolean
+gs_run_host_never_fits(const GsRunTiers *run, const GsEffect *effect, const GsMemRequest *req,
+		       GsException *thrown)
+{
+	const GsOp *op = effect->op;
+
+	if (run->mem == NULL || !gs_memory_host_never_fits(run->mem, req))
+		return FALSE;
+	*thrown = op != NULL && op->kind == GS_OP_ALLOC && !op->alloc.blocking
+			  ? GS_EXC_NONE
+			  : GS_EXC_ILLEGAL_ARGUMENT;
+	return TRUE;
+}
+
 /* ---- the evacuation gate's scopes ---- */
 
 static void

@@ -364,6 +364,19 @@ pinned_take(GsMemory *m, gint64 size)
 	return TRUE;
 }
 
+gboolean
+gs_memory_host_never_fits(const GsMemory *m, const GsMemRequest *req)
+{
+	gboolean pinned_only = m->w->host.capacity == 0;
+	gboolean pinned_fails, non_pinned_fails;
+
+	if (!has_pinned(m) || req->kind != GS_KIND_HOST || req->res != NULL)
+		return FALSE;
+	pinned_fails = (pinned_only || req->prefer_pinned) && req->size > m->w->host.pinned;
+	non_pinned_fails = pinned_only || req->size > m->w->host.capacity;
+	return pinned_fails && non_pinned_fails;
+}
+
 gint64
 gs_memory_pinned_used(const GsMemory *m)
 {

@@ -45,7 +45,9 @@
  * gives its bytes back there when it is freed or leaves the host. What
  * comes to the host by a copy (a spill from the GPU, an unspill from disk),
  * and an allocation inside a host reservation (cuCascade's, of the host
- * tier), takes non-pinned room. Without a pinned pool nothing here changes.
+ * tier), takes non-pinned room. gs_memory_host_never_fits() is HostAlloc's
+ * check for a size no pool could hold. Without a pinned pool nothing here
+ * changes.
  *
  * Link traffic. A GPU buffer spilled straight to disk (the host being full)
  * crosses both links, and is counted in both spilled totals; an unspill from
@@ -137,6 +139,14 @@ guint gs_memory_spaces(const GsWorkload *w, GsTier tier);
 GsSpaceThresholds gs_memory_space_thresholds(const GsWorkload *w, GsTier tier);
 void gs_memory_free(GsMemory *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsMemory, gs_memory_free)
+
+/**
+ * HostAlloc's canNeverSucceed, in a run with a pinned pool: a host request
+ * (outside a reservation) bigger than the pool it may use and than the
+ * non-pinned limit. As the code has it, one that does not prefer pinned
+ * memory counts the pinned pool only when there is no non-pinned memory.
+ */
+gboolean gs_memory_host_never_fits(const GsMemory *m, const GsMemRequest *req);
 
 /** The pinned pool's bytes in use (0 without one). */
 gint64 gs_memory_pinned_used(const GsMemory *m);
