@@ -74,7 +74,7 @@ sim_buffers_listed(gpointer thread, const GsNames *names, GArray *ids)
 		buffers_named(t, name[i], ids);
 }
 
-/* @pool: the source's pool, for host memory beside a pinned pool (else NULL). */
+/* @pool: the host side's pool, beside a pinned pool (else NULL). */
 static void
 log_copy(Sim *s, const GsMemBuf *b, GsTier from, GsTier to, gboolean ok, const char *pool)
 {

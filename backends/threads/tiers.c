@@ -543,7 +543,7 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 		a.outcome = GS_MEM_NO_ROOM; /* the page table is full: no spill helps */
 	}
 	/* Read before tiered_take lets the lock go: a spill may move the buffer meanwhile. */
-	pool = gs_memory_pool_name(r->mem, a.buf);
+	pool = a.outcome == GS_MEM_OK ? gs_memory_pool_name(r->mem, a.buf) : NULL;
 	fallback = a.outcome == GS_MEM_OK && a.buf->fallback;
 	if (a.outcome == GS_MEM_OK && tiered_take(t, e, a.buf, req.spillable, &handle)) {
 		threads_log_alloc_in(t, e, TRUE, 0, pool, fallback);
