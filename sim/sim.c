@@ -832,7 +832,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	gs_run_tasks_init(&s->run, w, s->r, s->engine, &run_hooks, s);
 	s->next_thread = 1;
 	s->r->tiers[GS_TIER_GPU].capacity = w->gpu.capacity * MAX(w->gpu.devices, 1);
-	s->r->tiers[GS_TIER_HOST].capacity = w->host.capacity;
+	s->r->tiers[GS_TIER_HOST].capacity = w->host.capacity + w->host.pinned;
 	s->r->tiers[GS_TIER_DISK].capacity = w->disk.capacity;
 }
 

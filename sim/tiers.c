@@ -74,12 +74,13 @@ sim_buffers_listed(gpointer thread, const GsNames *names, GArray *ids)
 		buffers_named(t, name[i], ids);
 }
 
+/* @pool: the host side's pool, beside a pinned pool (else NULL). */
 static void
-log_copy(Sim *s, const GsMemBuf *b, GsTier from, GsTier to, gboolean ok)
+log_copy(Sim *s, const GsMemBuf *b, GsTier from, GsTier to, gboolean ok, const char *pool)
 {
 	GsLogEntry e = {.kind = GS_LOG_SPILL, .thread = ((SimThread *) b->owner)->result->name,
 			.buf = buf_name(b), .bytes = b->size, .tier = from, .to_tier = to, .ok = ok,
-			.what = to > from ? "spill" : "unspill"};
+			.what = to > from ? "spill" : "unspill", .pool = pool};
 
 	emit(s, &e);
 }
@@ -222,14 +223,18 @@ commit_copies(Sim *s, SimThread *t)
 
 	for (guint i = 0; i < m->copies->len; i++) {
 		GsMemBuf *b = gs_memory_buffer(s->mem, g_array_index(m->copies, GsSpillBufId, i));
+		const char *pool;
 		GsTier from;
 		gboolean ok;
 
 		if (b == NULL || !b->moving)
 			continue; /* freed, or its move was given up, meanwhile */
 		from = b->tier;
+		pool = gs_memory_pool_name(s->mem, b); /* the host side's: the source's, */
 		ok = gs_memory_copy_commit(s->mem, b);
-		log_copy(s, b, from, ok ? b->tier : b->dest, ok);
+		if (from != GS_TIER_HOST)
+			pool = gs_memory_pool_name(s->mem, b); /* or where it landed */
+		log_copy(s, b, from, ok ? b->tier : b->dest, ok, pool);
 		if (ok && from < b->tier)
 			memory_freed(s, t->id, from);
 		sim_note_peak(s, b->tier);
@@ -304,15 +309,19 @@ copies_landed(Sim *s, SimThread *t)
 
 /* ---- allocations ---- */
 
+/* @b: the buffer a successful allocation made (its pool goes in the log), or NULL. */
 static void
-log_alloc(Sim *s, SimThread *t, const GsEffect *effect, GsTier tier, gboolean ok, gint64 usage)
+log_alloc(Sim *s, SimThread *t, const GsEffect *effect, GsTier tier, const GsMemBuf *b,
+	  gint64 usage)
 {
 	GsLogEntry e;
 
 	s->changed = TRUE;
 	if (!logging(s))
 		return;
-	e = gs_run_alloc_entry(t->result->name, t->spec, effect, tier, ok, usage);
+	e = gs_run_alloc_entry(t->result->name, t->spec, effect, tier, b != NULL, usage);
+	e.pool = gs_memory_pool_name(s->mem, b);
+	e.fallback = b != NULL && b->fallback;
 	emit(s, &e);
 }
 
@@ -343,7 +352,7 @@ alloc_kept(Sim *s, SimThread *t, const GsEffect *effect, GsMemAlloc *a)
 		return FALSE;
 	}
 	keep_buffer(s, t, a->buf, effect);
-	log_alloc(s, t, effect, a->tier, TRUE, 0);
+	log_alloc(s, t, effect, a->tier, a->buf, 0);
 	gs_interp_alloc_done(interp_of(t), TRUE, (guint64) (guintptr) a->buf, s->now);
 	sim_owner_moved(s, t); /* a thread waiting to free this buffer may now */
 	return TRUE;
@@ -373,14 +382,23 @@ sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 {
 	GsMemRequest req;
 	GsMemAlloc a;
+	GsException thrown;
 
 	if (effect->buf == GS_INTERP_UNSPILL_BUF) {
 		try_unspill(s, t, effect);
 		return;
 	}
 	req = gs_run_request(&s->tier_ops, t, t->id, effect, s->engine, s->now);
+	if (gs_run_host_never_fits(&s->tier_ops, effect, &req, &thrown)) {
+		log_alloc(s, t, effect, GS_TIER_HOST, NULL, 0);
+		if (thrown != GS_EXC_NONE)
+			gs_interp_alloc_throw(interp_of(t), thrown, s->now);
+		else
+			gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
+		return;
+	}
 	if (!gs_run_fair_share_take(&s->tier_ops, task_of(t), effect->alloc_kind, effect->size)) {
-		log_alloc(s, t, effect, req.kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, FALSE,
+		log_alloc(s, t, effect, req.kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, NULL,
 			  0);
 		gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
 		return;
@@ -393,7 +411,7 @@ sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 		return;
 	if (a.outcome == GS_MEM_NO_ROOM && a.short_by > 0 && called_back(s, t, effect, &req, &a))
 		return;
-	log_alloc(s, t, effect, a.tier, FALSE, a.usage);
+	log_alloc(s, t, effect, a.tier, NULL, a.usage);
 	if (a.outcome == GS_MEM_OVER_RESERVATION)
 		gs_interp_alloc_throw(interp_of(t), GS_EXC_RESERVATION_FAILED, s->now);
 	else
@@ -481,7 +499,7 @@ try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 		return;
 	if (gs_memory_unlock_all(s->mem, m->res.locked, NULL))
 		memory_freed(s, t->id, GS_TIER_GPU);
-	log_alloc(s, t, effect, GS_TIER_GPU, FALSE, 0);
+	log_alloc(s, t, effect, GS_TIER_GPU, NULL, 0);
 	gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
 }
 
@@ -491,7 +509,8 @@ sim_do_free(Sim *s, SimThread *t, const GsEffect *effect)
 	GsMemBuf *b = (GsMemBuf *) (guintptr) effect->handle;
 	/* The buffer's books are its owner's; the free (and its stream's reservation) @t's. */
 	SimThread *owner = b->owner != NULL ? b->owner : t;
-	GsLogEntry e = {.kind = GS_LOG_FREE, .bytes = effect->size, .tier = b->tier};
+	GsLogEntry e = {.kind = GS_LOG_FREE, .bytes = effect->size, .tier = b->tier,
+			.pool = b->tier == GS_TIER_HOST ? gs_memory_pool_name(s->mem, b) : NULL};
 
 	if (logging(s)) {
 		e.thread = t->result->name;
@@ -772,7 +791,8 @@ sim_proactive_landed(Sim *s, guint device)
 	if (b != NULL && b->moving) {
 		gboolean ok = gs_memory_copy_commit(s->mem, b);
 
-		log_copy(s, b, GS_TIER_GPU, ok ? b->tier : b->dest, ok);
+		log_copy(s, b, GS_TIER_GPU, ok ? b->tier : b->dest, ok,
+			 gs_memory_pool_name(s->mem, b));
 		if (ok)
 			memory_freed(s, GS_NO_THREAD, GS_TIER_GPU); /* by the downgrade */
 		sim_note_peak(s, GS_TIER_HOST);

@@ -84,7 +84,8 @@ deadlock_waiters() {
 	devices=$(memory_key "$scenario" gpu devices)
 	alignment=$(bytes_of "$(memory_key "$scenario" gpu alignment)")
 	block=$(bytes_of "$(memory_key "$scenario" host block_size)")
-	awk -v unwatched="$unwatched" -v devices="${devices:-1}" -v alignment="${alignment:-256}" -v block="${block:-1048576}" '
+	pinned=$(bytes_of "$(memory_key "$scenario" host pinned)")
+	awk -v unwatched="$unwatched" -v devices="${devices:-1}" -v alignment="${alignment:-256}" -v block="${block:-1048576}" -v pinned="${pinned:-0}" '
 	function field(line, key,    m) {
 		if (!match(line, "\"" key "\": *\"*[^\",]*"))
 			return ""
@@ -113,12 +114,14 @@ deadlock_waiters() {
 			need[thread] = "owner " field($0, "of")
 	}
 	# What no rollback can give: a blocking reservation, another thread allocating a
-	# buffer to free, or more than the tier holds.
+	# buffer to free, or more than the tier holds (the host: more than either of its
+	# pools, where the result counts both in its capacity).
 	function hopeless(need,    n) {
 		split(need, n, " ")
 		return n[1] == "reservation" || n[1] == "owner" ||
 		       (n[1] == "gpu" && round_up(n[2], alignment) > capacity["gpu"] / devices) ||
-		       (n[1] == "host" && round_up(n[2], block) > capacity["host"])
+		       (n[1] == "host" && round_up(n[2], block) > capacity["host"] - pinned &&
+			n[2] > pinned)
 	}
 	END {
 		for (thread in waiting) {

@@ -27,7 +27,7 @@
  *
  * Validity is the generator's promise: every name an op uses is defined in
  * the same thread (or, for a free naming a thread, in that thread), pool ops only in pool threads, wait_on_pool only in a
- * task's, blocking: false only on host allocations, the keys of a reserve
+ * task's, blocking: false and prefer_pinned only on host allocations, the keys of a reserve
  * strategy only with it, downgrade_stop at most downgrade_trigger, devices in
  * range (the host and the disk have one space each). What happens at run
  * time is the engine's to get right: a free of a buffer that is not live, a
@@ -243,6 +243,8 @@ write_host(Gen *g)
 	if (chance(g, 0.4))
 		line(g, 4, "initial_pools: %u", below(g, 5));
 	write_fraction(g, 4, "reservation_limit");
+	if (chance(g, 0.3))
+		line(g, 4, "pinned: %uMiB", 1 + below(g, 64));
 }
 
 /*
@@ -400,6 +402,8 @@ write_alloc(Gen *g, Thread *t, guint indent)
 		g_string_append(extra, ", kind: host");
 		if (chance(g, 0.4))
 			g_string_append_printf(extra, ", blocking: %s", boolean(g));
+		if (chance(g, 0.3))
+			g_string_append_printf(extra, ", prefer_pinned: %s", boolean(g));
 	} else if (chance(g, 0.1)) {
 		g_string_append(extra, ", kind: gpu");
 	}

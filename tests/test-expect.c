@@ -171,6 +171,18 @@ log_value(GsEventLog *log, GsTime time, const char *thread, gint64 value, const 
 	gs_event_log_add(&e, log);
 }
 
+/* A.0's host memory in @pool: allocated in @tier (the host), or spilled from it to @tier. */
+static void
+log_pool(GsEventLog *log, GsLogKind kind, GsTime time, gint64 bytes, GsTier tier,
+	 const char *pool)
+{
+	GsLogEntry e = {.kind = kind, .time = time, .thread = "A.0", .bytes = bytes,
+			.tier = kind == GS_LOG_SPILL ? GS_TIER_HOST : tier, .to_tier = tier,
+			.ok = TRUE, .pool = pool};
+
+	gs_event_log_add(&e, log);
+}
+
 static GsEventLog *
 make_log(void)
 {
@@ -196,6 +208,10 @@ make_log(void)
 	log_value(log, 1100 * US, "B.0", 10, "add");
 	log_value(log, 1500 * US, "B.0", 5, "restore");
 	log_value(log, 1600 * US, "B.0", 99, "checkpoint");
+	/* A's host memory beside a pinned pool: 4 KiB pinned, spilled; then 1 KiB non-pinned. */
+	log_pool(log, GS_LOG_ALLOC, 100 * US, 4 * KIB, GS_TIER_HOST, "pinned");
+	log_pool(log, GS_LOG_SPILL, 1200 * US, 4 * KIB, GS_TIER_DISK, "pinned");
+	log_pool(log, GS_LOG_ALLOC, 1300 * US, KIB, GS_TIER_HOST, "non_pinned");
 	log_state(log, 2000 * US, "A.0", GS_THREAD_RUNNING, GS_THREAD_UNKNOWN);
 	log_state(log, 2000 * US, "B.0", GS_THREAD_BLOCKED, GS_THREAD_RUNNING);
 	log_state(log, 3500 * US, "B.0", GS_THREAD_RUNNING, GS_THREAD_UNKNOWN);
@@ -525,6 +541,26 @@ static const Row rows[] = {
 	{.kind = ROW_AT_TASK, .key = "B", .time = 2000 * US, .tier = GS_TIER_GPU, .op = EQ, .value = 0},
 	{.kind = ROW_AT_TASK, .key = "x.y", .time = 2000 * US, .tier = GS_TIER_GPU, .op = EQ,
 	 .value = 0},
+	/* at: the host's pools, every thread's or a task's, replayed likewise */
+	{.kind = ROW_AT_TIER, .time = 150 * US, .tier = GS_TIER_HOST, .measure = GS_MEASURE_PINNED,
+	 .op = EQ, .value = 4 * KIB},
+	{.kind = ROW_AT_TASK, .key = "A", .time = 150 * US, .tier = GS_TIER_HOST,
+	 .measure = GS_MEASURE_PINNED, .op = EQ, .value = 4 * KIB},
+	{.kind = ROW_AT_TASK, .key = "A", .time = 1300 * US, .tier = GS_TIER_HOST,
+	 .measure = GS_MEASURE_PINNED, .op = EQ, .value = 0},
+	{.kind = ROW_AT_TASK, .key = "A", .time = 1300 * US, .tier = GS_TIER_HOST,
+	 .measure = GS_MEASURE_NON_PINNED, .op = EQ, .value = KIB},
+	{.kind = ROW_AT_TASK, .key = "A", .time = 1300 * US, .tier = GS_TIER_HOST, .op = EQ,
+	 .value = KIB},
+	{.kind = ROW_AT_TASK, .key = "B", .time = 1300 * US, .tier = GS_TIER_HOST,
+	 .measure = GS_MEASURE_PINNED, .op = EQ, .value = 0},
+	{.kind = ROW_AT_TIER, .time = 1300 * US, .tier = GS_TIER_HOST,
+	 .measure = GS_MEASURE_NON_PINNED, .op = EQ, .value = 0,
+	 .failure = "at[0]: non_pinned used at 1300000 ns: expected == 0 B, observed 1024 B "
+		    "(1.0 KiB)"},
+	{.kind = ROW_AT_TASK, .key = "A", .time = 150 * US, .tier = GS_TIER_HOST,
+	 .measure = GS_MEASURE_NON_PINNED, .op = GT, .value = 0,
+	 .failure = "at[0]: task A's non_pinned used at 150000 ns: expected > 0 B, observed 0 B"},
 };
 
 /* Adds row @row's expectation to @w. */
@@ -599,7 +635,7 @@ add_row(GsWorkload *w, const Row *row)
 		expect_at_tier(w, row->time, row->tier, row->measure, row->op, row->value);
 		break;
 	case ROW_AT_TASK:
-		expect_at_tier(w, row->time, row->tier, FALSE, row->op, row->value);
+		expect_at_tier(w, row->time, row->tier, row->measure, row->op, row->value);
 		((GsExpectAt *) g_ptr_array_index(w->expect.at, w->expect.at->len - 1))->task =
 			g_strdup(row->key);
 		break;

@@ -102,6 +102,11 @@ fixture(const char *name)
 #define OP "          - "
 /* Line 8 ends the ops; expect: is line 9, its keys start on line 10 at column 3. */
 #define EXPECT TASK OP "task_done\n" "expect:\n"
+/* Thread A.0 declares values: {v: 5} on line 7; its ops start on line 9. */
+#define VALUES_TASK \
+	HEAD "tasks:\n  - id: A\n    threads:\n      - values: {v: 5}\n        ops:\n" OP
+/* Thread A.0 reserves r on line 8; expect.at's one row is line 11, from column 7. */
+#define AT_RESERVED TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - "
 
 /* Sequences nested 64 deep: as a top-level value, levels 1 to 64, the most allowed. */
 #define OPEN_9 "[[[[[[[[["
@@ -258,7 +263,8 @@ static const BadRow bad_rows[] = {
 	{HEAD "pool_threads:\n  - ops: []\n", NULL, NULL, NULL,
 	 "s.yaml:5:5: missing required key \"name\" in pool_threads[0]"},
 	{HEAD "tasks:\n  - id: A\n    threads: [{ops: [], colour: red}]\n", NULL, NULL, NULL,
-	 "s.yaml:6:25: unknown key \"colour\" in threads[A.0] (expected name, on_oom, shuffle, consumers, values or ops)"},
+	 "s.yaml:6:25: unknown key \"colour\" in threads[A.0] (expected name, on_oom, shuffle, "
+	 "consumers, values or ops)"},
 	/* ops */
 	{TASK OP "allocate: {buf: x}\n", NULL, NULL, NULL,
 	 "s.yaml:8:13: unknown op \"allocate\" (expected alloc, free, compute"},
@@ -275,6 +281,13 @@ static const BadRow bad_rows[] = {
 	 "s.yaml:8:20: missing required key \"size\" in alloc"},
 	{TASK OP "alloc: {buf: x, size: 1MiB, blocking: false}\n", NULL, NULL, NULL,
 	 "s.yaml:8:51: blocking: false is only for host allocations (kind: host)"},
+	{TASK OP "alloc: {buf: x, size: 1MiB, prefer_pinned: false}\n", NULL, NULL, NULL,
+	 "s.yaml:8:56: prefer_pinned is only for host allocations (kind: host)"},
+	{TASK OP "alloc: {buf: x, size: 1, kind: host, prefer_pinned: maybe}\n", NULL, NULL, NULL,
+	 "s.yaml:8:65: alloc.prefer_pinned must be true or false, not \"maybe\""},
+	{HEAD, NULL, NULL, "memory.host.pinned=-1KiB", "--set memory.host.pinned"},
+	{"gpusim: 1\nname: t\nmemory: {gpu: {capacity: 1}, host: {pinned: 4 KiBs}}\n", NULL, NULL,
+	 NULL, "s.yaml:3:45: unknown unit \"KiBs\" in size \"4 KiBs\""},
 	{TASK OP "alloc: {buf: x, size: 1, kind: tpu}\n", NULL, NULL, NULL,
 	 "s.yaml:8:44: alloc.kind must be gpu or host, not \"tpu\""},
 	{TASK OP "alloc: {buf: x, size: 1}\n" OP "free: y\n", NULL, NULL, NULL,
@@ -304,24 +317,30 @@ static const BadRow bad_rows[] = {
 	{TASK OP "retry: {split: target, target: 0, min_target: 1, ops: []}\n", NULL, NULL, NULL,
 	 "s.yaml:8:44: retry.target must be at least 1 bytes, not \"0\""},
 	/* expect.at rows of a thread's reservation, and a tier's reservation counters */
-	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, reservation: r, size: 1MiB}\n", NULL, NULL, NULL,
+	{AT_RESERVED "{time: 1ms, reservation: r, size: 1MiB}\n", NULL, NULL, NULL,
 	 "s.yaml:11:7: an expect.at check of a reservation names its thread"},
-	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, thread: A.0, reservation: q, size: 1MiB}\n", NULL, NULL, NULL,
+	{AT_RESERVED "{time: 1ms, thread: A.0, reservation: q, size: 1MiB}\n", NULL, NULL, NULL,
 	 "s.yaml:11:45: thread A.0 has no reservation \"q\": no reserve in it names it"},
-	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, thread: A.0, reservation: r, size: 1MiB, peak: 1MiB}\n", NULL, NULL, NULL,
-	 "s.yaml:11:60: an expect.at check of a reservation reads one of size, allocated, peak, available and device, not size and peak"},
-	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, thread: A.0, reservation: r}\n", NULL, NULL, NULL,
-	 "s.yaml:11:7: an expect.at check of a reservation needs size, allocated, peak, available or device"},
-	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, thread: A.0, reservation: r, state: THREAD_RUNNING, size: 1MiB}\n", NULL, NULL, NULL,
+	{AT_RESERVED "{time: 1ms, thread: A.0, reservation: r, size: 1MiB, peak: 1MiB}\n", NULL,
+	 NULL, NULL,
+	 "s.yaml:11:60: an expect.at check of a reservation reads one of size, allocated, "
+	 "peak, available and device, not size and peak"},
+	{AT_RESERVED "{time: 1ms, thread: A.0, reservation: r}\n", NULL, NULL, NULL,
+	 "s.yaml:11:7: an expect.at check of a reservation needs size, allocated, peak, "
+	 "available or device"},
+	{AT_RESERVED "{time: 1ms, thread: A.0, reservation: r, state: THREAD_RUNNING, size: 1MiB}\n",
+	 NULL, NULL, NULL,
 	 "s.yaml:11:48: an expect.at check of a reservation takes no state"},
-	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, thread: A.0, reservation: r, charged: 1MiB}\n", NULL, NULL, NULL,
+	{AT_RESERVED "{time: 1ms, thread: A.0, reservation: r, charged: 1MiB}\n", NULL, NULL, NULL,
 	 "s.yaml:11:48: an expect.at check of a reservation takes no charged"},
-	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, tier: gpu, allocated: 1MiB}\n", NULL, NULL, NULL,
+	{AT_RESERVED "{time: 1ms, tier: gpu, allocated: 1MiB}\n", NULL, NULL, NULL,
 	 "s.yaml:11:30: allocated is for a thread's reservation (reservation: NAME)"},
-	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, tier: gpu, reservations: 1MiB}\n", NULL, NULL, NULL,
+	{AT_RESERVED "{time: 1ms, tier: gpu, reservations: 1MiB}\n", NULL, NULL, NULL,
 	 "s.yaml:11:44: expect reservations must be a whole number >= 0, not \"1MiB\""},
-	{TASK OP "reserve: {res: r, size: 1MiB}\n" "expect:\n  at:\n    - {time: 1ms, tier: gpu, reserved: 1MiB, charged: 1MiB}\n", NULL, NULL, NULL,
-	 "s.yaml:11:30: an expect.at check of a tier reads one of used, charged, available, max_memory, peak_charged, reserved and reservations, not charged and reserved"},
+	{AT_RESERVED "{time: 1ms, tier: gpu, reserved: 1MiB, charged: 1MiB}\n", NULL, NULL, NULL,
+	 "s.yaml:11:30: an expect.at check of a tier reads one of used, charged, available, "
+	 "max_memory, peak_charged, reserved, reservations, pinned and non_pinned, not charged "
+	 "and reserved"},
 	{HEAD "tasks:\n  - id: A\n    threads:\n      - ops:\n          - reserve: {res: r, size: 1MiB}\n"
 	 "expect:\n  at:\n    - {time: 1ms, thread: A.0, reservation: r, available: 1MiB}\n",
 	 NULL, NULL, "memory.gpu.devices=2",
@@ -338,17 +357,17 @@ static const BadRow bad_rows[] = {
 	 "s.yaml:8:20: value takes one of add and set"},
 	{TASK OP "value: {name: v, add: 1, set: 2}\n", NULL, NULL, NULL,
 	 "s.yaml:8:38: value takes one of add and set"},
-	{HEAD "tasks:\n  - id: A\n    threads:\n      - values: {v: 5}\n        ops:\n" OP "value: {name: v, add: 1.5}\n", NULL, NULL, NULL,
+	{VALUES_TASK "value: {name: v, add: 1.5}\n", NULL, NULL, NULL,
 	 "s.yaml:9:35: value.add must be a whole number, not \"1.5\""},
-	{HEAD "tasks:\n  - id: A\n    threads:\n      - values: {v: 5}\n        ops:\n" OP "checkpoint: []\n", NULL, NULL, NULL,
+	{VALUES_TASK "checkpoint: []\n", NULL, NULL, NULL,
 	 "s.yaml:9:25: checkpoint needs at least one name"},
 	{HEAD "tasks:\n  - id: A\n    threads:\n      - values: [v]\n        ops: []\n", NULL,
 	 NULL, NULL, "s.yaml:7:17: threads[A.0].values must be a map, not a sequence"},
 	{HEAD "tasks:\n  - id: A\n    threads:\n      - values: {v: abc}\n        ops: []\n",
 	 NULL, NULL, NULL, "s.yaml:7:21: threads[A.0].values.v must be a whole number, not \"abc\""},
-	{HEAD "tasks:\n  - id: A\n    threads:\n      - values: {v: 5}\n        ops:\n" OP "task_done\nexpect:\n  threads:\n    A.0: {values: {w: 1}}\n", NULL, NULL,
+	{VALUES_TASK "task_done\nexpect:\n  threads:\n    A.0: {values: {w: 1}}\n", NULL, NULL,
 	 NULL, "s.yaml:12:20: thread A.0 declares no value \"w\" in its values"},
-	{HEAD "tasks:\n  - id: A\n    threads:\n      - values: {v: 5}\n        ops:\n" OP "task_done\nexpect:\n  threads:\n    A.0: {values: {v: \">= x\"}}\n",
+	{VALUES_TASK "task_done\nexpect:\n  threads:\n    A.0: {values: {v: \">= x\"}}\n",
 	 NULL, NULL, NULL, "s.yaml:12:23: expect values.v must be a whole number, not \"x\""},
 	{TASK OP "repeat: {ops: []}\n", NULL, NULL, NULL,
 	 "s.yaml:8:21: missing required key \"times\" in repeat"},
@@ -460,7 +479,8 @@ static const BadRow bad_rows[] = {
 	{EXPECT "  at: [{time: 1ms, task: Z, tier: gpu, used: 0}]\n", NULL, NULL, NULL,
 	 "s.yaml:10:26: unknown task \"Z\" in expect.at"},
 	{EXPECT "  at: [{time: 1ms, task: A, tier: gpu, charged: 0}]\n", NULL, NULL, NULL,
-	 "s.yaml:10:40: a task's bytes are the ones it uses: used, not charged"},
+	 "s.yaml:10:40: a task's bytes are the ones it uses: used, pinned or non_pinned, not "
+	 "charged"},
 	{EXPECT "  at: [{time: 1ms, task: A, used: 0}]\n", NULL, NULL, NULL,
 	 "s.yaml:10:20: an expect.at check of a task needs its tier and used bytes"},
 	{EXPECT "  at: [{time: 1ms, task: A, thread: A.0, state: UNKNOWN}]\n", NULL, NULL, NULL,
@@ -486,12 +506,26 @@ static const BadRow bad_rows[] = {
 	 NULL, "s.yaml:10:56: an expect.at check names a thread or a tier, not both"},
 	{EXPECT "  at: [{time: 1ms, tier: gpu}]\n", NULL, NULL, NULL,
 	 "s.yaml:10:8: an expect.at check of a tier needs used, charged, available, max_memory, "
-	 "peak_charged, reserved or reservations"},
+	 "peak_charged, reserved, reservations, pinned or non_pinned"},
 	{EXPECT "  at: [{time: 1ms, tier: gpu, used: 0, available: 1MiB}]\n", NULL, NULL, NULL,
 	 "s.yaml:10:40: an expect.at check of a tier reads one of used, charged, available, "
-	 "max_memory, peak_charged, reserved and reservations, not used and available"},
+	 "max_memory, peak_charged, reserved, reservations, pinned and non_pinned, not used and "
+	 "available"},
 	{EXPECT "  at: [{time: 1ms, task: A, tier: gpu, max_memory: 0}]\n", NULL, NULL, NULL,
-	 "s.yaml:10:40: a task's bytes are the ones it uses: used, not max_memory"},
+	 "s.yaml:10:40: a task's bytes are the ones it uses: used, pinned or non_pinned, not "
+	 "max_memory"},
+	{EXPECT "  at: [{time: 1ms, tier: gpu, pinned: 0}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:31: pinned is a pool of host memory: it needs tier: host"},
+	{EXPECT "  at: [{time: 1ms, task: A, tier: disk, non_pinned: 0}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:41: non_pinned is a pool of host memory: it needs tier: host"},
+	{EXPECT "  at: [{time: 1ms, tier: host, pinned: 0, non_pinned: 0}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:43: an expect.at check of a tier reads one of used, charged, available, "
+	 "max_memory, peak_charged, reserved, reservations, pinned and non_pinned, not pinned and "
+	 "non_pinned"},
+	{EXPECT "  at: [{time: 1ms, thread: A.0, state: UNKNOWN, pinned: 0}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:49: pinned is for a tier, not a thread"},
+	{EXPECT "  at: [{time: 1ms, tier: host, pinned: lots}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:40: bad size \"lots\""},
 	{EXPECT "  at: [{time: 1ms, thread: A.0, state: UNKNOWN, available: 0}]\n", NULL, NULL, NULL,
 	 "s.yaml:10:49: available is for a tier, not a thread"},
 	{EXPECT "  at: [{time: 1ms, thread: Z, state: UNKNOWN}]\n", NULL, NULL, NULL,

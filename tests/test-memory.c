@@ -4,11 +4,11 @@
  * shortfall twice, §A.7), the attribution of frees, copy costs from the links, HOST rounding to whole blocks, reservation
  * strategies and modes, a copy's two steps (both copies hold memory, the
  * source stays authoritative until the commit), victims planned for a
- * requester (its own last under smallest_fit), retry-block inputs made
- * spillable and back, every change to a reservation told to its watcher,
- * a free while a compute holds the buffer (its memory goes with the last
- * lock),
- * and runs of spill-heavy
+ * requester (its own last under smallest_fit), host memory beside a pinned
+ * pool in HostAlloc's order (the preferred pool, then the other), retry-block
+ * inputs made spillable and back, every change to a reservation told to its
+ * watcher, a free while a compute holds the buffer (its memory goes with the
+ * last lock), and runs of spill-heavy
  * generated workloads whose every copy lands with its buffer's content tag.
  * gs_memory_check() runs after every step.
  */
@@ -320,6 +320,156 @@ START_TEST(test_host_blocks)
 	ck_mem(m);
 	ck_assert_int_eq(gs_memory_used(m, GS_TIER_HOST), 0);
 	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_HOST), 0);
+}
+END_TEST
+
+/*
+ * ---- HOST beside a pinned pool: HostAlloc's order, 4 KiB of each (1 KiB
+ * blocks), after an allocation that holds some of one ----
+ */
+
+#define KIB G_GINT64_CONSTANT(1024)
+
+typedef struct {
+	gint64 pinned, capacity;  /* memory.host.pinned, memory.host.capacity */
+	gint64 held;              /* allocated first, preferring pinned (0: nothing) */
+	gint64 size;
+	gboolean prefer_pinned;
+	/* Outputs */
+	GsMemOutcome outcome;
+	const char *pool;         /* where it went, or NULL */
+	gboolean fallback;
+	gint64 short_by;          /* NO_ROOM */
+	gint64 pinned_used;       /* with both held */
+} PinnedRow;
+
+static const PinnedRow pinned_rows[] = {
+	/* pinned first when preferred */
+	{4 * KIB, 4 * KIB, 0, KIB, TRUE, GS_MEM_OK, "pinned", FALSE, 0, KIB},
+	/* non-pinned first when not */
+	{4 * KIB, 4 * KIB, 0, KIB, FALSE, GS_MEM_OK, "non_pinned", FALSE, 0, 0},
+	/* no non-pinned memory: the pinned pool serves it (a fallback) */
+	{4 * KIB, 0, 0, KIB, FALSE, GS_MEM_OK, "pinned", TRUE, 0, KIB},
+	/* the pinned pool full: non-pinned (a fallback) */
+	{4 * KIB, 4 * KIB, 4 * KIB, 4 * KIB, TRUE, GS_MEM_OK, "non_pinned", TRUE, 0, 4 * KIB},
+	/* exact bytes in the pinned pool: 1 byte fits beside 4095 */
+	{4 * KIB, 0, 4 * KIB - 1, 1, TRUE, GS_MEM_OK, "pinned", FALSE, 0, 4 * KIB},
+	/* both full: short by the request's size, what HostAlloc asks the store to spill */
+	{4 * KIB, 0, 4 * KIB, 1, TRUE, GS_MEM_NO_ROOM, NULL, FALSE, 1, 4 * KIB},
+	{4 * KIB, 4 * KIB, 0, 4 * KIB + 1, TRUE, GS_MEM_NO_ROOM, NULL, FALSE, 4 * KIB + 1, 0},
+	/* no pinned pool: the host tier alone, as before, and no pool to name */
+	{0, 4 * KIB, 0, KIB, TRUE, GS_MEM_OK, NULL, FALSE, 0, 0},
+	{0, 4 * KIB, 0, 4 * KIB + 1, TRUE, GS_MEM_NO_ROOM, NULL, FALSE, KIB, 0},
+};
+
+static GsMemAlloc
+host_alloc(GsMemory *m, gint64 size, gboolean prefer_pinned)
+{
+	GsMemRequest req = {.kind = GS_KIND_HOST, .size = size, .prefer_pinned = prefer_pinned,
+			    .spillable = TRUE};
+	GsMemAlloc a = gs_memory_alloc(m, &req);
+
+	ck_mem(m);
+	return a;
+}
+
+static GsWorkload *
+pinned_workload(gint64 pinned, gint64 capacity, gboolean spill)
+{
+	GsWorkload *w = workload(10 * MIB, spill);
+
+	w->host = (GsHostMemory){.capacity = capacity, .block_size = KIB, .pool_blocks = 4,
+				 .initial_pools = 1, .reservation_limit = 0.9, .pinned = pinned};
+	return w;
+}
+
+START_TEST(test_pinned_pool)
+{
+	const PinnedRow *row = &pinned_rows[_i];
+	g_autoptr(GsWorkload) w = pinned_workload(row->pinned, row->capacity, FALSE);
+	g_autoptr(GsMemory) m = gs_memory_new(w);
+	GsMemAlloc held = {0}, a;
+
+	if (row->held > 0)
+		held = host_alloc(m, row->held, TRUE);
+	a = host_alloc(m, row->size, row->prefer_pinned);
+	ck_assert_int_eq(a.outcome, row->outcome);
+	ck_assert_int_eq(gs_memory_pinned_used(m), row->pinned_used);
+	if (a.outcome == GS_MEM_OK) {
+		ck_assert_pstr_eq(gs_memory_pool_name(m, a.buf), row->pool);
+		ck_assert_int_eq(a.buf->fallback, row->fallback);
+		gs_memory_free_buffer(m, a.buf, NULL);
+	} else {
+		ck_assert_int_eq(a.tier, GS_TIER_HOST);
+		ck_assert_int_eq(a.short_by, row->short_by);
+	}
+	if (held.buf != NULL)
+		gs_memory_free_buffer(m, held.buf, NULL);
+	ck_mem(m);
+	ck_assert_int_eq(gs_memory_pinned_used(m), 0);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_HOST), 0);
+}
+END_TEST
+
+/* HostAlloc's canNeverSucceed: a size no pool it may use could ever hold. */
+typedef struct {
+	gint64 pinned, capacity, size;
+	gboolean prefer_pinned;
+	gboolean never;
+} NeverRow;
+
+static const NeverRow never_rows[] = {
+	{4 * KIB, 4 * KIB, 4 * KIB, TRUE, FALSE},
+	{4 * KIB, 4 * KIB, 4 * KIB + 1, TRUE, TRUE},
+	{8 * KIB, 4 * KIB, 4 * KIB + 1, TRUE, FALSE},      /* the pinned pool could */
+	{4 * KIB, 8 * KIB, 4 * KIB + 1, TRUE, FALSE},      /* the non-pinned limit could */
+	/* not preferring pinned memory, the pinned pool counts only beside no non-pinned memory */
+	{4 * KIB, 4 * KIB, 4 * KIB + 1, FALSE, FALSE},
+	{4 * KIB, 0, 4 * KIB + 1, FALSE, TRUE},
+	{4 * KIB, 0, 4 * KIB, FALSE, FALSE},
+	/* without a pinned pool the host tier decides alone, as before */
+	{0, 4 * KIB, 4 * KIB + 1, TRUE, FALSE},
+};
+
+START_TEST(test_pinned_never_fits)
+{
+	const NeverRow *row = &never_rows[_i];
+	g_autoptr(GsWorkload) w = pinned_workload(row->pinned, row->capacity, FALSE);
+	g_autoptr(GsMemory) m = gs_memory_new(w);
+	GsMemRequest req = {.kind = GS_KIND_HOST, .size = row->size,
+			    .prefer_pinned = row->prefer_pinned};
+	GsMemRequest gpu = {.kind = GS_KIND_GPU, .size = 20 * MIB};
+
+	ck_assert_int_eq(gs_memory_host_never_fits(m, &req), row->never);
+	ck_assert(!gs_memory_host_never_fits(m, &gpu));
+}
+END_TEST
+
+/* A pinned buffer spilled to disk gives its pinned bytes back; coming back, it is non-pinned. */
+START_TEST(test_pinned_spill_and_back)
+{
+	g_autoptr(GsWorkload) w = pinned_workload(4 * KIB, 4 * KIB, TRUE);
+	g_autoptr(GsMemory) m = gs_memory_new(w);
+	GsMemAlloc a = host_alloc(m, 4 * KIB, TRUE);
+	GsTime duration = 0;
+
+	ck_assert_pstr_eq(gs_memory_pool_name(m, a.buf), "pinned");
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_HOST), 4 * KIB);
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_HOST), 0); /* not the host tier's account */
+	ck_assert(gs_memory_copy_begin(m, a.buf, GS_TIER_DISK, &duration));
+	ck_assert_int_eq(gs_memory_pinned_used(m), 4 * KIB); /* the source holds it until landing */
+	ck_assert(gs_memory_copy_commit(m, a.buf));
+	ck_mem(m);
+	ck_assert_int_eq(gs_memory_pinned_used(m), 0);
+	ck_assert_ptr_null(gs_memory_pool_name(m, a.buf));
+	ck_assert(gs_memory_copy_begin(m, a.buf, GS_TIER_HOST, &duration));
+	ck_assert(gs_memory_copy_commit(m, a.buf));
+	ck_assert_pstr_eq(gs_memory_pool_name(m, a.buf), "non_pinned");
+	ck_assert_int_eq(gs_memory_pinned_used(m), 0);
+	ck_assert_int_eq(gs_memory_charged(m, GS_TIER_HOST), 4 * KIB);
+	gs_memory_free_buffer(m, a.buf, NULL);
+	ck_mem(m);
+	ck_assert_int_eq(gs_memory_used(m, GS_TIER_HOST), 0);
 }
 END_TEST
 
@@ -714,6 +864,9 @@ memory_suite(void)
 	tcase_add_loop_test(tc, test_copy_time, 0, G_N_ELEMENTS(cost_rows));
 	tcase_add_test(tc, test_copy_time_instant_links);
 	tcase_add_test(tc, test_host_blocks);
+	tcase_add_loop_test(tc, test_pinned_pool, 0, G_N_ELEMENTS(pinned_rows));
+	tcase_add_test(tc, test_pinned_spill_and_back);
+	tcase_add_loop_test(tc, test_pinned_never_fits, 0, G_N_ELEMENTS(never_rows));
 	tcase_add_test(tc, test_no_room_says_how_much);
 	tcase_add_test(tc, test_no_room_usage_is_rounded);
 	tcase_add_test(tc, test_reserve_any_in_tier_weak_order);

@@ -283,6 +283,20 @@ static const struct {
 	  .tier = GS_TIER_HOST, .ok = FALSE},
 	 "{\"t_ns\":9,\"ev\":\"alloc\",\"thread\":\"A.0\",\"buf\":\"h\",\"bytes\":1,"
 	 "\"tier\":\"host\",\"ok\":false}"},
+	/* host memory beside a pinned pool names its pool, and a fallback to the other */
+	{{.kind = GS_LOG_ALLOC, .time = 9, .thread = "A.0", .buf = "p", .bytes = 1,
+	  .tier = GS_TIER_HOST, .ok = TRUE, .pool = "pinned", .fallback = TRUE},
+	 "{\"t_ns\":9,\"ev\":\"alloc\",\"thread\":\"A.0\",\"buf\":\"p\",\"bytes\":1,"
+	 "\"tier\":\"host\",\"pool\":\"pinned\",\"fallback\":true,\"ok\":true}"},
+	{{.kind = GS_LOG_FREE, .time = 10, .thread = "A.0", .buf = "n", .bytes = 1,
+	  .tier = GS_TIER_HOST, .pool = "non_pinned"},
+	 "{\"t_ns\":10,\"ev\":\"free\",\"thread\":\"A.0\",\"buf\":\"n\",\"bytes\":1,"
+	 "\"tier\":\"host\",\"pool\":\"non_pinned\"}"},
+	{{.kind = GS_LOG_SPILL, .time = 10, .thread = "A.0", .buf = "p", .bytes = 1,
+	  .tier = GS_TIER_HOST, .to_tier = GS_TIER_DISK, .ok = TRUE, .what = "spill",
+	  .pool = "pinned"},
+	 "{\"t_ns\":10,\"ev\":\"spill\",\"thread\":\"A.0\",\"buf\":\"p\",\"from\":\"host\","
+	 "\"pool\":\"pinned\",\"to\":\"disk\",\"bytes\":1,\"ok\":true}"},
 	{{.kind = GS_LOG_FREE, .time = 10, .thread = "A.0", .buf = "x", .bytes = 256,
 	  .tier = GS_TIER_DISK},
 	 "{\"t_ns\":10,\"ev\":\"free\",\"thread\":\"A.0\",\"buf\":\"x\",\"bytes\":256,"

@@ -5,7 +5,8 @@
  * line, every reservation given back at a thread's end, the ops as a
  * driver hands them over, an allocation's request, the evacuation gate's
  * scopes, a retry block's spillable inputs, a thread that ends, the
- * proactive downgrade's turns, fair shares and a fallback to disk. The fake driver
+ * proactive downgrade's turns, fair shares, a fallback to disk and
+ * HostAlloc's refusal of a size no pool could hold. The fake driver
  * writes down the log and every call back; each test says what that trace
  * must be.
  */
@@ -621,6 +622,36 @@ START_TEST(test_the_channel_wakes_one_waiter)
 }
 END_TEST
 
+/*
+ * Beside a 4 KiB pinned pool and 4 KiB of non-pinned memory, 5 KiB never
+ * fits: alloc throws IllegalArgumentException, tryAlloc gets no buffer.
+ * Row 2: 4 KiB fits the pinned pool, so neither refuses it at once.
+ */
+START_TEST(test_a_host_size_never_fits)
+{
+	static const GsException thrown_by[] = {GS_EXC_ILLEGAL_ARGUMENT, GS_EXC_NONE};
+	g_autoptr(GsWorkload) w = gs_workload_new();
+	g_autoptr(GsMemory) mem = NULL;
+	GsOp op = {.kind = GS_OP_ALLOC};
+	GsEffect effect = {.kind = GS_EFFECT_ALLOC, .op = &op, .alloc_kind = GS_KIND_HOST};
+	GsMemRequest req = {.kind = GS_KIND_HOST, .size = _i == 2 ? 4096 : 5120,
+			    .prefer_pinned = TRUE};
+	GsRunTiers run = {.w = w};
+	GsException thrown = GS_EXC_CUDF_EXCEPTION;
+
+	w->host = (GsHostMemory){.capacity = 4096, .block_size = 1024, .pool_blocks = 4,
+				 .initial_pools = 1, .reservation_limit = 0.9, .pinned = 4096};
+	mem = gs_memory_new(w);
+	run.mem = mem;
+	op.alloc.kind = GS_KIND_HOST;
+	op.alloc.blocking = _i != 1;
+	op.alloc.prefer_pinned = TRUE;
+	ck_assert_int_eq(gs_run_host_never_fits(&run, &effect, &req, &thrown), _i != 2);
+	if (_i != 2)
+		ck_assert_int_eq(thrown, thrown_by[_i]);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -637,6 +668,7 @@ main(void)
 	tcase_add_test(tc, test_fair_shares);
 	tcase_add_test(tc, test_the_channel_wakes_one_waiter);
 	tcase_add_test(tc, test_a_fallback_to_disk);
+	tcase_add_loop_test(tc, test_a_host_size_never_fits, 0, 3);
 	tcase_add_test(tc, test_who_freed_keeps_its_state);
 	tcase_add_test(tc, test_the_failure_callback);
 	tcase_add_test(tc, test_a_stream_pool);

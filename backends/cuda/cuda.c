@@ -50,7 +50,8 @@ typedef struct {
 
 /*
  * Pinned host blocks: a free list over pools allocated whole. The host tier's
- * buffers take blocks up to the host capacity; staging a copy may pin more,
+ * buffers take blocks up to the host capacity and the pinned pool's size
+ * (memory.host.pinned: both are pinned memory here); staging a copy may pin more,
  * since a GPU buffer spilled to disk when the host tier is full still passes
  * through pinned memory.
  */
@@ -298,7 +299,8 @@ cuda_open(const GsWorkload *w, GError **error)
 	/* Whole 8-byte words per block, as the pattern and the copies count them. */
 	c->host.block_size = round_up(MAX(w->host.block_size, 4096), 8);
 	c->host.pool_blocks = MAX(w->host.pool_blocks, 1);
-	c->host.capacity = w->host.capacity;
+	/* The pinned pool is pinned blocks here too. */
+	c->host.capacity = w->host.capacity + w->host.pinned;
 	c->alignment = MAX(w->gpu.alignment, 1);
 	c->placement = c->alignment / gcd(c->alignment, 8) * 8;
 	if (!gs_cuda_device_count(&count, error)) {

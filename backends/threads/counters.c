@@ -98,10 +98,19 @@ threads_take_memory(Worker *t, const GsEffect *e, guint64 *handle, gint64 *usage
 void
 threads_log_alloc(Worker *t, const GsEffect *e, gboolean ok, gint64 usage)
 {
+	threads_log_alloc_in(t, e, ok, usage, NULL, FALSE);
+}
+
+void
+threads_log_alloc_in(Worker *t, const GsEffect *e, gboolean ok, gint64 usage, const char *pool,
+		     gboolean fallback)
+{
 	GsLogEntry le = gs_run_alloc_entry(t->result->name, t->spec, e,
 					   e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU,
 					   ok, usage);
 
+	le.pool = pool;
+	le.fallback = fallback;
 	threads_log_to(t->r, t->log, &le);
 }
 

@@ -276,6 +276,9 @@ G_GNUC_INTERNAL void threads_count_footprint(Worker *t, gint64 bytes);
 G_GNUC_INTERNAL gboolean threads_take_memory(Worker *t, const GsEffect *e, guint64 *handle,
 					     gint64 *usage);
 G_GNUC_INTERNAL void threads_log_alloc(Worker *t, const GsEffect *e, gboolean ok, gint64 usage);
+/* The same, with the host pool that served it (NULL: none to name) and whether it fell back. */
+G_GNUC_INTERNAL void threads_log_alloc_in(Worker *t, const GsEffect *e, gboolean ok, gint64 usage,
+					  const char *pool, gboolean fallback);
 G_GNUC_INTERNAL gboolean threads_fast_alloc(gpointer data, const GsEffect *alloc, guint64 *handle);
 G_GNUC_INTERNAL gboolean threads_fast_free(gpointer data, const GsEffect *freed);
 
@@ -289,7 +292,7 @@ G_GNUC_INTERNAL gboolean threads_move_begin(Threads *r, Held *held, GsTier to, G
 G_GNUC_INTERNAL void threads_move_make(Threads *r, gpointer bk, Move *mv, const char *who);
 G_GNUC_INTERNAL gboolean threads_move_land(Threads *r, gpointer bk, GsThreadId by, Move *mv);
 G_GNUC_INTERNAL void threads_tiered_alloc(Worker *t, const GsEffect *e);
-G_GNUC_INTERNAL GsTier threads_tiered_free(Worker *t, Held *held);
+G_GNUC_INTERNAL GsTier threads_tiered_free(Worker *t, Held *held, const char **pool);
 G_GNUC_INTERNAL gboolean threads_tiered_compute_begin(Worker *t, const GsEffect *e, GArray *uses);
 G_GNUC_INTERNAL void threads_tiered_compute_end(Worker *t);
 G_GNUC_INTERNAL GsRunThreadTiers *threads_tiers_of(gpointer data, gpointer thread);

@@ -152,7 +152,7 @@ do_free(Worker *t, const GsEffect *e)
 	if (e->alloc_kind == GS_KIND_GPU)
 		t->footprint -= e->size;
 	if (r->mem != NULL) {
-		le.tier = threads_tiered_free(t, held);
+		le.tier = threads_tiered_free(t, held, &le.pool);
 	} else {
 		gs_backend_free(r->ops, r->bk, t->bk, held->space->tier, held->backend);
 		threads_space_give(held->space, held->charged);
@@ -1026,7 +1026,7 @@ threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsR
 	r->next_thread = 1;
 	r->log = g_array_new(FALSE, FALSE, sizeof(LogItem));
 	r->res->tiers[GS_TIER_GPU].capacity = w->gpu.capacity * r->n_gpus;
-	r->res->tiers[GS_TIER_HOST].capacity = w->host.capacity;
+	r->res->tiers[GS_TIER_HOST].capacity = w->host.capacity + w->host.pinned;
 	r->res->tiers[GS_TIER_DISK].capacity = w->disk.capacity;
 	if (threads_tiers_needed(w)) {
 		r->mem = gs_memory_new(w);

@@ -147,13 +147,14 @@ threads_buffers_listed(gpointer thread, const GsNames *names, GArray *ids)
 	threads_live_listed(thread, names, ids, NULL);
 }
 
+/* @pool: the host side's pool, beside a pinned pool (else NULL). */
 static void
-log_copy(Threads *r, const Held *held, GsTier from, GsTier to, gboolean ok)
+log_copy(Threads *r, const Held *held, GsTier from, GsTier to, gboolean ok, const char *pool)
 {
 	GsLogEntry e = {.kind = GS_LOG_SPILL, .thread = held->owner->result->name,
 			.buf = held->owner->spec->buffers->pdata[held->name],
 			.bytes = held->mb->size, .tier = from, .to_tier = to, .ok = ok,
-			.what = to > from ? "spill" : "unspill"};
+			.what = to > from ? "spill" : "unspill", .pool = pool};
 
 	threads_log_locked(r, &e);
 }
@@ -282,6 +283,7 @@ gboolean
 threads_move_land(Threads *r, gpointer bk, GsThreadId by, Move *mv)
 {
 	Held *held = mv->held;
+	const char *pool;
 	gboolean ok;
 
 	held->copying = FALSE;
@@ -301,12 +303,15 @@ threads_move_land(Threads *r, gpointer bk, GsThreadId by, Move *mv)
 	}
 	if (!mv->made) {
 		gs_memory_copy_abort(r->mem, held->mb);
-		log_copy(r, held, mv->from, mv->to, FALSE);
+		log_copy(r, held, mv->from, mv->to, FALSE, gs_memory_pool_name(r->mem, held->mb));
 		return FALSE;
 	}
 	r->corrupt_moves += !mv->intact;
+	pool = gs_memory_pool_name(r->mem, held->mb); /* the host side's: the source's, */
 	ok = gs_memory_copy_commit(r->mem, held->mb);
-	log_copy(r, held, mv->from, mv->to, ok);
+	if (mv->from != GS_TIER_HOST)
+		pool = gs_memory_pool_name(r->mem, held->mb); /* or where it landed */
+	log_copy(r, held, mv->from, mv->to, ok, pool);
 	if (!ok) {
 		backend_free_held(r, bk, mv->to, mv->moved);
 		return FALSE;
@@ -508,6 +513,28 @@ tiered_take(Worker *t, const GsEffect *e, GsMemBuf *b, gboolean spillable, guint
 
 static void tiered_unspill(Worker *t, const GsEffect *e);
 
+/*
+ * HostAlloc's refusal of a size no pool could hold, under the engine
+ * mutex: TRUE, with the mutex let go and the allocation answered, if so.
+ */
+static gboolean
+refused_at_once(Worker *t, const GsEffect *e)
+{
+	Threads *r = t->r;
+	GsMemRequest req = gs_run_request(&r->tier_ops, t, t->id, e, r->engine, now(r));
+	GsException thrown;
+
+	if (!gs_run_host_never_fits(&r->tier_ops, e, &req, &thrown))
+		return FALSE;
+	threads_engine_unlock(r);
+	threads_log_alloc(t, e, FALSE, 0);
+	if (thrown != GS_EXC_NONE)
+		gs_interp_alloc_throw(t->interp, thrown, now(r));
+	else
+		gs_interp_alloc_done(t->interp, FALSE, 0, now(r));
+	return TRUE;
+}
+
 /* An allocation through the model: it spills on demand until it fits or nothing moves. */
 void
 threads_tiered_alloc(Worker *t, const GsEffect *e)
@@ -516,6 +543,8 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 	GsMemRequest req;
 	GsMemAlloc a;
 	guint64 handle = 0;
+	const char *pool;
+	gboolean fallback;
 
 	if (e->buf == GS_INTERP_UNSPILL_BUF) {
 		tiered_unspill(t, e);
@@ -523,6 +552,8 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 	}
 	pthread_mutex_lock(&r->lock);
 	atomic_fetch_add_explicit(&r->locked_allocs, 1, memory_order_relaxed);
+	if (refused_at_once(t, e))
+		return;
 	if (!gs_run_fair_share_take(&r->tier_ops, task_of(t), e->alloc_kind, e->size)) {
 		threads_engine_unlock(r);
 		threads_log_alloc(t, e, FALSE, 0);
@@ -543,8 +574,11 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 		gs_memory_free_buffer(r->mem, a.buf, NULL);
 		a.outcome = GS_MEM_NO_ROOM; /* the page table is full: no spill helps */
 	}
+	/* Read before tiered_take lets the lock go: a spill may move the buffer meanwhile. */
+	pool = a.outcome == GS_MEM_OK ? gs_memory_pool_name(r->mem, a.buf) : NULL;
+	fallback = a.outcome == GS_MEM_OK && a.buf->fallback;
 	if (a.outcome == GS_MEM_OK && tiered_take(t, e, a.buf, req.spillable, &handle)) {
-		threads_log_alloc(t, e, TRUE, 0);
+		threads_log_alloc_in(t, e, TRUE, 0, pool, fallback);
 		/* In the interpreter before a thread waiting to free it may take it. */
 		threads_interp_lock(t);
 		gs_interp_alloc_done(t->interp, TRUE, handle, now(r));
@@ -564,13 +598,14 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 }
 
 /*
- * Frees a buffer wherever it lives now; returns that tier. The buffer's
- * books are its owner's (another thread's, when given away); the free and
- * its stream's reservation @t's. While another thread's compute reads it,
- * its bytes stay until that compute lets go of it (unlock_mine()).
+ * Frees a buffer wherever it lives now; returns that tier, and *@pool its
+ * host pool (or NULL). The buffer's books are its owner's (another
+ * thread's, when given away); the free and its stream's reservation @t's.
+ * While another thread's compute reads it, its bytes stay until that
+ * compute lets go of it (unlock_mine()).
  */
 GsTier
-threads_tiered_free(Worker *t, Held *held)
+threads_tiered_free(Worker *t, Held *held, const char **pool)
 {
 	Threads *r = t->r;
 	Worker *owner = held->owner != NULL ? held->owner : t;
@@ -580,6 +615,7 @@ threads_tiered_free(Worker *t, Held *held)
 	pthread_mutex_lock(&r->lock);
 	b = held->mb;
 	tier = b->tier;
+	*pool = gs_memory_pool_name(r->mem, b);
 	g_ptr_array_remove_fast(owner->live, held);
 	gs_run_fair_share_give(&r->tier_ops, task_of(owner), b->kind, b->size);
 	gs_memory_give_page(owner->task != NULL ? owner->task->pages : NULL, b);

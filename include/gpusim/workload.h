@@ -71,6 +71,7 @@ typedef struct {
 	guint pool_blocks;        /* default 128 */
 	guint initial_pools;      /* default 4 */
 	double reservation_limit; /* default 0.9 */
+	gint64 pinned;            /* the pinned pool beside it (PinnedMemoryPool); default 0 */
 } GsHostMemory;
 
 typedef struct {
@@ -271,6 +272,8 @@ struct GsOp {
 			gint64 size;
 			GsAllocKind kind;
 			gboolean blocking;  /* host only may be FALSE */
+			gboolean prefer_pinned; /* host only: the pinned pool first (HostAlloc's
+						   preferPinned); default TRUE */
 			gboolean spillable;
 			gint reservation;   /* -1: none */
 			guint device;
@@ -457,7 +460,8 @@ typedef struct {
  * charged), get_max_memory() (the reservation limit),
  * get_peak_total_allocated_bytes() (the highest charged so far),
  * get_total_reserved_bytes() (what the held reservations hold) and
- * get_active_reservation_count() (how many are held, a count).
+ * get_active_reservation_count() (how many are held, a count); of the
+ * host, the bytes in use in the pinned pool and beside it.
  */
 typedef enum {
 	GS_MEASURE_USED = 0,
@@ -467,7 +471,16 @@ typedef enum {
 	GS_MEASURE_PEAK_CHARGED,
 	GS_MEASURE_RESERVED,
 	GS_MEASURE_RESERVATIONS,
+	GS_MEASURE_PINNED,     /* the host's pinned pool, in use */
+	GS_MEASURE_NON_PINNED, /* the host's memory beside it, in use */
 } GsTierMeasure;
+
+/* Whether @m reads one of the host's two pools (memory.host.pinned). */
+static inline gboolean
+gs_tier_measure_is_pool(GsTierMeasure m)
+{
+	return m == GS_MEASURE_PINNED || m == GS_MEASURE_NON_PINNED;
+}
 
 /*
  * What an expect.at row reads of a thread's reservation, cuCascade's view

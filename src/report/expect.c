@@ -526,12 +526,33 @@ state_at(const GArray *entries, const char *thread, GsTime time)
 	return state;
 }
 
-/* What entry @e, one of a task's threads', does to the bytes the task holds in @tier. */
+/* The host pool a measure reads ("pinned" or "non_pinned"), or NULL for the whole tier. */
+static const char *
+measure_pool(GsTierMeasure measure)
+{
+	if (!gs_tier_measure_is_pool(measure))
+		return NULL;
+	return measure == GS_MEASURE_PINNED ? "pinned" : "non_pinned";
+}
+
+/* Whether entry @e's host side is in @pool (NULL: any); a spill's pool is its host side's. */
+static gboolean
+in_pool(const GsLogEntry *e, const char *pool)
+{
+	return pool == NULL || (e->pool != NULL && strcmp(e->pool, pool) == 0);
+}
+
+/*
+ * What entry @e, one of a task's threads', does to the bytes the task holds
+ * in @tier (in @pool of the host, unless NULL).
+ */
 static gint64
-task_bytes_change(const GsLogEntry *e, GsTier tier)
+task_bytes_change(const GsLogEntry *e, GsTier tier, const char *pool)
 {
 	gint64 change = 0;
 
+	if (!in_pool(e, pool))
+		return 0;
 	if (e->kind == GS_LOG_ALLOC && e->ok && e->tier == tier)
 		change = e->bytes;
 	else if (e->kind == GS_LOG_FREE && e->tier == tier)
@@ -557,15 +578,16 @@ task_threads(const GsResult *r, const char *task)
 }
 
 /*
- * The bytes @task's threads (every attempt's) held in @tier after every
- * event at or before @time, replayed from the log's allocations, frees and
+ * The bytes @task's threads (every attempt's; every thread's if @task is
+ * NULL) held in @tier (in @pool of the host, unless NULL) after every event
+ * at or before @time, replayed from the log's allocations, frees and
  * copies.
  */
 static gint64
 task_used_at(const GArray *entries, const GsResult *r, const char *task, GsTier tier,
-	     GsTime time)
+	     const char *pool, GsTime time)
 {
-	g_autoptr(GHashTable) threads = task_threads(r, task);
+	g_autoptr(GHashTable) threads = task != NULL ? task_threads(r, task) : NULL;
 	gint64 used = 0;
 
 	for (guint i = 0; i < entries->len; i++) {
@@ -573,8 +595,9 @@ task_used_at(const GArray *entries, const GsResult *r, const char *task, GsTier 
 		/* A free of another thread's buffer leaves the owner's books. */
 		const char *holder = e->owner != NULL ? e->owner : e->thread;
 
-		if (e->time <= time && holder != NULL && g_hash_table_contains(threads, holder))
-			used += task_bytes_change(e, tier);
+		if (e->time <= time && holder != NULL &&
+		    (threads == NULL || g_hash_table_contains(threads, holder)))
+			used += task_bytes_change(e, tier, pool);
 	}
 	return used;
 }
@@ -668,7 +691,7 @@ task_window(const GArray *entries, const GsResult *r, const char *task, GsTime s
 
 		if (e->time > time || e->thread == NULL || !g_hash_table_contains(threads, e->thread))
 			continue;
-		used += task_bytes_change(e, GS_TIER_GPU);
+		used += task_bytes_change(e, GS_TIER_GPU, NULL);
 		if (!inside)
 			continue;
 		if (e->kind == GS_LOG_ALLOC && e->ok && e->tier == GS_TIER_GPU)
@@ -823,6 +846,9 @@ tier_measure_at(const GsWorkload *w, const GsResult *r, const GsExpectAt *a)
 		return held_reservations_at(r, a->tier, a->time, FALSE);
 	case GS_MEASURE_RESERVATIONS:
 		return held_reservations_at(r, a->tier, a->time, TRUE);
+	case GS_MEASURE_PINNED:
+	case GS_MEASURE_NON_PINNED:
+		break; /* replayed from the event log (check_at_pool()) */
 	}
 	return 0;
 }
@@ -875,6 +901,32 @@ reservation_measure_at(const GsWorkload *w, const GsResult *r, const GsExpectAt 
 	return 0;
 }
 
+/*
+ * A row the event log answers: a task's bytes in a tier, or the bytes in
+ * one of the host's pools (a task's, or every thread's), replayed.
+ */
+static void
+check_at_replayed(GsExpectReport *report, const char *key, const GsExpectAt *a,
+		  const GsResult *r, const GsEventLog *log)
+{
+	const char *pool = measure_pool(a->measure);
+	const char *measured = pool != NULL ? pool : gs_report_tier_name(a->tier);
+	g_autofree char *whose = a->task != NULL
+					 ? g_strdup_printf("task %s's %s", a->task, measured)
+					 : g_strdup(measured);
+	g_autofree char *what =
+		g_strdup_printf("%s: %s used at %" G_GINT64_FORMAT " ns", key, whose, a->time);
+
+	if (log == NULL) {
+		report->checked++;
+		fail(report, "%s: no event log to check against", what);
+		return;
+	}
+	check_number(report, what, a->bytes,
+		     task_used_at(gs_event_log_entries(log), r, a->task, a->tier, pool, a->time),
+		     UNIT_BYTES);
+}
+
 static void
 check_at(GsExpectReport *report, guint index, const GsExpectAt *a, const GsWorkload *w,
 	 const GsResult *r, const GsEventLog *log)
@@ -916,25 +968,14 @@ check_at(GsExpectReport *report, guint index, const GsExpectAt *a, const GsWorkl
 		check_at_window(report, key, a, r, log);
 		return;
 	}
-	if (a->has_tier && a->task != NULL) {
-		g_autofree char *what = g_strdup_printf("%s: task %s's %s used at %" G_GINT64_FORMAT
-							" ns", key, a->task,
-							gs_report_tier_name(a->tier), a->time);
-
-		if (log == NULL) {
-			report->checked++;
-			fail(report, "%s: no event log to check against", what);
-			return;
-		}
-		check_number(report, what, a->bytes,
-			     task_used_at(gs_event_log_entries(log), r, a->task, a->tier, a->time),
-			     UNIT_BYTES);
+	if (a->has_tier && (a->task != NULL || gs_tier_measure_is_pool(a->measure))) {
+		check_at_replayed(report, key, a, r, log);
 		return;
 	}
 	if (a->has_tier) {
-		static const char *const measures[] = {"used",	       "charged",  "available",
+		static const char *const measures[] = {"used",	       "charged",	 "available",
 						       "max_memory",   "peak_charged", "reserved",
-						       "reservations"};
+						       "reservations", "pinned",	 "non_pinned"};
 		g_autofree char *what = g_strdup_printf("%s: %s %s at %" G_GINT64_FORMAT " ns", key,
 							gs_report_tier_name(a->tier),
 							measures[a->measure], a->time);

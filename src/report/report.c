@@ -716,6 +716,17 @@ write_execution_event(Json *j, const GsLogEntry *e)
 	}
 }
 
+/* Host memory's pool, in a run with a pinned pool, and whether HostAlloc fell back to it. */
+static void
+put_pool(Json *j, const GsLogEntry *e)
+{
+	if (e->pool == NULL)
+		return;
+	put_str(j, "pool", e->pool);
+	if (e->fallback)
+		put_bool(j, "fallback", TRUE);
+}
+
 static void
 write_event(Json *j, const GsLogEntry *e)
 {
@@ -742,6 +753,7 @@ write_event(Json *j, const GsLogEntry *e)
 		put_str(j, "buf", e->buf);
 		put_int(j, "bytes", e->bytes);
 		put_str(j, "tier", gs_report_tier_name(e->tier));
+		put_pool(j, e);
 		put_bool(j, "ok", e->ok);
 		if (e->usage > 0)
 			put_int(j, "usage", e->usage);
@@ -752,6 +764,7 @@ write_event(Json *j, const GsLogEntry *e)
 		put_str(j, "buf", e->buf);
 		put_int(j, "bytes", e->bytes);
 		put_str(j, "tier", gs_report_tier_name(e->tier));
+		put_pool(j, e);
 		if (e->owner != NULL)
 			put_str(j, "of", e->owner);
 		break;
@@ -775,6 +788,7 @@ write_event(Json *j, const GsLogEntry *e)
 		put_str(j, "thread", e->thread);
 		put_str(j, "buf", e->buf);
 		put_str(j, "from", gs_report_tier_name(e->tier));
+		put_pool(j, e);
 		put_str(j, "to", gs_report_tier_name(e->to_tier));
 		put_int(j, "bytes", e->bytes);
 		put_bool(j, "ok", e->ok);

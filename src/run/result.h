@@ -146,15 +146,18 @@ typedef enum {
 	GS_LOG_THROW,     /* .thread .exception .handled .bytes (thrown at an allocation: its size) */
 	GS_LOG_ALLOC,     /* .thread .buf .bytes .tier .ok; refused for want of room, .usage: the
 			     space's charged bytes with this request's (cuCascade's
-			     global_usage, the counter it would have made) */
-	GS_LOG_FREE,      /* .thread .buf .bytes .tier; .owner: whose buffer, when another's */
+			     global_usage, the counter it would have made); host memory
+			     beside a pinned pool: .pool, and .fallback if it was not the
+			     pool the allocation preferred */
+	GS_LOG_FREE,      /* .thread .buf .bytes .tier .pool; .owner: whose buffer, when
+			     another's */
 	GS_LOG_FREE_WAIT, /* .thread waits until .owner has allocated .buf, to free it */
 	GS_LOG_DEADLOCK,  /* .thread (victim) .action */
 	GS_LOG_TASK,      /* .task .what ("queued", "start", "done", "failed", "retry") */
 	GS_LOG_SEMAPHORE, /* .task .what ("acquire", "wait") */
-	GS_LOG_SPILL,     /* .thread (whose buffer: .buf is its name there) .buf .bytes .tier ->
-			     .to_tier; .what "spill" or "unspill"; .ok FALSE: the copy was
-			     refused at landing */
+	GS_LOG_SPILL,     /* .thread (whose buffer: .buf is its name there) .buf .bytes .tier
+			     (.pool) -> .to_tier; .what "spill" or "unspill"; .ok FALSE: the
+			     copy was refused at landing */
 	GS_LOG_RESERVE,   /* .thread .buf (reservation) .bytes .tier .device .what (outcome) */
 	GS_LOG_RELEASE,   /* .thread .buf (reservation) .bytes (refunded) .tier .device */
 	GS_LOG_GATE,      /* .thread .what ("close", "fallback", "open") */
@@ -181,6 +184,8 @@ typedef struct {
 	const char *buf;
 	const char *owner;   /* a free of another thread's buffer: that thread */
 	const char *what;
+	const char *pool;    /* host memory in a run with a pinned pool: "pinned" or "non_pinned" */
+	gboolean fallback;   /* an allocation served by the pool it did not prefer */
 	GsThreadState from, to;
 	GsException exception;
 	gboolean handled, ok;

@@ -404,6 +404,7 @@ gs_run_request(const GsRunTiers *run, gpointer thread, GsThreadId id, const GsEf
 	if (op != NULL && op->kind == GS_OP_ALLOC) {
 		req.device = op->alloc.device;
 		req.spillable = op->alloc.spillable;
+		req.prefer_pinned = op->alloc.prefer_pinned;
 		if (op->alloc.reservation >= 0)
 			req.res = gs_run_reservation(run->hooks->tiers_of(run->driver, thread),
 						     (guint) op->alloc.reservation);
@@ -412,6 +413,20 @@ gs_run_request(const GsRunTiers *run, gpointer thread, GsThreadId id, const GsEf
 			req.device = req.res->device;
 	}
 	return req;
+}
+
+gboolean
+gs_run_host_never_fits(const GsRunTiers *run, const GsEffect *effect, const GsMemRequest *req,
+		       GsException *thrown)
+{
+	const GsOp *op = effect->op;
+
+	if (run->mem == NULL || !gs_memory_host_never_fits(run->mem, req))
+		return FALSE;
+	*thrown = op != NULL && op->kind == GS_OP_ALLOC && !op->alloc.blocking
+			  ? GS_EXC_NONE
+			  : GS_EXC_ILLEGAL_ARGUMENT;
+	return TRUE;
 }
 
 /* ---- the evacuation gate's scopes ---- */

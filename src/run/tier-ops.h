@@ -25,8 +25,11 @@
  * and "open" are logged).
  *
  * An allocation's request names its device, whether the buffer may spill,
- * the reservation it draws on (whose device then wins) and, when buffers
- * spill, its owner's rank.
+ * whether host memory prefers the pinned pool, the reservation it draws on
+ * (whose device then wins) and, when buffers spill, its owner's rank. Beside
+ * a pinned pool, a host size no pool could hold is refused before anything
+ * is tried, as HostAlloc refuses it: a blocking allocation throws
+ * IllegalArgumentException, a non-blocking one gets no buffer.
  *
  * A victim whose copy fell back goes straight from the GPU to disk when
  * policy.spill.host_full says so; otherwise it stays. The host tier's pools
@@ -263,6 +266,16 @@ void gs_run_block(GsRunTiers *run, gpointer thread, const GsOp *retry_op, gboole
  */
 GsMemRequest gs_run_request(const GsRunTiers *run, gpointer thread, GsThreadId id,
 			    const GsEffect *effect, GsEngine *engine, GsTime now);
+
+/**
+ * Whether HostAlloc refuses @req, made for @effect, before trying (a size
+ * no pool could ever hold, gs_memory_host_never_fits()). Then *@thrown is
+ * what the allocation throws: IllegalArgumentException for a blocking
+ * one (alloc), GS_EXC_NONE for a non-blocking one, which just gets no
+ * buffer (tryAlloc's None).
+ */
+gboolean gs_run_host_never_fits(const GsRunTiers *run, const GsEffect *effect,
+				const GsMemRequest *req, GsException *thrown);
 
 G_END_DECLS
 

@@ -176,6 +176,7 @@ add_alloc(GsThreadSpec *t, GArray *ops, gint64 size, gboolean spillable)
 	op.alloc.size = size;
 	op.alloc.kind = GS_KIND_GPU;
 	op.alloc.blocking = TRUE;
+	op.alloc.prefer_pinned = TRUE;
 	op.alloc.spillable = spillable;
 	op.alloc.reservation = -1;
 	op.alloc.device = 0;

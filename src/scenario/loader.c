@@ -1436,6 +1436,7 @@ static const Field host_fields[] = {
 	FIELD("pool_blocks", F_COUNT, GsWorkload, host.pool_blocks, .min = 1),
 	FIELD("initial_pools", F_COUNT, GsWorkload, host.initial_pools),
 	FIELD("reservation_limit", F_FRACTION, GsWorkload, host.reservation_limit),
+	FIELD("pinned", F_SIZE, GsWorkload, host.pinned),
 	{.key = NULL},
 };
 
@@ -1763,6 +1764,7 @@ static const Field alloc_fields[] = {
 	FIELD("size", F_SIZE, GsOp, alloc.size, .required = TRUE),
 	FIELD("kind", F_ENUM, GsOp, alloc.kind, .names = alloc_kind_names),
 	FIELD("blocking", F_BOOL, GsOp, alloc.blocking),
+	FIELD("prefer_pinned", F_BOOL, GsOp, alloc.prefer_pinned),
 	FIELD("spillable", F_BOOL, GsOp, alloc.spillable),
 	OTHER("reservation"),
 	FIELD("device", F_COUNT, GsOp, alloc.device),
@@ -1792,11 +1794,12 @@ check_device(Loader *l, const Node *op_value, GsTier tier, guint device, const c
 static gboolean
 read_alloc(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 {
-	Node *res, *blocking;
+	Node *res, *blocking, *pinned;
 	guint index;
 
 	op->alloc.kind = GS_KIND_GPU;
 	op->alloc.blocking = TRUE;
+	op->alloc.prefer_pinned = TRUE;
 	op->alloc.reservation = -1;
 	if (!read_fields(l, v, "alloc", alloc_fields, op) ||
 	    !read_name(l, tc, find_value(v, "buf"), NAME_BUFFER, TRUE, "alloc.buf",
@@ -1813,6 +1816,11 @@ read_alloc(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 		return fail(l, blocking,
 			    "blocking: false is only for host allocations (kind: host): a GPU "
 			    "allocation waits or throws");
+	pinned = find_value(v, "prefer_pinned");
+	if (pinned != NULL && op->alloc.kind == GS_KIND_GPU)
+		return fail(l, pinned,
+			    "prefer_pinned is only for host allocations (kind: host): GPU memory "
+			    "has no pinned pool");
 	return op->alloc.kind != GS_KIND_GPU ||
 	       check_device(l, v, GS_TIER_GPU, op->alloc.device, "alloc");
 }
@@ -3289,6 +3297,8 @@ static const Field expect_at_fields[] = {
 	OTHER("allocated"),
 	OTHER("peak"),
 	OTHER("device"),
+	OTHER("pinned"),
+	OTHER("non_pinned"),
 	OTHER("execution"),
 	OTHER("consumer"),
 	FIELD("since", F_DURATION, GsExpectAt, since),
@@ -3299,9 +3309,10 @@ static const Field expect_at_fields[] = {
 	{.key = NULL},
 };
 
-/* What an expect.at row may read of a tier, by GsTierMeasure. */
-static const char *const tier_measures[] = {"used",	    "charged",  "available",   "max_memory",
-					    "peak_charged", "reserved", "reservations"};
+/* What an expect.at row may read of a tier, by GsTierMeasure (the last two: the host's pools). */
+static const char *const tier_measures[] = {"used",	    "charged",	"available",
+					    "max_memory",   "peak_charged", "reserved",
+					    "reservations", "pinned",	"non_pinned"};
 
 /* What it may read of a thread's reservation, by GsReservationMeasure. */
 static const char *const reservation_measures[] = {"size", "allocated", "peak", "available",
@@ -3402,18 +3413,22 @@ read_at_tier(Loader *l, const Node *v, GsExpectAt *at)
 			continue;
 		if (found != NULL)
 			return fail(l, e->key, "an expect.at check of a tier reads one of used, "
-				    "charged, available, max_memory, peak_charged, reserved and "
-				    "reservations, not %s and %s",
+				    "charged, available, max_memory, peak_charged, reserved, "
+				    "reservations, pinned and non_pinned, not %s and %s",
 				    found->key->text, e->key->text);
 		found = e;
 		at->measure = (GsTierMeasure) m;
 	}
 	if (found == NULL)
 		return fail(l, v, "an expect.at check of a tier needs used, charged, available, "
-			    "max_memory, peak_charged, reserved or reservations");
-	if (at->task != NULL && at->measure != GS_MEASURE_USED)
-		return fail(l, found->key, "a task's bytes are the ones it uses: used, not %s",
+			    "max_memory, peak_charged, reserved, reservations, pinned or non_pinned");
+	if (gs_tier_measure_is_pool(at->measure) && at->tier != GS_TIER_HOST)
+		return fail(l, found->key, "%s is a pool of host memory: it needs tier: host",
 			    found->key->text);
+	if (at->task != NULL && at->measure != GS_MEASURE_USED &&
+	    !gs_tier_measure_is_pool(at->measure))
+		return fail(l, found->key, "a task's bytes are the ones it uses: used, pinned or "
+			    "non_pinned, not %s", found->key->text);
 	at->has_tier = TRUE;
 	if (at->measure == GS_MEASURE_RESERVATIONS)
 		return read_at_cmp(l, found, VK_COUNT, &at->bytes);
@@ -3506,6 +3521,10 @@ read_at_execution(Loader *l, const Node *v, GsExpectAt *at)
 		other = find_entry(v, "available");
 	if (other == NULL)
 		other = find_entry(v, "max_memory");
+	if (other == NULL)
+		other = find_entry(v, "pinned");
+	if (other == NULL)
+		other = find_entry(v, "non_pinned");
 	if (other == NULL)
 		other = find_entry(v, "state");
 	if (other == NULL && execution != NULL)

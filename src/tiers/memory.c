@@ -18,6 +18,7 @@ struct GsMemory {
 	GsHostBlocks *host_blocks;
 	GsSpaceAccount *disk_account;
 	gint64 disk_used;
+	gint64 pinned_used;          /* the pinned pool's bytes (memory.host.pinned) */
 	GsSpillStore *store;         /* NULL unless spilling is on */
 	GHashTable *by_id;           /* GsSpillBufId -> GsMemBuf*, with the store */
 	GsGate *gate;
@@ -387,35 +388,87 @@ over_reservation(GsMemory *m, GsSpaceAccount *acct, GsMemReservation *res, gint6
 	return extra <= 0 || over_policies[m->w->policy.reservations.over](m, acct, res, extra);
 }
 
-GsMemAlloc
-gs_memory_alloc(GsMemory *m, const GsMemRequest *req)
+/* ---- the pinned pool ---- */
+
+/* Whether host allocations have a pinned pool beside the non-pinned limit. */
+static gboolean
+has_pinned(const GsMemory *m)
 {
-	GsMemAlloc out = {.outcome = GS_MEM_NO_ROOM};
-	GsTier tier = req->kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU;
-	GsMemReservation *res = gs_memory_res_in_space(req->res, tier, req->device) ? req->res : NULL;
-	GsSpaceAccount *acct = account_of(m, tier, req->device);
-	guint64 handle = 0;
+	return m->w->host.pinned > 0;
+}
+
+/* PinnedMemoryPool's tryAllocate: exact bytes within the pool, or nothing. */
+static gboolean
+pinned_take(GsMemory *m, gint64 size)
+{
+	if (!has_pinned(m) || size > m->w->host.pinned - m->pinned_used)
+		return FALSE;
+	m->pinned_used += size;
+	return TRUE;
+}
+
+gboolean
+gs_memory_host_never_fits(const GsMemory *m, const GsMemRequest *req)
+{
+	gboolean pinned_only = m->w->host.capacity == 0;
+	gboolean pinned_fails, non_pinned_fails;
+
+	if (!has_pinned(m) || req->kind != GS_KIND_HOST || req->res != NULL)
+		return FALSE;
+	pinned_fails = (pinned_only || req->prefer_pinned) && req->size > m->w->host.pinned;
+	non_pinned_fails = pinned_only || req->size > m->w->host.capacity;
+	return pinned_fails && non_pinned_fails;
+}
+
+gint64
+gs_memory_pinned_used(const GsMemory *m)
+{
+	return m->pinned_used;
+}
+
+const char *
+gs_memory_pool_name(const GsMemory *m, const GsMemBuf *b)
+{
+	if (!has_pinned(m) || b == NULL || b->tier != GS_TIER_HOST)
+		return NULL;
+	return b->pinned ? "pinned" : "non_pinned";
+}
+
+/*
+ * Room for a host request with a pinned pool, in HostAlloc's order: the
+ * preferred pool, then the other (a fallback, either way round). Returns
+ * the bytes held, -1 with *@short_by when neither pool has the room.
+ */
+static gint64
+take_host_room(GsMemory *m, const GsMemRequest *req, gboolean *pinned, gboolean *fallback,
+	       gint64 *short_by)
+{
 	gint64 held;
-	GsMemBuf *b;
 
-	out.tier = tier;
-	if (res != NULL && !over_reservation(m, acct, res, req->size)) {
-		/* fail refuses it; increase that could not grow leaves it without room */
-		out.outcome = m->w->policy.reservations.over == GS_OVER_FAIL ? GS_MEM_OVER_RESERVATION
-									      : GS_MEM_NO_ROOM;
-		out.short_by = MAX(1, res->acct.allocated + req->size - res->acct.size);
-		return out;
+	*pinned = req->prefer_pinned && pinned_take(m, req->size);
+	if (*pinned)
+		return req->size;
+	held = take_room(m, GS_TIER_HOST, 0, req->size, NULL, NULL, short_by);
+	*fallback = TRUE;
+	if (held >= 0) {
+		*fallback = req->prefer_pinned;
+		return held;
 	}
-	held = take_room(m, tier, req->device, req->size, res != NULL ? &res->acct : NULL, &handle,
-			 &out.short_by);
-	if (held < 0) {
-		gint64 granule = gs_space_account_get_granule(acct);
+	*pinned = !req->prefer_pinned && pinned_take(m, req->size);
+	if (*pinned)
+		return req->size;
+	/* HostAlloc asks the host store to spill the request's size, whichever pool is short. */
+	*short_by = MAX(1, req->size);
+	return -1;
+}
 
-		out.usage = gs_space_account_charged(acct) +
-			    (req->size + granule - 1) / granule * granule;
-		return out;
-	}
-	b = record_new(m);
+/* The record of a buffer that has its room. */
+static GsMemBuf *
+record_buffer(GsMemory *m, const GsMemRequest *req, GsTier tier, gint64 held, guint64 handle,
+	      GsMemReservation *res)
+{
+	GsMemBuf *b = record_new(m);
+
 	b->kind = req->kind;
 	b->device = tier == GS_TIER_GPU ? MIN(req->device, m->gpus->len - 1) : 0;
 	b->size = req->size;
@@ -430,6 +483,44 @@ gs_memory_alloc(GsMemory *m, const GsMemRequest *req)
 			     req->now);
 		g_hash_table_insert(m->by_id, &b->id, b);
 	}
+	return b;
+}
+
+GsMemAlloc
+gs_memory_alloc(GsMemory *m, const GsMemRequest *req)
+{
+	GsMemAlloc out = {.outcome = GS_MEM_NO_ROOM};
+	GsTier tier = req->kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU;
+	GsMemReservation *res = gs_memory_res_in_space(req->res, tier, req->device) ? req->res : NULL;
+	GsSpaceAccount *acct = account_of(m, tier, req->device);
+	guint64 handle = 0;
+	gboolean pinned = FALSE, fallback = FALSE;
+	gint64 held;
+	GsMemBuf *b;
+
+	out.tier = tier;
+	if (res != NULL && !over_reservation(m, acct, res, req->size)) {
+		/* fail refuses it; increase that could not grow leaves it without room */
+		out.outcome = m->w->policy.reservations.over == GS_OVER_FAIL ? GS_MEM_OVER_RESERVATION
+									      : GS_MEM_NO_ROOM;
+		out.short_by = MAX(1, res->acct.allocated + req->size - res->acct.size);
+		return out;
+	}
+	if (tier == GS_TIER_HOST && res == NULL && has_pinned(m))
+		held = take_host_room(m, req, &pinned, &fallback, &out.short_by);
+	else
+		held = take_room(m, tier, req->device, req->size, res != NULL ? &res->acct : NULL,
+				 &handle, &out.short_by);
+	if (held < 0) {
+		gint64 granule = gs_space_account_get_granule(acct);
+
+		out.usage = gs_space_account_charged(acct) +
+			    (req->size + granule - 1) / granule * granule;
+		return out;
+	}
+	b = record_buffer(m, req, tier, held, handle, res);
+	b->pinned = pinned;
+	b->fallback = fallback;
 	out.outcome = GS_MEM_OK;
 	out.buf = b;
 	return out;
@@ -471,7 +562,10 @@ in_use(const GsMemory *m, const GsMemBuf *b)
 static void
 release_buffer(GsMemory *m, GsMemBuf *b, GsSpaceReservation *res)
 {
-	give_room(m, b->tier, b->device, b->size, b->held, b->handle, res);
+	if (b->pinned)
+		m->pinned_used -= b->size;
+	else
+		give_room(m, b->tier, b->device, b->size, b->held, b->handle, res);
 	if (m->store != NULL) {
 		gs_spill_remove(m->store, b->id);
 		g_hash_table_remove(m->by_id, &b->id);
@@ -679,7 +773,11 @@ gs_memory_copy_commit(GsMemory *m, GsMemBuf *b)
 		b->dest = b->tier;
 		return FALSE;
 	}
-	give_room(m, b->tier, b->device, b->size, b->held, b->handle, origin(b));
+	if (b->pinned)
+		m->pinned_used -= b->size; /* what comes back to the host later is non-pinned */
+	else
+		give_room(m, b->tier, b->device, b->size, b->held, b->handle, origin(b));
+	b->pinned = FALSE;
 	count_traffic(m, b->tier, b->dest, b->size);
 	b->res = NULL; /* its reservation stays behind in the old tier */
 	b->tier = b->dest;
@@ -871,7 +969,8 @@ gs_memory_used(const GsMemory *m, GsTier tier)
 		return used;
 	case GS_TIER_HOST:
 		return gs_host_blocks_in_use(m->host_blocks) *
-		       gs_host_blocks_get_block_size(m->host_blocks);
+			       gs_host_blocks_get_block_size(m->host_blocks) +
+		       m->pinned_used;
 	case GS_TIER_DISK:
 		break;
 	}
@@ -908,6 +1007,17 @@ gs_memory_charged(const GsMemory *m, GsTier tier)
 	return gs_space_account_charged(m->disk_account);
 }
 
+/* The bytes the live buffers hold in the pinned pool, counted afresh. */
+static gint64
+pinned_held(const GsMemory *m)
+{
+	gint64 held = 0;
+
+	for (const GsMemBuf *b = m->live; b != NULL; b = b->next)
+		held += b->pinned ? b->size : 0;
+	return held;
+}
+
 const char *
 gs_memory_check(const GsMemory *m)
 {
@@ -919,6 +1029,8 @@ gs_memory_check(const GsMemory *m)
 	}
 	if (m->traffic.tag_mismatches > 0)
 		return "a copy arrived with another buffer's content tag";
+	if (pinned_held(m) != m->pinned_used || m->pinned_used > m->w->host.pinned)
+		return "the pinned pool's bytes in use are not its buffers' or pass its size";
 	return m->store != NULL ? gs_spill_store_check(m->store) : NULL;
 }
 

@@ -40,6 +40,18 @@
  * it is charged in its new tier without one. The HOST tier charges whole
  * blocks; the DISK tier charges bytes.
  *
+ * The pinned pool. With memory.host.pinned, host memory is two pools, as
+ * Spark-RAPIDS' HostAlloc has it: the pinned pool (PinnedMemoryPool, exact
+ * bytes, apart from the host tier's blocks and account) and the host tier
+ * itself as the non-pinned limit. A host allocation tries the pool it
+ * prefers first and falls back to the other; a buffer in the pinned pool
+ * gives its bytes back there when it is freed or leaves the host. What
+ * comes to the host by a copy (a spill from the GPU, an unspill from disk),
+ * and an allocation inside a host reservation (cuCascade's, of the host
+ * tier), takes non-pinned room. gs_memory_host_never_fits() is HostAlloc's
+ * check for a size no pool could hold. Without a pinned pool nothing here
+ * changes.
+ *
  * Link traffic. A GPU buffer spilled straight to disk (the host being full)
  * crosses both links, and is counted in both spilled totals; an unspill from
  * disk likewise in both unspilled totals.
@@ -81,6 +93,7 @@ typedef struct {
 	guint device;
 	gint64 size;
 	gboolean spillable;
+	gboolean prefer_pinned;  /* HOST: the pinned pool first (it is tried second otherwise) */
 	GsMemReservation *res;   /* the reservation to allocate in, or NULL */
 	GsTime now;
 } GsMemRequest;
@@ -108,6 +121,8 @@ typedef struct {
 	GsMemReservation *res;   /* its reservation, while it lives where it was allocated */
 	guint64 res_serial;      /* ... that grant of it: a name reserved again is another */
 	guint64 tag;             /* the content tag its copies carry */
+	gboolean pinned;         /* it holds its bytes in the pinned pool (on HOST only) */
+	gboolean fallback;       /* allocated in the pool it did not prefer */
 	gboolean moving;         /* between copy_begin and copy_commit/abort */
 	GsTier dest;
 	gint64 dest_held;
@@ -132,7 +147,8 @@ typedef struct {
 	GsMemOutcome outcome;
 	GsMemBuf *buf;           /* OK: the new buffer */
 	GsTier tier;             /* where it went, or where room is missing */
-	gint64 short_by;         /* NO_ROOM: >= 1 */
+	gint64 short_by;         /* NO_ROOM: >= 1 (with a pinned pool, a host request's
+				    size: HostAlloc spills that much of the host) */
 	gint64 usage;            /* NO_ROOM in a space: its charged bytes with the request's */
 } GsMemAlloc;
 
@@ -146,6 +162,23 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsMemory, gs_memory_free)
 
 /** From now on @fn hears of every change to a reservation (NULL: nobody does). */
 void gs_memory_watch_reservations(GsMemory *m, GsMemReservationFunc fn, gpointer data);
+/**
+ * HostAlloc's canNeverSucceed, in a run with a pinned pool: a host request
+ * (outside a reservation) bigger than the pool it may use and than the
+ * non-pinned limit. As the code has it, one that does not prefer pinned
+ * memory counts the pinned pool only when there is no non-pinned memory.
+ */
+gboolean gs_memory_host_never_fits(const GsMemory *m, const GsMemRequest *req);
+
+/** The pinned pool's bytes in use (0 without one). */
+gint64 gs_memory_pinned_used(const GsMemory *m);
+
+/**
+ * The pool @buf holds its bytes in, for the event log: "pinned" or
+ * "non_pinned" while it is on the host of a run with a pinned pool, else
+ * NULL.
+ */
+const char *gs_memory_pool_name(const GsMemory *m, const GsMemBuf *buf);
 
 /** Whether buffers may move between tiers in this run (policy.spill.enabled). */
 gboolean gs_memory_spills(const GsMemory *m);
