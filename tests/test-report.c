@@ -954,6 +954,72 @@ START_TEST(test_summary_layout)
 }
 END_TEST
 
+/*
+ * Beyond 20 tasks (or the rows asked for) the summary gives their
+ * distribution, nearest-rank percentiles, and the five slowest: here task
+ * tI (I = 1..100) runs I ms and retries I / 10 times, blocked I us.
+ */
+static GsResult *
+hundred_tasks(void)
+{
+	GsResult *r = gs_result_new();
+
+	for (guint i = 1; i <= 100; i++) {
+		g_autofree char *id = g_strdup_printf("t%u", i);
+		GsTaskResult *t = add_task(r, id, GS_OUTCOME_COMPLETED);
+
+		t->attempts = 1;
+		t->end_ns = (GsTime) i * 1000000;
+		t->retries = i / 10;
+		t->blocked_ns = (GsTime) i * 1000;
+	}
+	return r;
+}
+
+START_TEST(test_summary_distribution)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(GsResult) r = hundred_tasks();
+	g_autofree char *text = gs_report_summary(w, r, NULL);
+	g_autofree char *all = gs_report_summary_rows(w, r, NULL, G_MAXUINT);
+
+	ck_line(text, "100 tasks             p50        p90        p99        max");
+	ck_line(text, "time              50.0 ms    90.0 ms    99.0 ms     100 ms");
+	ck_line(text, "retries                 5          9          9         10");
+	ck_line(text, "splits                  0          0          0          0");
+	ck_line(text, "blocked           50.0 us    90.0 us    99.0 us     100 us");
+	ck_line(text, "the 5 slowest (every task: run --tasks, or --json)");
+	ck_line(text, "t100  completed         1       10       0     100 us       0 ns"
+		      "            0 B");
+	ck_assert(strstr(text, "\nt100 ") < strstr(text, "\nt99 "));
+	ck_assert(strstr(text, "\nt97 ") < strstr(text, "\nt96 "));
+	ck_assert_ptr_null(strstr(text, "\nt95 "));
+	/* Every task when asked, and the distribution then not at all. */
+	ck_assert_ptr_nonnull(strstr(all, "\nt1 "));
+	ck_assert_ptr_nonnull(strstr(all, "\nt95 "));
+	ck_assert_ptr_null(strstr(all, "p50"));
+}
+END_TEST
+
+/* 20 tasks are listed, 21 are not. */
+START_TEST(test_summary_rows_limit)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(GsResult) r = hundred_tasks();
+	g_autofree char *twenty = NULL;
+	g_autofree char *more = NULL;
+
+	g_ptr_array_set_size(r->tasks, 0); /* rows are the result's: dropped, not freed */
+	for (guint i = 0; i < 20; i++)
+		add_task(r, "x", GS_OUTCOME_COMPLETED);
+	twenty = gs_report_summary(w, r, NULL);
+	add_task(r, "x", GS_OUTCOME_COMPLETED);
+	more = gs_report_summary(w, r, NULL);
+	ck_assert_ptr_null(strstr(twenty, "p50"));
+	ck_assert_ptr_nonnull(strstr(more, "21 tasks"));
+}
+END_TEST
+
 START_TEST(test_summary_no_tasks)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
@@ -1059,6 +1125,8 @@ gs_test_suite_report(void)
 	tc = tcase_create("summary");
 	tcase_add_test(tc, test_summary_lines);
 	tcase_add_test(tc, test_summary_layout);
+	tcase_add_test(tc, test_summary_distribution);
+	tcase_add_test(tc, test_summary_rows_limit);
 	tcase_add_test(tc, test_summary_no_tasks);
 	tcase_add_test(tc, test_summary_expectations);
 	tcase_add_test(tc, test_summary_waiting);

@@ -31,6 +31,7 @@ typedef struct {
 	char *locking;
 	char *clock;
 	gboolean quiet;
+	gboolean all_tasks;
 } RunOptions;
 
 /* The outputs the options name, NULL where not asked for. */
@@ -221,7 +222,8 @@ run_loaded(GsWorkload *w, const RunOptions *o, const GsDriver *driver, GsRunOpti
 	wall_ns = (g_get_monotonic_time() - started) * 1000;
 	report = gs_expect_check(w, result, log);
 	if (!o->quiet) {
-		g_autofree char *summary = gs_report_summary(w, result, report);
+		g_autofree char *summary = gs_report_summary_rows(
+			w, result, report, o->all_tasks ? G_MAXUINT : GS_SUMMARY_TASK_ROWS);
 
 		fputs(summary, stdout);
 	}
@@ -297,6 +299,9 @@ gs_cmd_run(int argc, char **argv)
 		{"max-time", 0, 0, G_OPTION_ARG_STRING, &o.max_time,
 		 "Stop after this much simulated time (e.g. 10s)", "DURATION"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "Print no summary", NULL},
+		{"tasks", 0, 0, G_OPTION_ARG_NONE, &o.all_tasks,
+		 "List every task in the summary (beyond 20: their distribution and the slowest)",
+		 NULL},
 		G_OPTION_ENTRY_NULL,
 	};
 	g_autoptr(GOptionContext) context = g_option_context_new("SCENARIO.yaml");

@@ -1277,26 +1277,25 @@ label(GString *s, const char *text)
 	cell(s, text, LABEL_WIDTH, FALSE);
 }
 
+/* The slowest tasks the summary shows when it does not list them all. */
+#define SLOWEST_TASKS 5
+
+/* A table of @n tasks (GsTaskResult*), one row each. */
 static void
-summary_tasks(GString *s, const GsResult *r)
+task_table(GString *s, GsTaskResult *const *tasks, guint n)
 {
 	guint id_width = 4;
 
-	if (r->tasks == NULL || r->tasks->len == 0) {
-		g_string_append(s, "no tasks\n");
-		return;
-	}
-	for (guint i = 0; i < r->tasks->len; i++) {
-		const GsTaskResult *t = g_ptr_array_index(r->tasks, i);
-		glong len = t->id != NULL ? g_utf8_strlen(t->id, -1) : 0;
+	for (guint i = 0; i < n; i++) {
+		glong len = tasks[i]->id != NULL ? g_utf8_strlen(tasks[i]->id, -1) : 0;
 
 		id_width = MAX(id_width, (guint) len);
 	}
 	cell(s, "task", id_width, FALSE);
 	g_string_append(s, "  outcome    attempts  retries  splits    blocked       lost"
 			   "  max footprint\n");
-	for (guint i = 0; i < r->tasks->len; i++) {
-		const GsTaskResult *t = g_ptr_array_index(r->tasks, i);
+	for (guint i = 0; i < n; i++) {
+		const GsTaskResult *t = tasks[i];
 
 		cell(s, t->id != NULL ? t->id : "", id_width, FALSE);
 		g_string_append(s, "  ");
@@ -1309,6 +1308,129 @@ summary_tasks(GString *s, const GsResult *r)
 		cell_bytes(s, t->max_footprint, 15);
 		g_string_append_c(s, '\n');
 	}
+}
+
+static GsTime
+task_time(const GsTaskResult *t)
+{
+	return MAX(0, t->end_ns - t->start_ns);
+}
+
+static int
+compare_gint64(gconstpointer a, gconstpointer b)
+{
+	gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* Slowest first; among equals, the earlier in the file first. */
+static int
+compare_slower(gconstpointer a, gconstpointer b)
+{
+	const GsTaskResult *x = *(GsTaskResult *const *) a, *y = *(GsTaskResult *const *) b;
+	GsTime tx = task_time(x), ty = task_time(y);
+
+	return (tx < ty) - (tx > ty);
+}
+
+/* The nearest-rank percentile @p (0 < @p <= 1) of @sorted, ascending and not empty. */
+static gint64
+percentile(const GArray *sorted, double p)
+{
+	guint rank = (guint) ceil(p * sorted->len);
+
+	return g_array_index(sorted, gint64, CLAMP(rank, 1, sorted->len) - 1);
+}
+
+/* One row of the distribution: a task measure's p50, p90, p99 and max. */
+static void
+distribution_row(GString *s, const char *name, const GsResult *r, gint64 (*measure)(const GsTaskResult *),
+		 gboolean duration)
+{
+	static const double points[] = {0.5, 0.9, 0.99, 1.0};
+	g_autoptr(GArray) values = g_array_sized_new(FALSE, FALSE, sizeof(gint64), r->tasks->len);
+
+	for (guint i = 0; i < r->tasks->len; i++) {
+		gint64 v = measure(g_ptr_array_index(r->tasks, i));
+
+		g_array_append_val(values, v);
+	}
+	g_array_sort(values, compare_gint64);
+	label(s, name);
+	for (guint i = 0; i < G_N_ELEMENTS(points); i++) {
+		if (duration)
+			cell_duration(s, percentile(values, points[i]), 11);
+		else
+			cell_uint(s, (guint64) percentile(values, points[i]), 11);
+	}
+	g_string_append_c(s, '\n');
+}
+
+static gint64
+measure_time(const GsTaskResult *t)
+{
+	return task_time(t);
+}
+
+static gint64
+measure_retries(const GsTaskResult *t)
+{
+	return (gint64) MIN(t->retries, (guint64) G_MAXINT64);
+}
+
+static gint64
+measure_splits(const GsTaskResult *t)
+{
+	return (gint64) MIN(t->splits, (guint64) G_MAXINT64);
+}
+
+static gint64
+measure_blocked(const GsTaskResult *t)
+{
+	return t->blocked_ns;
+}
+
+static gint64
+measure_lost(const GsTaskResult *t)
+{
+	return t->lost_ns;
+}
+
+/* Too many tasks to list: how they are spread, and the slowest. */
+static void
+task_distribution(GString *s, const GsResult *r)
+{
+	g_autoptr(GPtrArray) slowest = g_ptr_array_copy(r->tasks, NULL, NULL);
+	char heading[64];
+
+	g_snprintf(heading, sizeof heading, "%u tasks", r->tasks->len);
+	label(s, heading);
+	g_string_append(s, "        p50        p90        p99        max\n");
+	distribution_row(s, "time", r, measure_time, TRUE);
+	distribution_row(s, "retries", r, measure_retries, FALSE);
+	distribution_row(s, "splits", r, measure_splits, FALSE);
+	distribution_row(s, "blocked", r, measure_blocked, TRUE);
+	distribution_row(s, "lost", r, measure_lost, TRUE);
+	g_string_append_printf(s, "\nthe %u slowest (every task: run --tasks, or --json)\n",
+			       SLOWEST_TASKS);
+	g_ptr_array_sort(slowest, compare_slower);
+	task_table(s, (GsTaskResult *const *) slowest->pdata, MIN(SLOWEST_TASKS, slowest->len));
+}
+
+/* Every task, or beyond @rows of them their distribution. */
+static void
+summary_tasks(GString *s, const GsResult *r, guint rows)
+{
+	if (r->tasks == NULL || r->tasks->len == 0) {
+		g_string_append(s, "no tasks\n");
+		return;
+	}
+	if (r->tasks->len > rows) {
+		task_distribution(s, r);
+		return;
+	}
+	task_table(s, (GsTaskResult *const *) r->tasks->pdata, r->tasks->len);
 }
 
 static void
@@ -1371,6 +1493,13 @@ summary_tiers(GString *s, const GsResult *r)
 char *
 gs_report_summary(const GsWorkload *w, const GsResult *r, const GsExpectReport *expectations)
 {
+	return gs_report_summary_rows(w, r, expectations, GS_SUMMARY_TASK_ROWS);
+}
+
+char *
+gs_report_summary_rows(const GsWorkload *w, const GsResult *r,
+		       const GsExpectReport *expectations, guint task_rows)
+{
 	GString *s = g_string_new(NULL);
 	g_autofree char *makespan = NULL;
 	gboolean any_waiting = FALSE;
@@ -1391,7 +1520,7 @@ gs_report_summary(const GsWorkload *w, const GsResult *r, const GsExpectReport *
 	g_string_append_printf(s, "%s (%" G_GINT64_FORMAT " ns, %" G_GUINT64_FORMAT " events)\n",
 			       makespan, r->makespan_ns, r->events_processed);
 	g_string_append_c(s, '\n');
-	summary_tasks(s, r);
+	summary_tasks(s, r, task_rows);
 	g_string_append_c(s, '\n');
 	summary_totals(s, r);
 	summary_tiers(s, r);

@@ -104,9 +104,20 @@ char *gs_report_log_trace(const char *process, const GsEventLog *log, GsTime end
  */
 char *gs_report_timeline_csv(const GsResult *r);
 
+/* Up to this many tasks the summary lists each; beyond, their distribution and the slowest. */
+#define GS_SUMMARY_TASK_ROWS 20
+
 /** The human summary `run` prints; @expectations may be NULL. */
 char *gs_report_summary(const GsWorkload *w, const GsResult *r,
 			const GsExpectReport *expectations);
+/**
+ * The same, listing every task up to @task_rows of them (G_MAXUINT: all);
+ * beyond, the tasks' time, retries, splits, blocked and lost time at the
+ * 50th, 90th and 99th percentiles (nearest rank) and their maximum, and
+ * the slowest tasks.
+ */
+char *gs_report_summary_rows(const GsWorkload *w, const GsResult *r,
+			     const GsExpectReport *expectations, guint task_rows);
 
 /* ---- helpers ---- */
 
