@@ -124,6 +124,7 @@ typedef struct {
 	guint8 status;          /* Status */
 	guint try_due : 1;       /* the interpreter's allocation is tried when it resumes */
 	guint reported : 1;      /* its final state and exceptions are in its result */
+	guint outside_at;       /* its place in Sim.outside + 1; 0: it waits for nothing there */
 	GsTime since;           /* when it began to wait, in GS_RUN_SEMAPHORE or GS_RUN_PARKED */
 	SimMem *mem;            /* NULL until the thread uses the memory tiers */
 	gint64 leaking;         /* bytes handed back as the thread ended (a leak if it completes) */
@@ -181,6 +182,8 @@ struct Sim {
 	guint live;             /* threads not DONE */
 	guint live_dedicated;   /* of which task threads */
 	guint waiting;          /* task threads PARKED or waiting for a permit */
+	/* SimThread* the watchdog passes as waiting outside the allocator, in no order */
+	GPtrArray *outside;
 	gboolean changed;
 	GsSample last;          /* the latest sample, kept or not */
 	double used_integral[GS_N_TIERS];
