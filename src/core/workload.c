@@ -26,7 +26,9 @@ gboolean
 gs_op_kind_is_execution(GsOpKind kind)
 {
 	return kind == GS_OP_ACQUIRE_EXECUTION || kind == GS_OP_RELEASE_EXECUTION ||
-	       kind == GS_OP_ALLOCATE_PAGE || kind == GS_OP_FREE_PAGE || kind == GS_OP_CLEAN_UP;
+	       kind == GS_OP_ALLOCATE_PAGE || kind == GS_OP_FREE_PAGE || kind == GS_OP_CLEAN_UP ||
+	       kind == GS_OP_ACQUIRE_STORAGE || kind == GS_OP_RELEASE_STORAGE ||
+	       kind == GS_OP_RELEASE_ALL_STORAGE;
 }
 
 #define KIB ((gint64) 1024)
@@ -114,6 +116,7 @@ free_expect_thread(gpointer data)
 	g_clear_pointer(&t->acquired, g_array_unref);
 	g_clear_pointer(&t->pages, g_array_unref);
 	g_clear_pointer(&t->leaked, g_array_unref);
+	g_clear_pointer(&t->stored, g_array_unref);
 	g_free(t);
 }
 
@@ -246,6 +249,9 @@ gs_op_clear(GsOp *op)
 	case GS_OP_REPEAT:
 		clear_ops(op->repeat.ops);
 		break;
+	case GS_OP_ACQUIRE_STORAGE:
+		g_clear_pointer(&op->execution.block, g_free);
+		break;
 	case GS_OP_ALLOC:
 	case GS_OP_SYNC:
 	case GS_OP_SLEEP:
@@ -262,6 +268,8 @@ gs_op_clear(GsOp *op)
 	case GS_OP_ALLOCATE_PAGE:
 	case GS_OP_FREE_PAGE:
 	case GS_OP_CLEAN_UP:
+	case GS_OP_RELEASE_STORAGE:
+	case GS_OP_RELEASE_ALL_STORAGE:
 	case GS_OP_TASK_DONE:
 	case GS_N_OP_KINDS:
 		break;

@@ -37,6 +37,7 @@ struct GsRunTaskMemory {
 struct GsRunExecution {
 	const GsWorkload *w;
 	GsExecutionPool *pools[GS_N_MEMORY_MODES]; /* share fair */
+	GsStorage *storage;                        /* share fair: the unified manager's */
 	gint64 available;                          /* share none: one counter */
 	const GsRunHooks *hooks;
 	gpointer driver;
@@ -55,6 +56,9 @@ gs_run_execution_new(const GsWorkload *w, const GsRunHooks *hooks, gpointer driv
 			x->pools[m] = gs_execution_pool_new(w->execution.pool[m]);
 		x->available += w->execution.pool[m];
 	}
+	if (w->execution.share == GS_SHARE_FAIR)
+		x->storage = gs_storage_new(w->execution.pool, w->execution.storage_fraction,
+					    (GsEvictMode) w->execution.evict, x->pools);
 	return x;
 }
 
@@ -63,6 +67,7 @@ gs_run_execution_free(GsRunExecution *x)
 {
 	if (x == NULL)
 		return;
+	g_clear_pointer(&x->storage, gs_storage_free);
 	for (guint m = 0; m < GS_N_MEMORY_MODES; m++)
 		g_clear_pointer(&x->pools[m], gs_execution_pool_free);
 	g_free(x);
@@ -142,6 +147,28 @@ log_call(const Call *call, const char *what, gint64 asked, gint64 bytes, const C
 	call->x->hooks->log(call->x->driver, &e);
 }
 
+static void
+log_storage(const Call *call, const char *what, gint64 asked, gint64 bytes, const char *block)
+{
+	GsLogEntry e = {.kind = GS_LOG_STORAGE, .thread = call->thread,
+			.task = call->task->result->id, .what = what, .asked = asked,
+			.bytes = bytes, .buf = block, .mode = call->mode};
+
+	call->x->hooks->log(call->x->driver, &e);
+}
+
+/* What a storage call or an execution pool's growth moved and evicted, if anything. */
+static void
+log_storage_outcome(const Call *call, const GsStorageOutcome *out, const char *block)
+{
+	if (out->borrowed > 0)
+		log_storage(call, "borrow", out->borrowed, out->borrowed, block);
+	if (out->eviction.asked > 0)
+		log_storage(call, "evict", out->eviction.asked, out->eviction.freed, NULL);
+	if (out->reclaimed > 0)
+		log_storage(call, "reclaim", out->reclaimed, out->reclaimed, NULL);
+}
+
 static Consumer *
 caller(const Call *call)
 {
@@ -163,6 +190,10 @@ pool_pass(const Call *call, gint64 bytes, gint64 *got)
 		*got = MIN(bytes, x->available);
 		x->available -= *got;
 	} else {
+		/* UnifiedMemoryManager: each pass may first take memory back from storage. */
+		GsStorageOutcome grown = gs_storage_grow_execution(x->storage, call->mode, bytes);
+
+		log_storage_outcome(call, &grown, NULL);
 		grant = gs_execution_pool_acquire(x->pools[call->mode], call->task->engine_id, bytes);
 		if (grant.must_wait)
 			return PASS_WAIT;
@@ -395,6 +426,43 @@ clean_up(GsRunExecution *x, GsRunTask *task)
 	return leaked;
 }
 
+/* ---- storage (the memory manager's, not the task's) ---- */
+
+static void
+do_acquire_storage(const Call *call, const GsOp *op)
+{
+	GsStorageOutcome out = gs_storage_acquire(call->x->storage, call->mode,
+						  op->execution.block, op->execution.bytes);
+	const char *what = out.too_large ? "too_large" : out.granted ? "store" : "refuse";
+
+	log_storage_outcome(call, &out, op->execution.block);
+	log_storage(call, what, op->execution.bytes, out.granted ? op->execution.bytes : 0,
+		    op->execution.block);
+}
+
+/*
+ * A storage release wakes no task waiting for execution memory: Spark's
+ * StorageMemoryPool does not notify the lock ExecutionMemoryPool waits on,
+ * so a waiting task sees the memory at the next execution release.
+ */
+static void
+do_release_storage(const Call *call, const GsOp *op)
+{
+	Call mode_call = *call;
+	gint64 bytes;
+
+	if (op->kind == GS_OP_RELEASE_STORAGE) {
+		bytes = gs_storage_release(call->x->storage, call->mode, op->execution.bytes);
+		log_storage(call, "release", op->execution.bytes, bytes, NULL);
+		return;
+	}
+	for (guint m = 0; m < GS_N_MEMORY_MODES; m++) {
+		mode_call.mode = (GsMemoryMode) m;
+		bytes = gs_storage_release_all(call->x->storage, (GsMemoryMode) m);
+		log_storage(&mode_call, "release", bytes, bytes, NULL);
+	}
+}
+
 gboolean
 gs_run_execution_op(GsRunExecution *x, GsRunTask *task, const char *name,
 		    const GsThreadSpec *spec, const GsOp *op, GsException *thrown,
@@ -406,9 +474,17 @@ gs_run_execution_op(GsRunExecution *x, GsRunTask *task, const char *name,
 	gint64 leaked;
 
 	*thrown = GS_EXC_NONE;
-	if (op->kind != GS_OP_FREE_PAGE && op->kind != GS_OP_CLEAN_UP &&
-	    op->execution.consumer >= 0)
+	if ((op->kind == GS_OP_ACQUIRE_EXECUTION || op->kind == GS_OP_RELEASE_EXECUTION ||
+	     op->kind == GS_OP_ALLOCATE_PAGE) && op->execution.consumer >= 0)
 		call.consumer = (gint) consumer_index(m, spec, (guint) op->execution.consumer);
+	if (op->kind == GS_OP_ACQUIRE_STORAGE) {
+		do_acquire_storage(&call, op);
+		return TRUE;
+	}
+	if (op->kind == GS_OP_RELEASE_STORAGE || op->kind == GS_OP_RELEASE_ALL_STORAGE) {
+		do_release_storage(&call, op);
+		return TRUE;
+	}
 	if (op->kind == GS_OP_ACQUIRE_EXECUTION)
 		return do_acquire(&call, op);
 	if (op->kind == GS_OP_ALLOCATE_PAGE)
