@@ -209,7 +209,8 @@ static const Row rows[] = {
 	{"storage borrows free execution memory; execution evicts what is beyond the region",
 	 GS_SHARE_FAIR, 1000, 0, {STORE(0, 700), ACQ(0, -1, 500), END},
 	 "T1 storage borrow b 200/200, T1 storage store b 700/700, "
-	 "T1 storage evict - 200/200, T1 storage reclaim - 200/200, T1 acquire - 500/500",
+	 "T1 storage evict - 200/200, T1 storage drop b 200/200, T1 storage reclaim - 200/200, "
+	 "T1 acquire - 500/500",
 	 0.5, GS_EVICT_BYTES},
 	{"a storage release wakes no waiting task; the next pass takes the freed storage",
 	 GS_SHARE_FAIR, 1000, 0,

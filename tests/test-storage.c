@@ -223,6 +223,40 @@ START_TEST(test_no_storage_changes_nothing)
 }
 END_TEST
 
+/* The blocks evicted are named, oldest first, with what each lost. */
+START_TEST(test_evicted_blocks)
+{
+	gint64 max[GS_N_MEMORY_MODES] = {1000, 0};
+	GsExecutionPool *exec[GS_N_MEMORY_MODES] = {gs_execution_pool_new(1000),
+						    gs_execution_pool_new(0)};
+	g_autoptr(GsStorage) s = gs_storage_new(max, 0.5, GS_EVICT_BLOCKS, exec);
+	GsStorageOutcome out;
+	gint64 bytes = 0;
+
+	ck_assert(gs_storage_acquire(s, ON, "x", 300).granted);
+	ck_assert(gs_storage_acquire(s, ON, "y", 300).granted);
+	ck_assert(gs_storage_acquire(s, ON, "z", 300).granted);
+	ck_assert_uint_eq(gs_storage_n_evicted(s), 0);
+	out = gs_storage_acquire(s, ON, "w", 500);
+	ck_assert(out.granted);
+	ck_assert_int_eq(out.borrowed, 100);
+	ck_assert_int_eq(out.eviction.asked, 400);
+	ck_assert_int_eq(out.eviction.freed, 600);
+	ck_assert_uint_eq(gs_storage_n_evicted(s), 2);
+	ck_assert_str_eq(gs_storage_evicted(s, 0, &bytes), "x");
+	ck_assert_int_eq(bytes, 300);
+	ck_assert_str_eq(gs_storage_evicted(s, 1, NULL), "y");
+	ck_assert_uint_eq(gs_storage_n_blocks(s, ON), 2);
+	ck_assert_int_eq(gs_storage_get_used(s, ON), 800);
+	/* The next call starts a list of its own. */
+	gs_storage_grow_execution(s, ON, 1);
+	ck_assert_uint_eq(gs_storage_n_evicted(s), 0);
+	g_clear_pointer(&s, gs_storage_free);
+	gs_execution_pool_free(exec[ON]);
+	gs_execution_pool_free(exec[OFF]);
+}
+END_TEST
+
 Suite *
 gs_test_suite_storage(void)
 {
@@ -232,6 +266,7 @@ gs_test_suite_storage(void)
 	tcase_add_loop_test(tc, test_script, 0, G_N_ELEMENTS(scripts));
 	tcase_add_loop_test(tc, test_region, 0, G_N_ELEMENTS(region_rows));
 	tcase_add_test(tc, test_no_storage_changes_nothing);
+	tcase_add_test(tc, test_evicted_blocks);
 	suite_add_tcase(s, tc);
 	return s;
 }

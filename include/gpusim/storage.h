@@ -105,6 +105,15 @@ GS_API gint64 gs_storage_release(GsStorage *s, GsMemoryMode mode, gint64 bytes);
 /** releaseAllStorageMemory for @mode: returns what it held. */
 GS_API gint64 gs_storage_release_all(GsStorage *s, GsMemoryMode mode);
 
+/**
+ * The blocks the last gs_storage_acquire() or gs_storage_grow_execution()
+ * evicted, oldest first: @index's id (owned by @s, valid until the next
+ * call), with the bytes it lost in @bytes (may be NULL): all of it, or
+ * part of it under GS_EVICT_BYTES.
+ */
+GS_API guint gs_storage_n_evicted(const GsStorage *s);
+GS_API const char *gs_storage_evicted(const GsStorage *s, guint index, gint64 *bytes);
+
 GS_API gint64 gs_storage_get_used(const GsStorage *s, GsMemoryMode mode);
 GS_API gint64 gs_storage_get_size(const GsStorage *s, GsMemoryMode mode);
 /** Blocks of @mode now (their sizes add up to the usage). */

@@ -201,6 +201,12 @@ log_storage_outcome(const Call *call, const GsStorageOutcome *out, const char *b
 		log_storage(call, "borrow", out->borrowed, out->borrowed, block);
 	if (out->eviction.asked > 0)
 		log_storage(call, "evict", out->eviction.asked, out->eviction.freed, NULL);
+	for (guint i = 0; i < gs_storage_n_evicted(call->x->storage); i++) {
+		gint64 bytes;
+		const char *name = gs_storage_evicted(call->x->storage, i, &bytes);
+
+		log_storage(call, "drop", bytes, bytes, name);
+	}
 	if (out->reclaimed > 0)
 		log_storage(call, "reclaim", out->reclaimed, out->reclaimed, NULL);
 }

@@ -152,7 +152,8 @@ typedef enum {
 			     "clean_up", or a refused page's gs_page_result_name()) .buf
 			     (consumer) .mode .asked .bytes (granted or released) .page */
 	GS_LOG_STORAGE,   /* Spark's storage memory: .task .thread .what ("store", "refuse",
-			     "too_large", "borrow", "evict", "reclaim", "release") .buf (block)
+			     "too_large", "borrow", "evict" (one call of the memory store),
+			     "drop" (a block it evicted), "reclaim", "release") .buf (block)
 			     .mode .asked .bytes (stored, moved, freed or released) */
 	GS_LOG_MARK,      /* an imported log's moment: .thread (NULL: none) .what (its name) */
 } GsLogKind;

@@ -25,7 +25,8 @@ typedef struct {
 
 struct GsStorage {
 	Mode modes[GS_N_MEMORY_MODES];
-	GArray *blocks; /* Block, oldest first */
+	GArray *blocks;  /* Block, oldest first */
+	GArray *evicted; /* Block: what the last call evicted, with the bytes taken */
 	GsEvictMode evict;
 };
 
@@ -50,6 +51,8 @@ gs_storage_new(const gint64 max_memory[GS_N_MEMORY_MODES], double fraction, GsEv
 	s->evict = evict;
 	s->blocks = g_array_new(FALSE, FALSE, sizeof(Block));
 	g_array_set_clear_func(s->blocks, block_clear);
+	s->evicted = g_array_new(FALSE, FALSE, sizeof(Block));
+	g_array_set_clear_func(s->evicted, block_clear);
 	for (guint m = 0; m < GS_N_MEMORY_MODES; m++) {
 		Mode *mode = &s->modes[m];
 
@@ -70,14 +73,27 @@ gs_storage_free(GsStorage *s)
 	if (s == NULL)
 		return;
 	g_array_unref(s->blocks);
+	g_array_unref(s->evicted);
 	g_free(s);
 }
 
 /* ---- the memory store ---- */
 
-/* Takes @bytes off the oldest blocks of @mode; blocks left empty go. */
+/* Notes that @take bytes of block @b were evicted. */
 static void
-trim_blocks(GsStorage *s, GsMemoryMode mode, gint64 bytes)
+note_evicted(GsStorage *s, const Block *b, gint64 take)
+{
+	Block gone = {.name = g_strdup(b->name), .mode = b->mode, .size = take};
+
+	g_array_append_val(s->evicted, gone);
+}
+
+/*
+ * Takes @bytes off the oldest blocks of @mode; blocks left empty go.
+ * @evicting notes what each block lost.
+ */
+static void
+trim_blocks(GsStorage *s, GsMemoryMode mode, gint64 bytes, gboolean evicting)
 {
 	for (guint i = 0; i < s->blocks->len && bytes > 0;) {
 		Block *b = &g_array_index(s->blocks, Block, i);
@@ -88,6 +104,8 @@ trim_blocks(GsStorage *s, GsMemoryMode mode, gint64 bytes)
 			continue;
 		}
 		take = MIN(b->size, bytes);
+		if (evicting)
+			note_evicted(s, b, take);
 		b->size -= take;
 		bytes -= take;
 		if (b->size == 0)
@@ -115,6 +133,12 @@ evict_blocks(GsStorage *s, GsMemoryMode mode, gint64 space)
 	if (freed < space)
 		return 0;
 	/* Dropping a block releases its storage memory, as BlockManager does. */
+	for (guint i = 0; i < last; i++) {
+		const Block *b = &g_array_index(s->blocks, Block, i);
+
+		if (b->mode == mode)
+			note_evicted(s, b, b->size);
+	}
 	for (guint i = last; i-- > 0;) {
 		if (g_array_index(s->blocks, Block, i).mode == mode)
 			g_array_remove_index(s->blocks, i);
@@ -133,7 +157,7 @@ evict(GsStorage *s, GsMemoryMode mode, gint64 space)
 		ev.freed = evict_blocks(s, mode, space);
 	} else if (space <= s->modes[mode].used) {
 		/* The suites' mock: exactly what was asked, if storage holds it. */
-		trim_blocks(s, mode, space);
+		trim_blocks(s, mode, space, TRUE);
 		s->modes[mode].used -= space;
 		ev.freed = space;
 	}
@@ -165,6 +189,7 @@ gs_storage_acquire(GsStorage *s, GsMemoryMode mode, const char *block, gint64 by
 	Block fresh;
 
 	g_return_val_if_fail(s != NULL && mode < GS_N_MEMORY_MODES && bytes >= 0, out);
+	g_array_set_size(s->evicted, 0);
 	m = &s->modes[mode];
 	/* Fail fast: execution's memory is never evicted for storage. */
 	if (bytes > m->max_memory - gs_execution_pool_get_used(m->exec)) {
@@ -210,6 +235,7 @@ gs_storage_grow_execution(GsStorage *s, GsMemoryMode mode, gint64 num_bytes)
 	gint64 extra, reclaimable;
 
 	g_return_val_if_fail(s != NULL && mode < GS_N_MEMORY_MODES, out);
+	g_array_set_size(s->evicted, 0);
 	m = &s->modes[mode];
 	extra = num_bytes - gs_execution_pool_get_free(m->exec);
 	reclaimable = MAX(storage_free(m), m->size - m->region);
@@ -232,7 +258,7 @@ gs_storage_release(GsStorage *s, GsMemoryMode mode, gint64 bytes)
 	g_return_val_if_fail(s != NULL && mode < GS_N_MEMORY_MODES, 0);
 	m = &s->modes[mode];
 	released = CLAMP(bytes, 0, m->used);
-	trim_blocks(s, mode, released);
+	trim_blocks(s, mode, released, FALSE);
 	m->used -= released;
 	return released;
 }
@@ -267,4 +293,23 @@ gs_storage_n_blocks(const GsStorage *s, GsMemoryMode mode)
 	for (guint i = 0; i < s->blocks->len; i++)
 		n += g_array_index(s->blocks, Block, i).mode == mode;
 	return n;
+}
+
+guint
+gs_storage_n_evicted(const GsStorage *s)
+{
+	g_return_val_if_fail(s != NULL, 0);
+	return s->evicted->len;
+}
+
+const char *
+gs_storage_evicted(const GsStorage *s, guint index, gint64 *bytes)
+{
+	const Block *b;
+
+	g_return_val_if_fail(s != NULL && index < s->evicted->len, NULL);
+	b = &g_array_index(s->evicted, Block, index);
+	if (bytes != NULL)
+		*bytes = b->size;
+	return b->name;
 }
