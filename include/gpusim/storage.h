@@ -85,8 +85,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsStorage, gs_storage_free)
 GS_API gint64 gs_storage_region(gint64 max_memory, double fraction);
 
 /**
- * acquireStorageMemory of @bytes (>= 0) for block @block (copied) in
- * @mode. On a grant the block is stored, newest last.
+ * acquireStorageMemory of @bytes (>= 0) for block @block in @mode. On a
+ * grant the block is stored, newest last. @block is not copied: it must
+ * stay valid as long as @s (the evictions hand it back).
  */
 GS_API GsStorageOutcome gs_storage_acquire(GsStorage *s, GsMemoryMode mode, const char *block,
 					   gint64 bytes);
@@ -107,8 +108,8 @@ GS_API gint64 gs_storage_release_all(GsStorage *s, GsMemoryMode mode);
 
 /**
  * The blocks the last gs_storage_acquire() or gs_storage_grow_execution()
- * evicted, oldest first: @index's id (owned by @s, valid until the next
- * call), with the bytes it lost in @bytes (may be NULL): all of it, or
+ * evicted, oldest first: @index's id (the string gs_storage_acquire() was
+ * given), with the bytes it lost in @bytes (may be NULL): all of it, or
  * part of it under GS_EVICT_BYTES.
  */
 GS_API guint gs_storage_n_evicted(const GsStorage *s);

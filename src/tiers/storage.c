@@ -10,7 +10,7 @@
 #include <gpusim/storage.h>
 
 typedef struct {
-	char *name;
+	const char *name; /* the caller's, not copied */
 	GsMemoryMode mode;
 	gint64 size;
 } Block;
@@ -30,12 +30,6 @@ struct GsStorage {
 	GsEvictMode evict;
 };
 
-static void
-block_clear(gpointer data)
-{
-	g_free(((Block *) data)->name);
-}
-
 gint64
 gs_storage_region(gint64 max_memory, double fraction)
 {
@@ -50,9 +44,7 @@ gs_storage_new(const gint64 max_memory[GS_N_MEMORY_MODES], double fraction, GsEv
 
 	s->evict = evict;
 	s->blocks = g_array_new(FALSE, FALSE, sizeof(Block));
-	g_array_set_clear_func(s->blocks, block_clear);
 	s->evicted = g_array_new(FALSE, FALSE, sizeof(Block));
-	g_array_set_clear_func(s->evicted, block_clear);
 	for (guint m = 0; m < GS_N_MEMORY_MODES; m++) {
 		Mode *mode = &s->modes[m];
 
@@ -83,7 +75,7 @@ gs_storage_free(GsStorage *s)
 static void
 note_evicted(GsStorage *s, const Block *b, gint64 take)
 {
-	Block gone = {.name = g_strdup(b->name), .mode = b->mode, .size = take};
+	Block gone = {.name = b->name, .mode = b->mode, .size = take};
 
 	g_array_append_val(s->evicted, gone);
 }
@@ -206,11 +198,9 @@ gs_storage_acquire(GsStorage *s, GsMemoryMode mode, const char *block, gint64 by
 	if (!out.granted)
 		return out;
 	m->used += bytes;
-	fresh = (Block){.name = g_strdup(block != NULL ? block : ""), .mode = mode, .size = bytes};
+	fresh = (Block){.name = block != NULL ? block : "", .mode = mode, .size = bytes};
 	if (bytes > 0)
 		g_array_append_val(s->blocks, fresh);
-	else
-		g_free(fresh.name);
 	return out;
 }
 
