@@ -27,7 +27,9 @@
  *     (possibly more than asked), else nothing goes. GS_EVICT_BYTES is the
  *     memory store that Spark's memory manager suites mock: it frees exactly
  *     what is asked when storage of the mode holds that much, else nothing;
- *     the bytes come off the oldest blocks.
+ *     the bytes come off the oldest blocks. Every block may be evicted:
+ *     Spark spares blocks being read and those of the RDD being cached, and
+ *     a scenario's blocks are neither.
  *  5. Releases (releaseStorageMemory): clamped to what the mode holds, as
  *     Spark sets usage to 0 with a warning; the bytes come off the oldest
  *     blocks so that the blocks always add up to the usage.
