@@ -414,14 +414,20 @@ series_value(const GsLogEntry *e, const char *series, gint64 *value)
 	return TRUE;
 }
 
+/* "[1, 2]", or "[true, false]" for answers (@answers). */
 static char *
-values_text(const GArray *values)
+values_text(const GArray *values, gboolean answers)
 {
 	GString *text = g_string_new("[");
 
-	for (guint i = 0; i < values->len; i++)
-		g_string_append_printf(text, "%s%" G_GINT64_FORMAT, i > 0 ? ", " : "",
-				       g_array_index(values, gint64, i));
+	for (guint i = 0; i < values->len; i++) {
+		gint64 v = g_array_index(values, gint64, i);
+
+		if (answers)
+			g_string_append_printf(text, "%s%s", i > 0 ? ", " : "", v ? "true" : "false");
+		else
+			g_string_append_printf(text, "%s%" G_GINT64_FORMAT, i > 0 ? ", " : "", v);
+	}
 	g_string_append_c(text, ']');
 	return g_string_free(text, FALSE);
 }
@@ -435,7 +441,8 @@ check_series(GsExpectReport *report, const GsExpectThread *e, const char *series
 	     const GArray *want, const GsEventLog *log)
 {
 	g_autoptr(GArray) seen = g_array_new(FALSE, FALSE, sizeof(gint64));
-	g_autofree char *want_text = values_text(want);
+	gboolean answers = strcmp(series, "stored") == 0;
+	g_autofree char *want_text = values_text(want, answers);
 	g_autofree char *seen_text = NULL;
 	const GArray *entries;
 	gint64 value;
@@ -453,7 +460,7 @@ check_series(GsExpectReport *report, const GsExpectThread *e, const char *series
 		    series_value(x, series, &value))
 			g_array_append_val(seen, value);
 	}
-	seen_text = values_text(seen);
+	seen_text = values_text(seen, answers);
 	if (strcmp(want_text, seen_text) != 0)
 		fail(report, "threads.%s.%s: expected %s, observed %s", e->thread, series,
 		     want_text, seen_text);
