@@ -67,6 +67,13 @@ typedef struct {
 	GRand *across;
 	/* Values, checkpoints and restores (a Retryable's state) likewise. */
 	GRand *values;
+	/*
+	 * Storage memory draws from a stream of its own too: a scenario with
+	 * storage is one whose execution section the seed wrote with share
+	 * none, and whose other lines stay as they were.
+	 */
+	GRand *storage_rand;
+	gboolean storage;  /* memory.execution is share fair with storage: storage ops only */
 	GPtrArray *given;  /* char*: "THREAD BUF" of buffers another thread may free */
 	GString *out;
 	gint64 gpu_capacity;
@@ -256,11 +263,26 @@ write_host(Gen *g)
 static void
 write_execution(Gen *g)
 {
+	gint64 on_heap, off_heap;
+	const char *page_size;
+	g_autofree char *share = NULL;
+
 	if (chance(g, 0.7))
 		return;
+	on_heap = between(g, 0, 4096);
+	off_heap = between(g, 0, 1024);
+	page_size = chance(g, 0.5) ? ", page_size: 4KiB" : "";
+	/*
+	 * Storage memory never waits, but a fair share of execution memory
+	 * may: with storage, a scenario's threads make storage calls only.
+	 */
+	g->storage = g_rand_double(g->storage_rand) < 0.3;
+	share = g->storage ? g_strdup_printf("fair, storage_fraction: %.2f, evict: %s",
+					     g_rand_double(g->storage_rand),
+					     g_rand_boolean(g->storage_rand) ? "blocks" : "bytes")
+			   : g_strdup("none");
 	line(g, 2, "execution: {on_heap: %" G_GINT64_FORMAT "KiB, off_heap: %" G_GINT64_FORMAT
-		   "KiB, share: none%s}",
-	     between(g, 0, 4096), between(g, 0, 1024), chance(g, 0.5) ? ", page_size: 4KiB" : "");
+		   "KiB, share: %s%s}", on_heap, off_heap, share, page_size);
 }
 
 static void
@@ -561,6 +583,29 @@ write_release(Gen *g, Thread *t, guint indent)
 		forget(t->held, res);
 }
 
+/* A call of the memory manager's storage: a block cached, some bytes or all released. */
+static void
+write_storage_op(Gen *g, guint indent)
+{
+	GRand *r = g->storage_rand;
+	const char *mode = g_rand_boolean(r) ? "on_heap" : "off_heap";
+	g_autofree char *size = size_text(g, g_rand_int_range(r, 1, 2049) * KIB);
+
+	switch (g_rand_int_range(r, 0, 4)) {
+	case 0:
+	case 1:
+		line(g, indent, "- acquire_storage: {block: b%d, bytes: %s, mode: %s}",
+		     g_rand_int_range(r, 0, 4), size, mode);
+		break;
+	case 2:
+		line(g, indent, "- release_storage: {bytes: %s, mode: %s}", size, mode);
+		break;
+	default:
+		line(g, indent, "- release_all_storage");
+		break;
+	}
+}
+
 /* A call of the task's memory manager; the thread's consumers only if it declared them. */
 static void
 write_execution_op(Gen *g, Thread *t, guint indent)
@@ -825,7 +870,9 @@ write_op(Gen *g, Thread *t, guint indent, guint depth)
 			line(g, indent, "- task_done");
 		break;
 	case OP_EXECUTION:
-		if (!t->pool)
+		if (!t->pool && g->storage)
+			write_storage_op(g, indent);
+		else if (!t->pool)
 			write_execution_op(g, t, indent);
 		break;
 	case OP_STREAM:
@@ -1042,6 +1089,7 @@ scenario_new(guint64 seed)
 		.rand = g_rand_new_with_seed((guint32) seed),
 		.across = g_rand_new_with_seed((guint32) seed ^ 0x5eedu),
 		.values = g_rand_new_with_seed((guint32) seed ^ 0x7a1eu),
+		.storage_rand = g_rand_new_with_seed((guint32) seed ^ 0x570eu),
 		.given = g_ptr_array_new_with_free_func(g_free),
 		.out = g_string_new(NULL),
 		.task_ids = g_ptr_array_new_with_free_func(g_free),
@@ -1065,6 +1113,7 @@ scenario_new(guint64 seed)
 	g_rand_free(g.rand);
 	g_rand_free(g.across);
 	g_rand_free(g.values);
+	g_rand_free(g.storage_rand);
 	g_ptr_array_unref(g.given);
 	g_ptr_array_unref(g.task_ids);
 	return g_string_free(g.out, FALSE);

@@ -462,6 +462,58 @@ static const BadRow bad_rows[] = {
 	 "s.yaml:10:29: an expect.at check of a task's counts takes no tier"},
 	{EXPECT "  threads: {A.0: {pages: [8192]}}\n", NULL, NULL, NULL,
 	 "s.yaml:10:27: pages must be a whole number from 0 to 8191, not \"8192\""},
+	/* Spark's storage memory */
+	{TASK OP "acquire_storage: 5\n", NULL, NULL, NULL,
+	 "s.yaml:8:30: acquire_storage must be a map, not \"5\""},
+	{TASK OP "acquire_storage: {bytes: 5}\n", NULL, NULL, NULL,
+	 "s.yaml:8:30: missing required key \"block\" in acquire_storage"},
+	{TASK OP "acquire_storage: {block: [b], bytes: 5}\n", NULL, NULL, NULL,
+	 "s.yaml:8:38: acquire_storage.block must be a single value, not a sequence"},
+	{TASK OP "acquire_storage: {block: b, bytes: 5, mode: heap}\n", NULL, NULL, NULL,
+	 "s.yaml:8:57: acquire_storage.mode must be on_heap or off_heap, not \"heap\""},
+	{TASK OP "release_storage: {mode: off_heap}\n", NULL, NULL, NULL,
+	 "s.yaml:8:30: missing required key \"bytes\" in release_storage"},
+	{TASK OP "release_storage: -1\n", NULL, NULL, NULL,
+	 "s.yaml:8:30: negative size \"-1\""},
+	{TASK OP "release_all_storage: 1\n", NULL, NULL, NULL,
+	 "s.yaml:8:34: release_all_storage takes no value"},
+	{HEAD "pool_threads:\n  - name: P\n    ops: [release_all_storage]\n", NULL, NULL, NULL,
+	 "s.yaml:6:11: release_all_storage is for a task's threads: a pool thread has no task "
+	 "memory manager"},
+	{"gpusim: 1\nname: t\nmemory: {gpu: {capacity: 10MiB}, execution: {share: none}}\n"
+	 "tasks:\n  - id: A\n    threads:\n      - ops:\n" OP "release_storage: 1\n", NULL, NULL,
+	 NULL, "s.yaml:8:13: release_storage needs memory.execution.share fair: storage memory is "
+	 "the unified memory manager's"},
+	{"gpusim: 1\nname: t\nmemory: {gpu: {capacity: 1}, execution: {share: none, evict: bytes}}\n",
+	 NULL, NULL, NULL,
+	 "s.yaml:3:62: memory.execution with share none has no storage memory: storage_fraction "
+	 "and evict need share fair (the unified memory manager)"},
+	{"gpusim: 1\nname: t\nmemory: {gpu: {capacity: 1}, execution: {storage_fraction: 1.5}}\n",
+	 NULL, NULL, NULL, "s.yaml:3:60: memory.execution.storage_fraction must be a fraction in [0, 1], not 1.5"},
+	{"gpusim: 1\nname: t\nmemory: {gpu: {capacity: 1}, execution: {evict: lru}}\n",
+	 NULL, NULL, NULL,
+	 "s.yaml:3:49: memory.execution.evict must be blocks or bytes, not \"lru\""},
+	{EXPECT "  threads: {A.0: {stored: [yes]}}\n", NULL, NULL, NULL,
+	 "s.yaml:10:28: stored must be true or false, not \"yes\""},
+	{EXPECT "  at: [{time: 1ms, pool: disk, used: 0}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:26: expect.at.pool must be execution or storage, not \"disk\""},
+	{EXPECT "  at: [{time: 1ms, pool: storage}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:8: an expect.at check of a pool reads used or free"},
+	{EXPECT "  at: [{time: 1ms, pool: storage, used: 0, free: 0}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:8: an expect.at check of a pool reads used or free"},
+	{EXPECT "  at: [{time: 1ms, pool: storage, task: A, used: 0}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:35: an expect.at check of a pool takes no task"},
+	{EXPECT "  at: [{time: 1ms, since: 0, pool: execution, evicted: 0}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:36: evictions are storage's: pool storage"},
+	{EXPECT "  at: [{time: 1ms, since: 2ms, pool: storage, evicted: 0}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:27: expect.at since must not be after its time"},
+	{EXPECT "  at: [{time: 1ms, since: 0, pool: storage, used: 0, evicted: 0}]\n", NULL, NULL,
+	 NULL, "s.yaml:10:8: an expect.at check of evictions reads evict_asked or evicted, "
+	 "not used or free"},
+	{EXPECT "  at: [{time: 1ms, tier: gpu, free: 0}]\n", NULL, NULL, NULL,
+	 "s.yaml:10:31: free is for a check of a pool"},
+	{EXPECT "  at: [{time: 1ms, thread: A.0, state: UNKNOWN, pool: storage}]\n", NULL, NULL,
+	 NULL, "s.yaml:10:49: an expect.at check names a thread or a pool, not both"},
 	/* expectations */
 	{EXPECT "  threads: {B.0: {final_state: UNKNOWN}}\n", NULL, NULL, NULL,
 	 "s.yaml:10:13: unknown thread \"B.0\" in expect.threads"},
@@ -999,6 +1051,63 @@ START_TEST(test_full_pool)
 }
 END_TEST
 
+/* The unified memory manager's keys, its storage ops and the checks that read them. */
+static const char storage_yaml[] =
+	"gpusim: 1\nname: t\n"
+	"memory: {gpu: {capacity: 1MiB}, execution: {on_heap: 1000, off_heap: 10,"
+	" storage_fraction: 0.25, evict: bytes}}\n"
+	"tasks:\n  - id: A\n    threads:\n      - ops:\n"
+	"          - acquire_storage: {block: rdd_1_0, bytes: 10, mode: off_heap}\n"
+	"          - release_storage: 4\n"
+	"          - release_storage: {bytes: 2, mode: off_heap}\n"
+	"          - release_all_storage\n"
+	"expect:\n  threads: {A.0: {stored: [true, false]}}\n"
+	"  at:\n"
+	"    - {time: 1ms, pool: storage, mode: off_heap, free: 5}\n"
+	"    - {time: 2ms, pool: execution, used: <= 3}\n"
+	"    - {time: 3ms, since: 1ms, pool: storage, evict_asked: 7, evicted: \"> 0\"}\n";
+
+START_TEST(test_storage)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = gs_loader_load_text("s.yaml", storage_yaml,
+						      sizeof storage_yaml - 1, NULL, NULL, &error);
+	const GsThreadSpec *t;
+	const GsExpectThread *et;
+	const GsExpectAt *at;
+
+	ck_assert_msg(w != NULL, "%s", error != NULL ? error->message : "");
+	ck_assert(w->execution.storage_fraction == 0.25);
+	ck_assert_int_eq(w->execution.evict, GS_EVICT_BYTES);
+	t = task_thread(w, 0, 0);
+	ck_assert_int_eq(op_at(t->ops, 0)->kind, GS_OP_ACQUIRE_STORAGE);
+	ck_assert_str_eq(op_at(t->ops, 0)->execution.block, "rdd_1_0");
+	ck_assert_int_eq(op_at(t->ops, 0)->execution.bytes, 10);
+	ck_assert_int_eq(op_at(t->ops, 0)->execution.mode, GS_MODE_OFF_HEAP);
+	ck_assert_int_eq(op_at(t->ops, 1)->kind, GS_OP_RELEASE_STORAGE);
+	ck_assert_int_eq(op_at(t->ops, 1)->execution.mode, GS_MODE_ON_HEAP);
+	ck_assert_int_eq(op_at(t->ops, 2)->execution.bytes, 2);
+	ck_assert_int_eq(op_at(t->ops, 2)->execution.mode, GS_MODE_OFF_HEAP);
+	ck_assert_int_eq(op_at(t->ops, 3)->kind, GS_OP_RELEASE_ALL_STORAGE);
+	et = w->expect.threads->pdata[0];
+	ck_assert_uint_eq(et->stored->len, 2);
+	ck_assert_int_eq(g_array_index(et->stored, gint64, 0), 1);
+	ck_assert_int_eq(g_array_index(et->stored, gint64, 1), 0);
+	at = w->expect.at->pdata[0];
+	ck_assert(at->has_pool && at->pool_storage && at->pool_free && !at->all_modes);
+	ck_assert_int_eq(at->mode, GS_MODE_OFF_HEAP);
+	ck_assert_int_eq(at->bytes.value, 5);
+	at = w->expect.at->pdata[1];
+	ck_assert(at->has_pool && !at->pool_storage && !at->pool_free && at->all_modes);
+	ck_assert_int_eq(at->bytes.op, GS_CMP_LE);
+	at = w->expect.at->pdata[2];
+	ck_assert(at->has_evict_asked && at->has_evicted);
+	ck_assert_int_eq(at->since, MS);
+	ck_assert_int_eq(at->evict_asked.value, 7);
+	ck_assert_int_eq(at->evicted.op, GS_CMP_GT);
+}
+END_TEST
+
 static const GsExpectValue *
 expect_value(const GsWorkload *w, const char *key)
 {
@@ -1475,6 +1584,7 @@ gs_test_suite_loader(void)
 	tcase_add_test(tc, test_full_helper_ops);
 	tcase_add_test(tc, test_full_pool);
 	tcase_add_test(tc, test_full_expect);
+	tcase_add_test(tc, test_storage);
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_long_name_list);
 	tcase_add_test(tc, test_generate);

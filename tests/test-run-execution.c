@@ -6,7 +6,9 @@
  * woken thread throws. Rows cover partial and zero grants, the wait below
  * 1/2N and its end, the spill order (smallest that covers, else largest,
  * the requester last, never across modes), pages (lowest free number, too
- * large, short grants), clean-up and a task's end.
+ * large, short grants), clean-up and a task's end; and the unified
+ * manager's storage: borrowing, eviction and reclaiming, the refusal of a
+ * block too large, releases, and that a storage release wakes nobody.
  */
 #include "config.h"
 
@@ -58,8 +60,12 @@ fake_wake(gpointer data, gpointer thread)
 static void
 fake_log(gpointer data, GsLogEntry *e)
 {
-	ck_assert_int_eq(e->kind, GS_LOG_EXECUTION);
-	if (strcmp(e->what, "page") == 0)
+	ck_assert(e->kind == GS_LOG_EXECUTION || e->kind == GS_LOG_STORAGE);
+	if (e->kind == GS_LOG_STORAGE)
+		note(data, "%s storage %s %s %" G_GINT64_FORMAT "/%" G_GINT64_FORMAT "%s", e->thread,
+		     e->what, e->buf != NULL ? e->buf : "-", e->bytes, e->asked,
+		     e->mode == GS_MODE_OFF_HEAP ? " off" : "");
+	else if (strcmp(e->what, "page") == 0)
 		note(data, "%s page %s #%u %" G_GINT64_FORMAT, e->thread, e->buf, e->page, e->bytes);
 	else
 		note(data, "%s %s %s %" G_GINT64_FORMAT "/%" G_GINT64_FORMAT,
@@ -81,14 +87,15 @@ static const struct {
 } consumers[] = {{"a", GS_MODE_ON_HEAP}, {"b", GS_MODE_ON_HEAP}, {"o", GS_MODE_OFF_HEAP}};
 
 static Fake *
-fake_new(GsExecutionShare share, gint64 on_heap, gint64 off_heap)
+fake_new(GsExecutionShare share, gint64 on_heap, gint64 off_heap, double fraction, int evict)
 {
 	Fake *f = g_new0(Fake, 1);
 
 	f->w = gs_workload_new();
 	f->w->gpu.capacity = 1 << 20;
 	f->w->execution = (GsExecutionMemory){.pool = {on_heap, off_heap}, .share = share,
-					      .page_size = 100};
+					      .page_size = 100, .storage_fraction = fraction,
+					      .evict = evict};
 	f->mem = gs_memory_new(f->w);
 	f->spec = gs_thread_spec_new("T");
 	for (guint i = 0; i < G_N_ELEMENTS(consumers); i++) {
@@ -141,6 +148,9 @@ typedef struct {
 #define FREE_PAGE(t, p) {t, GS_OP_FREE_PAGE, -1, 0, p}
 #define CLEAN(t) {t, GS_OP_CLEAN_UP, -1, 0, 0}
 #define T1_ENDS {2, GS_OP_TASK_DONE, -1, 0, 0}
+#define STORE(t, n) {t, GS_OP_ACQUIRE_STORAGE, -1, n, 0}
+#define UNSTORE(t, n) {t, GS_OP_RELEASE_STORAGE, -1, n, 0}
+#define UNSTORE_ALL(t) {t, GS_OP_RELEASE_ALL_STORAGE, -1, 0, 0}
 
 typedef struct {
 	const char *name;
@@ -148,6 +158,8 @@ typedef struct {
 	gint64 on_heap, off_heap;
 	Step steps[8];
 	const char *trace;
+	double storage_fraction; /* with share fair: the unified manager's storage */
+	int evict;
 } Row;
 
 static const Row rows[] = {
@@ -193,6 +205,26 @@ static const Row rows[] = {
 	{"clean_up frees pages and consumers and returns the leak", GS_SHARE_NONE, 1000, 0,
 	 {PAGE(0, 0, 300, 0), ACQ(0, 1, 50), CLEAN(0), ACQ(0, 0, 1000), END},
 	 "T1 page a #0 300, T1 acquire b 50/50, T1 clean_up - 350/0, T1 acquire a 1000/1000"},
+	/* the unified memory manager's storage */
+	{"storage borrows free execution memory; execution evicts what is beyond the region",
+	 GS_SHARE_FAIR, 1000, 0, {STORE(0, 700), ACQ(0, -1, 500), END},
+	 "T1 storage borrow b 200/200, T1 storage store b 700/700, "
+	 "T1 storage evict - 200/200, T1 storage drop b 200/200, T1 storage reclaim - 200/200, "
+	 "T1 acquire - 500/500",
+	 0.5, GS_EVICT_BYTES},
+	{"a storage release wakes no waiting task; the next pass takes the freed storage",
+	 GS_SHARE_FAIR, 1000, 0,
+	 {STORE(0, 500), ACQ(0, -1, 500), ACQ(1, -1, 250), UNSTORE(0, 500), REL(0, -1, 1), END},
+	 "T1 storage store b 500/500, T1 acquire - 500/500, T2 wait - 0/250, "
+	 "T1 storage release - 500/500, T1 release - 1/1, T2 storage reclaim - 249/249, "
+	 "T2 acquire - 250/250, wake T2",
+	 0.5, GS_EVICT_BLOCKS},
+	{"a block above what execution leaves is refused at once; all storage goes",
+	 GS_SHARE_FAIR, 1000, 0, {ACQ(0, -1, 800), STORE(1, 300), STORE(1, 200), UNSTORE_ALL(1), END},
+	 "T1 storage reclaim - 300/300, T1 acquire - 800/800, T2 storage too_large b 0/300, "
+	 "T2 storage store b 200/200, T2 storage release - 200/200, "
+	 "T2 storage release - 0/0 off",
+	 0.5, GS_EVICT_BLOCKS},
 };
 
 static void
@@ -209,6 +241,7 @@ run_step(Fake *f, const Step *s, GsOp *op)
 	op->execution.mode = s->consumer >= 0 ? consumers[s->consumer].mode : GS_MODE_ON_HEAP;
 	op->execution.bytes = s->bytes;
 	op->execution.page = s->page;
+	op->execution.block = s->kind == GS_OP_ACQUIRE_STORAGE ? (char *) "b" : NULL;
 	gs_run_tier_op(&f->tier_ops, &f->threads[s->thread], s->thread + 1, op, &thrown);
 	if (thrown != GS_EXC_NONE)
 		note(f, "throw %s", gs_exception_name(thrown));
@@ -217,7 +250,8 @@ run_step(Fake *f, const Step *s, GsOp *op)
 START_TEST(test_execution_memory)
 {
 	const Row *row = &rows[_i];
-	Fake *f = fake_new(row->share, row->on_heap, row->off_heap);
+	Fake *f = fake_new(row->share, row->on_heap, row->off_heap, row->storage_fraction,
+			   row->evict);
 	GsOp ops[G_N_ELEMENTS(row->steps)];
 
 	for (guint i = 0; row->steps[i].kind != GS_N_OP_KINDS; i++)

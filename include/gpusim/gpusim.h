@@ -16,6 +16,7 @@
 #include <gpusim/interp.h>
 #include <gpusim/space.h>
 #include <gpusim/pages.h>
+#include <gpusim/storage.h>
 #include <gpusim/spill.h>
 #include <gpusim/gate.h>
 

@@ -97,6 +97,14 @@ typedef struct {
 	gint64 pool[GS_N_MEMORY_MODES]; /* on_heap, off_heap: bytes; default 0 */
 	GsExecutionShare share;         /* default fair */
 	gint64 page_size;               /* spark.buffer.pageSize; 0 (default): Spark's default */
+	/*
+	 * share fair is Spark's UnifiedMemoryManager: each mode's size is its
+	 * unified region, of which storage starts with storage_fraction
+	 * (spark.memory.storageFraction; default 0, so that execution starts
+	 * with all of it) and evicts blocks as evict says (storage.h).
+	 */
+	double storage_fraction;
+	int evict;                      /* GsEvictMode; default blocks */
 } GsExecutionMemory;
 
 typedef struct {
@@ -193,6 +201,9 @@ typedef struct {
 	X(ALLOCATE_PAGE, "allocate_page")               \
 	X(FREE_PAGE, "free_page")                       \
 	X(CLEAN_UP, "clean_up")                         \
+	X(ACQUIRE_STORAGE, "acquire_storage")           \
+	X(RELEASE_STORAGE, "release_storage")           \
+	X(RELEASE_ALL_STORAGE, "release_all_storage")   \
 	X(REPEAT, "repeat")                             \
 	X(TASK_DONE, "task_done")                       \
 	X(VALUE, "value")                               \
@@ -206,7 +217,10 @@ typedef enum {
 } GsOpKind;
 
 GS_API const char *gs_op_kind_name(GsOpKind kind);
-/** Whether @kind is one of Spark's task memory manager's ops (a task's threads only). */
+/**
+ * Whether @kind is one of Spark's task memory manager's ops or its memory
+ * manager's storage ops (a task's threads only).
+ */
 GS_API gboolean gs_op_kind_is_execution(GsOpKind kind);
 
 typedef enum {
@@ -348,8 +362,10 @@ struct GsOp {
 			GsMemoryMode mode;  /* the consumer's mode; without a consumer, the mode asked */
 			gint64 bytes;       /* acquired, released, or the page's size */
 			guint page;         /* allocate_page, free_page: the thread's page name */
+			char *block;        /* acquire_storage: the block's id (owned) */
 		} execution;                /* acquire_execution, release_execution,
-					       allocate_page, free_page */
+					       allocate_page, free_page, and the
+					       storage ops (mode, bytes, block) */
 	};
 };
 
@@ -449,6 +465,8 @@ typedef struct {
 	GArray *pages;     /* gint64: allocate_page's page numbers, exact sequence; NULL: not checked */
 	GArray *leaked;    /* gint64: clean_up's leaked bytes, exact sequence; NULL: not checked */
 	GArray *values;    /* GsExpectThreadValue: its values at its end; NULL: not checked */
+	GArray *stored;    /* gint64 1 or 0: acquire_storage's answers, exact sequence; NULL: not
+			      checked */
 	gboolean has_final_state;
 	GsThreadState final_state;
 	guint line, column;
@@ -509,6 +527,16 @@ typedef struct {
 	GsThreadState state;
 	char *reservation; /* with thread: that reservation of the thread's, or NULL */
 	GsReservationMeasure res_measure;
+	/*
+	 * A memory manager's pool (Spark's storageMemoryUsed and the like):
+	 * storage or execution, one mode or both together (all_modes), its used
+	 * or free bytes in bytes; with since, the evictions in (since, time]:
+	 * what evictBlocksToFreeSpace was asked to free and what it evicted.
+	 */
+	gboolean has_pool, pool_storage, pool_free, all_modes;
+	GsMemoryMode mode;
+	gboolean has_evict_asked, has_evicted;
+	GsCmp evict_asked, evicted;
 	gboolean has_tier; /* a tier's bytes: used, charged, available or max_memory */
 	GsTier tier;
 	GsTierMeasure measure;

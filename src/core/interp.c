@@ -1230,6 +1230,9 @@ run_op(GsInterp *it, const GsOp *op, GsEffect *out, GsTime now)
 	case GS_OP_ALLOCATE_PAGE:
 	case GS_OP_FREE_PAGE:
 	case GS_OP_CLEAN_UP:
+	case GS_OP_ACQUIRE_STORAGE:
+	case GS_OP_RELEASE_STORAGE:
+	case GS_OP_RELEASE_ALL_STORAGE:
 		*out = effect(GS_EFFECT_OP, op);
 		top(it)->pos++;
 		return TRUE;

@@ -26,7 +26,9 @@ gboolean
 gs_op_kind_is_execution(GsOpKind kind)
 {
 	return kind == GS_OP_ACQUIRE_EXECUTION || kind == GS_OP_RELEASE_EXECUTION ||
-	       kind == GS_OP_ALLOCATE_PAGE || kind == GS_OP_FREE_PAGE || kind == GS_OP_CLEAN_UP;
+	       kind == GS_OP_ALLOCATE_PAGE || kind == GS_OP_FREE_PAGE || kind == GS_OP_CLEAN_UP ||
+	       kind == GS_OP_ACQUIRE_STORAGE || kind == GS_OP_RELEASE_STORAGE ||
+	       kind == GS_OP_RELEASE_ALL_STORAGE;
 }
 
 #define KIB ((gint64) 1024)
@@ -117,6 +119,7 @@ free_expect_thread(gpointer data)
 	for (guint i = 0; t->values != NULL && i < t->values->len; i++)
 		g_free(g_array_index(t->values, GsExpectThreadValue, i).name);
 	g_clear_pointer(&t->values, g_array_unref);
+	g_clear_pointer(&t->stored, g_array_unref);
 	g_free(t);
 }
 
@@ -254,6 +257,9 @@ gs_op_clear(GsOp *op)
 	case GS_OP_CHECKPOINT:
 		gs_names_clear(&op->checkpoint);
 		break;
+	case GS_OP_ACQUIRE_STORAGE:
+		g_clear_pointer(&op->execution.block, g_free);
+		break;
 	case GS_OP_ALLOC:
 	case GS_OP_SYNC:
 	case GS_OP_SLEEP:
@@ -270,6 +276,8 @@ gs_op_clear(GsOp *op)
 	case GS_OP_ALLOCATE_PAGE:
 	case GS_OP_FREE_PAGE:
 	case GS_OP_CLEAN_UP:
+	case GS_OP_RELEASE_STORAGE:
+	case GS_OP_RELEASE_ALL_STORAGE:
 	case GS_OP_TASK_DONE:
 	case GS_OP_VALUE:
 	case GS_N_OP_KINDS:

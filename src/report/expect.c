@@ -383,10 +383,26 @@ check_never(GsExpectReport *report, const GsExpectThread *e, const GsThreadResul
 		fail(report, "threads.%s.never: %s", e->thread, seen->str);
 }
 
-/* An execution entry's value for a series: a grant, a page number or a leak. */
+/*
+ * An entry's value for a series: a grant, a page number or a leak of an
+ * execution entry; a storage answer, 1 or 0.
+ */
 static gboolean
 series_value(const GsLogEntry *e, const char *series, gint64 *value)
 {
+	if (e->kind == GS_LOG_STORAGE) {
+		if (strcmp(series, "stored") != 0)
+			return FALSE;
+		if (strcmp(e->what, "store") == 0)
+			*value = 1;
+		else if (strcmp(e->what, "refuse") == 0 || strcmp(e->what, "too_large") == 0)
+			*value = 0;
+		else
+			return FALSE;
+		return TRUE;
+	}
+	if (e->kind != GS_LOG_EXECUTION)
+		return FALSE;
 	if (strcmp(series, "acquired") == 0 && strcmp(e->what, "acquire") == 0)
 		*value = e->bytes;
 	else if (strcmp(series, "pages") == 0 && strcmp(e->what, "page") == 0)
@@ -398,14 +414,20 @@ series_value(const GsLogEntry *e, const char *series, gint64 *value)
 	return TRUE;
 }
 
+/* "[1, 2]", or "[true, false]" for answers (@answers). */
 static char *
-values_text(const GArray *values)
+values_text(const GArray *values, gboolean answers)
 {
 	GString *text = g_string_new("[");
 
-	for (guint i = 0; i < values->len; i++)
-		g_string_append_printf(text, "%s%" G_GINT64_FORMAT, i > 0 ? ", " : "",
-				       g_array_index(values, gint64, i));
+	for (guint i = 0; i < values->len; i++) {
+		gint64 v = g_array_index(values, gint64, i);
+
+		if (answers)
+			g_string_append_printf(text, "%s%s", i > 0 ? ", " : "", v ? "true" : "false");
+		else
+			g_string_append_printf(text, "%s%" G_GINT64_FORMAT, i > 0 ? ", " : "", v);
+	}
 	g_string_append_c(text, ']');
 	return g_string_free(text, FALSE);
 }
@@ -419,7 +441,8 @@ check_series(GsExpectReport *report, const GsExpectThread *e, const char *series
 	     const GArray *want, const GsEventLog *log)
 {
 	g_autoptr(GArray) seen = g_array_new(FALSE, FALSE, sizeof(gint64));
-	g_autofree char *want_text = values_text(want);
+	gboolean answers = strcmp(series, "stored") == 0;
+	g_autofree char *want_text = values_text(want, answers);
 	g_autofree char *seen_text = NULL;
 	const GArray *entries;
 	gint64 value;
@@ -433,11 +456,11 @@ check_series(GsExpectReport *report, const GsExpectThread *e, const char *series
 	for (guint i = 0; i < entries->len; i++) {
 		const GsLogEntry *x = &g_array_index(entries, GsLogEntry, i);
 
-		if (x->kind == GS_LOG_EXECUTION && x->thread != NULL &&
-		    strcmp(x->thread, e->thread) == 0 && series_value(x, series, &value))
+		if (x->thread != NULL && strcmp(x->thread, e->thread) == 0 &&
+		    series_value(x, series, &value))
 			g_array_append_val(seen, value);
 	}
-	seen_text = values_text(seen);
+	seen_text = values_text(seen, answers);
 	if (strcmp(want_text, seen_text) != 0)
 		fail(report, "threads.%s.%s: expected %s, observed %s", e->thread, series,
 		     want_text, seen_text);
@@ -498,6 +521,8 @@ check_thread(GsExpectReport *report, const GsExpectThread *e, const GsResult *r,
 		check_series(report, e, "leaked", e->leaked, log);
 	if (e->values != NULL)
 		check_values(report, e, log);
+	if (e->stored != NULL)
+		check_series(report, e, "stored", e->stored, log);
 	if (e->has_final_state) {
 		report->checked++;
 		if (t->final_state != e->final_state)
@@ -664,6 +689,142 @@ check_at_execution(GsExpectReport *report, const char *key, const GsExpectAt *a,
 	check_number(report, what, a->bytes,
 		     execution_at(gs_event_log_entries(log), a->task, a->consumer, a->time),
 		     UNIT_BYTES);
+}
+
+/* ---- the memory manager's pools ---- */
+
+/* The pools of one mode, replayed from the log. */
+typedef struct {
+	gint64 storage_used, storage_size, execution_used;
+	gint64 evict_asked, evicted; /* in the window */
+} Pools;
+
+/* What storage entry @e does to @p. */
+static void
+storage_change(const GsLogEntry *e, Pools *p)
+{
+	if (strcmp(e->what, "store") == 0)
+		p->storage_used += e->bytes;
+	else if (strcmp(e->what, "release") == 0 || strcmp(e->what, "evict") == 0)
+		p->storage_used -= e->bytes;
+	else if (strcmp(e->what, "borrow") == 0)
+		p->storage_size += e->bytes;
+	else if (strcmp(e->what, "reclaim") == 0)
+		p->storage_size -= e->bytes;
+}
+
+/*
+ * Execution memory of one mode over all tasks: each task's held bytes
+ * replayed as execution_at does, clean_up emptying the task's in both modes.
+ */
+static gint64
+execution_used_at(const GArray *entries, GsMemoryMode mode, GsTime time)
+{
+	g_autoptr(GHashTable) held = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+	GHashTableIter iter;
+	gpointer value;
+	gint64 used = 0;
+
+	for (guint i = 0; i < entries->len; i++) {
+		const GsLogEntry *e = &g_array_index(entries, GsLogEntry, i);
+		gint64 *task;
+		gboolean reset;
+		gint64 change;
+
+		if (e->time > time || e->kind != GS_LOG_EXECUTION)
+			continue;
+		task = g_hash_table_lookup(held, e->task);
+		if (task == NULL) {
+			task = g_new0(gint64, GS_N_MEMORY_MODES);
+			g_hash_table_insert(held, (gpointer) e->task, task);
+		}
+		change = execution_change(e, NULL, &reset);
+		if (reset)
+			memset(task, 0, GS_N_MEMORY_MODES * sizeof *task);
+		else
+			task[e->mode] += change;
+	}
+	g_hash_table_iter_init(&iter, held);
+	while (g_hash_table_iter_next(&iter, NULL, &value))
+		used += ((gint64 *) value)[mode];
+	return used;
+}
+
+static Pools
+pools_at(const GsWorkload *w, const GArray *entries, const GsExpectAt *a, GsMemoryMode mode)
+{
+	Pools p = {.storage_size = gs_storage_region(w->execution.pool[mode],
+						      w->execution.storage_fraction)};
+
+	for (guint i = 0; i < entries->len; i++) {
+		const GsLogEntry *e = &g_array_index(entries, GsLogEntry, i);
+
+		if (e->time > a->time || e->kind != GS_LOG_STORAGE || e->mode != mode)
+			continue;
+		storage_change(e, &p);
+		if (strcmp(e->what, "evict") == 0 && e->time > a->since) {
+			p.evict_asked += e->asked;
+			p.evicted += e->bytes;
+		}
+	}
+	p.execution_used = execution_used_at(entries, mode, a->time);
+	return p;
+}
+
+/* What @a reads of its pool, in its mode or both together. */
+static Pools
+pools_read(const GsWorkload *w, const GArray *entries, const GsExpectAt *a, gint64 *bytes)
+{
+	Pools sum = {0};
+
+	*bytes = 0;
+	for (guint m = 0; m < GS_N_MEMORY_MODES; m++) {
+		Pools p;
+
+		if (!a->all_modes && m != a->mode)
+			continue;
+		p = pools_at(w, entries, a, (GsMemoryMode) m);
+		sum.evict_asked += p.evict_asked;
+		sum.evicted += p.evicted;
+		if (a->pool_storage)
+			*bytes += a->pool_free ? p.storage_size - p.storage_used : p.storage_used;
+		else
+			*bytes += a->pool_free ? w->execution.pool[m] - p.storage_size -
+							 p.execution_used
+					       : p.execution_used;
+	}
+	return sum;
+}
+
+static void
+check_at_pool(GsExpectReport *report, const char *key, const GsExpectAt *a, const GsWorkload *w,
+	      const GsEventLog *log)
+{
+	static const char *const modes[] = {"on_heap ", "off_heap "};
+	const char *mode = a->all_modes ? "" : modes[a->mode];
+	const char *pool = a->pool_storage ? "storage" : "execution";
+	g_autofree char *what = NULL;
+	gint64 bytes;
+	Pools p;
+
+	if (log == NULL) {
+		report->checked++;
+		fail(report, "%s: no event log to check against", key);
+		return;
+	}
+	p = pools_read(w, gs_event_log_entries(log), a, &bytes);
+	if (a->has_evict_asked || a->has_evicted) {
+		what = g_strdup_printf("%s: %s%s evictions from %" G_GINT64_FORMAT " to %"
+				       G_GINT64_FORMAT " ns", key, mode, pool, a->since, a->time);
+		if (a->has_evict_asked)
+			check_number(report, what, a->evict_asked, p.evict_asked, UNIT_BYTES);
+		if (a->has_evicted)
+			check_number(report, what, a->evicted, p.evicted, UNIT_BYTES);
+		return;
+	}
+	what = g_strdup_printf("%s: %s%s memory %s at %" G_GINT64_FORMAT " ns", key, mode, pool,
+			       a->pool_free ? "free" : "used", a->time);
+	check_number(report, what, a->bytes, bytes, UNIT_BYTES);
 }
 
 /* What a task's threads did in a window: RmmSpark's getAndReset metrics. */
@@ -959,6 +1120,10 @@ check_at(GsExpectReport *report, guint index, const GsExpectAt *a, const GsWorkl
 			fail(report, "%s: %s at %" G_GINT64_FORMAT " ns: expected %s, observed %s",
 			     key, a->thread, a->time, gs_thread_state_name(a->state),
 			     gs_thread_state_name(observed));
+	}
+	if (a->has_pool) {
+		check_at_pool(report, key, a, w, log);
+		return;
 	}
 	if (a->execution || a->consumer != NULL) {
 		check_at_execution(report, key, a, log);

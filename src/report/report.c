@@ -728,6 +728,23 @@ put_pool(Json *j, const GsLogEntry *e)
 }
 
 static void
+write_storage_event(Json *j, const GsLogEntry *e)
+{
+	static const char *const modes[GS_N_MEMORY_MODES] = {"on_heap", "off_heap"};
+
+	put_str(j, "ev", "storage");
+	put_str(j, "what", e->what);
+	put_str(j, "task", e->task);
+	if (e->thread != NULL)
+		put_str(j, "thread", e->thread);
+	if (e->buf != NULL)
+		put_str(j, "block", e->buf);
+	put_str(j, "mode", modes[e->mode]);
+	put_int(j, "asked", e->asked);
+	put_int(j, "bytes", e->bytes);
+}
+
+static void
 write_event(Json *j, const GsLogEntry *e)
 {
 	obj_begin(j, NULL, STYLE_TIGHT);
@@ -844,6 +861,9 @@ write_event(Json *j, const GsLogEntry *e)
 		break;
 	case GS_LOG_EXECUTION:
 		write_execution_event(j, e);
+		break;
+	case GS_LOG_STORAGE:
+		write_storage_event(j, e);
 		break;
 	case GS_LOG_MARK:
 		put_str(j, "ev", "mark");
@@ -989,6 +1009,10 @@ memory_instant_name(const GsLogEntry *e, char *name, gsize size)
 		g_snprintf(name, size, "execution %s%s%s", e->what, e->buf != NULL ? " " : "",
 			   e->buf != NULL ? e->buf : "");
 		break;
+	case GS_LOG_STORAGE:
+		g_snprintf(name, size, "storage %s%s%s", e->what, e->buf != NULL ? " " : "",
+			   e->buf != NULL ? e->buf : "");
+		break;
 	case GS_LOG_LEAK:
 	case GS_LOG_STATE:
 	case GS_LOG_THROW:
@@ -1066,6 +1090,7 @@ trace_log(Json *j, Tracks *tracks, const GArray *entries, GsTime makespan)
 		case GS_LOG_GATE:
 		case GS_LOG_LEAK:
 		case GS_LOG_EXECUTION:
+		case GS_LOG_STORAGE:
 			if (tid == 0)
 				break;
 			memory_instant_name(e, name, sizeof name);

@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include <string.h>
+
 #include "run/execution.h"
 #include "run/tasks.h"
 
@@ -27,16 +29,28 @@ typedef struct {
 	guint consumer;      /* index in the task's consumers */
 } NamedPage;
 
+/*
+ * A thread's spill loop that waits in its reacquire: the consumers it
+ * spilled are spilled, and the call goes on from there when the thread is
+ * woken, as Spark's blocked acquireExecutionMemory does.
+ */
+typedef struct {
+	char *thread;
+	GsSpillLoop *loop;
+} PausedLoop;
+
 struct GsRunTaskMemory {
 	GArray *consumers;   /* Consumer */
 	GArray *pages;       /* NamedPage, live ones */
 	GsPageTable *table;
 	gint64 held[GS_N_MEMORY_MODES];
+	GArray *paused;      /* PausedLoop */
 };
 
 struct GsRunExecution {
 	const GsWorkload *w;
 	GsExecutionPool *pools[GS_N_MEMORY_MODES]; /* share fair */
+	GsStorage *storage;                        /* share fair: the unified manager's */
 	gint64 available;                          /* share none: one counter */
 	const GsRunHooks *hooks;
 	gpointer driver;
@@ -55,6 +69,9 @@ gs_run_execution_new(const GsWorkload *w, const GsRunHooks *hooks, gpointer driv
 			x->pools[m] = gs_execution_pool_new(w->execution.pool[m]);
 		x->available += w->execution.pool[m];
 	}
+	if (w->execution.share == GS_SHARE_FAIR)
+		x->storage = gs_storage_new(w->execution.pool, w->execution.storage_fraction,
+					    (GsEvictMode) w->execution.evict, x->pools);
 	return x;
 }
 
@@ -63,12 +80,33 @@ gs_run_execution_free(GsRunExecution *x)
 {
 	if (x == NULL)
 		return;
+	g_clear_pointer(&x->storage, gs_storage_free);
 	for (guint m = 0; m < GS_N_MEMORY_MODES; m++)
 		g_clear_pointer(&x->pools[m], gs_execution_pool_free);
 	g_free(x);
 }
 
 /* ---- a task's memory ---- */
+
+static void
+paused_clear(gpointer data)
+{
+	PausedLoop *p = data;
+
+	g_free(p->thread);
+	gs_spill_loop_free(p->loop);
+}
+
+/* The index of @thread's paused spill loop, or -1. */
+static gint
+paused_index(const GsRunTaskMemory *m, const char *thread)
+{
+	for (guint i = 0; thread != NULL && i < m->paused->len; i++) {
+		if (strcmp(g_array_index(m->paused, PausedLoop, i).thread, thread) == 0)
+			return (gint) i;
+	}
+	return -1;
+}
 
 static GsRunTaskMemory *
 memory_of(GsRunTask *task)
@@ -78,6 +116,8 @@ memory_of(GsRunTask *task)
 		task->memory->consumers = g_array_new(FALSE, FALSE, sizeof(Consumer));
 		task->memory->pages = g_array_new(FALSE, FALSE, sizeof(NamedPage));
 		task->memory->table = gs_page_table_new();
+		task->memory->paused = g_array_new(FALSE, FALSE, sizeof(PausedLoop));
+		g_array_set_clear_func(task->memory->paused, paused_clear);
 	}
 	return task->memory;
 }
@@ -85,6 +125,7 @@ memory_of(GsRunTask *task)
 static void
 memory_free(GsRunTaskMemory *m)
 {
+	g_array_unref(m->paused);
 	g_array_unref(m->consumers);
 	g_array_unref(m->pages);
 	gs_page_table_free(m->table);
@@ -142,6 +183,34 @@ log_call(const Call *call, const char *what, gint64 asked, gint64 bytes, const C
 	call->x->hooks->log(call->x->driver, &e);
 }
 
+static void
+log_storage(const Call *call, const char *what, gint64 asked, gint64 bytes, const char *block)
+{
+	GsLogEntry e = {.kind = GS_LOG_STORAGE, .thread = call->thread,
+			.task = call->task->result->id, .what = what, .asked = asked,
+			.bytes = bytes, .buf = block, .mode = call->mode};
+
+	call->x->hooks->log(call->x->driver, &e);
+}
+
+/* What a storage call or an execution pool's growth moved and evicted, if anything. */
+static void
+log_storage_outcome(const Call *call, const GsStorageOutcome *out, const char *block)
+{
+	if (out->borrowed > 0)
+		log_storage(call, "borrow", out->borrowed, out->borrowed, block);
+	if (out->eviction.asked > 0)
+		log_storage(call, "evict", out->eviction.asked, out->eviction.freed, NULL);
+	for (guint i = 0; i < gs_storage_n_evicted(call->x->storage); i++) {
+		gint64 bytes;
+		const char *name = gs_storage_evicted(call->x->storage, i, &bytes);
+
+		log_storage(call, "drop", bytes, bytes, name);
+	}
+	if (out->reclaimed > 0)
+		log_storage(call, "reclaim", out->reclaimed, out->reclaimed, NULL);
+}
+
 static Consumer *
 caller(const Call *call)
 {
@@ -163,6 +232,10 @@ pool_pass(const Call *call, gint64 bytes, gint64 *got)
 		*got = MIN(bytes, x->available);
 		x->available -= *got;
 	} else {
+		/* UnifiedMemoryManager: each pass may first take memory back from storage. */
+		GsStorageOutcome grown = gs_storage_grow_execution(x->storage, call->mode, bytes);
+
+		log_storage_outcome(call, &grown, NULL);
 		grant = gs_execution_pool_acquire(x->pools[call->mode], call->task->engine_id, bytes);
 		if (grant.must_wait)
 			return PASS_WAIT;
@@ -209,7 +282,7 @@ spill_consumer(GsConsumerId id, gint64 size, GsConsumerId trigger, gpointer data
 	return released;
 }
 
-/* After a spill, one more pass for what is still needed; a verdict to wait grants nothing. */
+/* After a spill, one more pass for what is still needed; it may have to wait. */
 static gint64
 reacquire(gint64 bytes, gint64 released, gpointer data)
 {
@@ -217,7 +290,7 @@ reacquire(gint64 bytes, gint64 released, gpointer data)
 
 	(void) released;
 	if (pool_pass(data, bytes, &got) == PASS_WAIT)
-		return 0;
+		return GS_REACQUIRE_WAIT;
 	return got;
 }
 
@@ -242,23 +315,51 @@ consumer_views(const Call *call)
  * acquireExecutionMemory: one pass, then the spill loop for what it fell
  * short of. PASS_WAIT leaves everything as it was.
  */
+/*
+ * The spill loop for what the first pass fell short of, or the one this
+ * thread paused; FALSE when a reacquire must wait (the loop is kept).
+ */
+static gboolean
+spill_for(const Call *call, gint64 required, gint64 *got)
+{
+	GsRunTaskMemory *m = call->task->memory;
+	GsConsumerId requester = call->consumer < 0 ? G_MAXUINT64 : (GsConsumerId) call->consumer;
+	gint index = paused_index(m, call->thread);
+	PausedLoop paused = {NULL, NULL};
+	g_autoptr(GArray) views = NULL;
+
+	if (index >= 0) {
+		paused = g_array_index(m->paused, PausedLoop, index);
+		g_array_remove_index_fast(m->paused, (guint) index);
+	} else {
+		views = consumer_views(call);
+		paused.loop = gs_spill_loop_new((const GsConsumerView *) views->data, views->len,
+						requester, required, *got);
+	}
+	if (!gs_spill_loop_run(paused.loop, spill_consumer, reacquire, (gpointer) call, NULL)) {
+		if (paused.thread == NULL)
+			paused.thread = g_strdup(call->thread);
+		g_array_append_val(m->paused, paused);
+		return FALSE;
+	}
+	*got = gs_spill_loop_outcome(paused.loop).got;
+	paused_clear(&paused);
+	return TRUE;
+}
+
 static PassOutcome
 acquire(const Call *call, gint64 required, gint64 *got)
 {
-	g_autoptr(GArray) views = NULL;
-	GsConsumerId requester = call->consumer < 0 ? G_MAXUINT64 : (GsConsumerId) call->consumer;
-	GsSpillOutcome spilled;
+	gboolean resumed = paused_index(call->task->memory, call->thread) >= 0;
 
-	if (pool_pass(call, required, got) == PASS_WAIT) {
+	*got = 0;
+	if (!resumed && pool_pass(call, required, got) == PASS_WAIT) {
 		log_call(call, "wait", required, 0, caller(call), 0);
 		return PASS_WAIT;
 	}
-	if (*got < required) {
-		views = consumer_views(call);
-		spilled = gs_consumer_spill_loop((const GsConsumerView *) views->data, views->len,
-						 requester, required, *got, spill_consumer,
-						 reacquire, (gpointer) call, NULL);
-		*got = spilled.got;
+	if ((resumed || *got < required) && !spill_for(call, required, got)) {
+		log_call(call, "wait", required, 0, caller(call), 0);
+		return PASS_WAIT;
 	}
 	if (caller(call) != NULL) {
 		caller(call)->registered = TRUE;
@@ -380,6 +481,7 @@ clean_up(GsRunExecution *x, GsRunTask *task)
 
 	gs_page_table_clean_up(m->table, NULL);
 	g_array_set_size(m->pages, 0);
+	g_array_set_size(m->paused, 0);
 	for (guint i = 0; i < m->consumers->len; i++) {
 		consumer_at(m, i)->used = 0;
 		consumer_at(m, i)->registered = FALSE;
@@ -395,6 +497,43 @@ clean_up(GsRunExecution *x, GsRunTask *task)
 	return leaked;
 }
 
+/* ---- storage (the memory manager's, not the task's) ---- */
+
+static void
+do_acquire_storage(const Call *call, const GsOp *op)
+{
+	GsStorageOutcome out = gs_storage_acquire(call->x->storage, call->mode,
+						  op->execution.block, op->execution.bytes);
+	const char *what = out.too_large ? "too_large" : out.granted ? "store" : "refuse";
+
+	log_storage_outcome(call, &out, op->execution.block);
+	log_storage(call, what, op->execution.bytes, out.granted ? op->execution.bytes : 0,
+		    op->execution.block);
+}
+
+/*
+ * A storage release wakes no task waiting for execution memory: Spark's
+ * StorageMemoryPool does not notify the lock ExecutionMemoryPool waits on,
+ * so a waiting task sees the memory at the next execution release.
+ */
+static void
+do_release_storage(const Call *call, const GsOp *op)
+{
+	Call mode_call = *call;
+	gint64 bytes;
+
+	if (op->kind == GS_OP_RELEASE_STORAGE) {
+		bytes = gs_storage_release(call->x->storage, call->mode, op->execution.bytes);
+		log_storage(call, "release", op->execution.bytes, bytes, NULL);
+		return;
+	}
+	for (guint m = 0; m < GS_N_MEMORY_MODES; m++) {
+		mode_call.mode = (GsMemoryMode) m;
+		bytes = gs_storage_release_all(call->x->storage, (GsMemoryMode) m);
+		log_storage(&mode_call, "release", bytes, bytes, NULL);
+	}
+}
+
 gboolean
 gs_run_execution_op(GsRunExecution *x, GsRunTask *task, const char *name,
 		    const GsThreadSpec *spec, const GsOp *op, GsException *thrown,
@@ -406,9 +545,17 @@ gs_run_execution_op(GsRunExecution *x, GsRunTask *task, const char *name,
 	gint64 leaked;
 
 	*thrown = GS_EXC_NONE;
-	if (op->kind != GS_OP_FREE_PAGE && op->kind != GS_OP_CLEAN_UP &&
-	    op->execution.consumer >= 0)
+	if ((op->kind == GS_OP_ACQUIRE_EXECUTION || op->kind == GS_OP_RELEASE_EXECUTION ||
+	     op->kind == GS_OP_ALLOCATE_PAGE) && op->execution.consumer >= 0)
 		call.consumer = (gint) consumer_index(m, spec, (guint) op->execution.consumer);
+	if (op->kind == GS_OP_ACQUIRE_STORAGE) {
+		do_acquire_storage(&call, op);
+		return TRUE;
+	}
+	if (op->kind == GS_OP_RELEASE_STORAGE || op->kind == GS_OP_RELEASE_ALL_STORAGE) {
+		do_release_storage(&call, op);
+		return TRUE;
+	}
 	if (op->kind == GS_OP_ACQUIRE_EXECUTION)
 		return do_acquire(&call, op);
 	if (op->kind == GS_OP_ALLOCATE_PAGE)

@@ -1,7 +1,7 @@
 /*
  * gpusim: Spark's execution memory in a run (memory.execution, SPEC §3.5.3):
- * the memory manager's pools and each task's TaskMemoryManager, whichever
- * driver runs them.
+ * the memory manager's pools, its storage, and each task's
+ * TaskMemoryManager, whichever driver runs them.
  *
  * This module decides what acquire_execution, release_execution,
  * allocate_page, free_page and clean_up do, with the rules of
@@ -14,8 +14,10 @@
  * what is free of one counter over both modes. A grant short of the
  * request asks the task's consumers of the same mode to spill (the
  * smallest that covers what is missing, else the largest, the requester
- * last) and takes what each spill frees again, one pass each, without
- * waiting. A consumer spills all it holds: its pages and its other bytes.
+ * last) and takes what each spill frees again, one pass each; a pass that
+ * must wait makes the call wait there, its spills made, and go on from
+ * that pass when woken (TaskMemoryManager's reacquire blocks in the pool).
+ * A consumer spills all it holds: its pages and its other bytes.
  * The grant goes to the consumer, if one asked.
  *
  * Pages (TaskMemoryManager.allocatePage through MemoryConsumer.allocatePage).
@@ -31,8 +33,18 @@
  * the leak. The same happens when a task attempt ends. Memory released
  * lets the tasks that wait try again.
  *
- * Every call, grant, wait, spill, page and leak is logged (GS_LOG_EXECUTION).
- * How a thread waits is the driver's (tier-ops.h puts it in line).
+ * Storage (share fair: UnifiedMemoryManager, include/gpusim/storage.h).
+ * Beside each mode's execution pool sits a storage pool: acquire_storage
+ * caches a block, borrowing execution's free memory and evicting blocks,
+ * or is refused; release_storage and release_all_storage give storage
+ * back, waking no task (Spark's storage pool does not notify the waiting
+ * ones). Before every pass of an execution pool, execution takes back
+ * storage's free memory and what storage holds beyond its region.
+ *
+ * Every call, grant, wait, spill, page and leak is logged (GS_LOG_EXECUTION),
+ * and every storage answer, borrowing, eviction, reclaiming and release
+ * (GS_LOG_STORAGE). How a thread waits is the driver's (tier-ops.h puts it
+ * in line).
  */
 #ifndef GPUSIM_RUN_EXECUTION_H
 #define GPUSIM_RUN_EXECUTION_H

@@ -171,6 +171,10 @@ typedef enum {
 			     .what ("acquire", "wait", "release", "spill", "page", "free_page",
 			     "clean_up", or a refused page's gs_page_result_name()) .buf
 			     (consumer) .mode .asked .bytes (granted or released) .page */
+	GS_LOG_STORAGE,   /* Spark's storage memory: .task .thread .what ("store", "refuse",
+			     "too_large", "borrow", "evict" (one call of the memory store),
+			     "drop" (a block it evicted), "reclaim", "release") .buf (block)
+			     .mode .asked .bytes (stored, moved, freed or released) */
 	GS_LOG_MARK,      /* an imported log's moment: .thread (NULL: none) .what (its name) */
 	GS_LOG_VALUE,     /* a thread's value: .thread .buf (its name) .bytes (the value after)
 			     .what ("add", "set", "checkpoint": what it holds, "restore") */

@@ -1465,19 +1465,41 @@ read_gpu(Loader *l, const Node *v, const char *path, gpointer base)
 		    w->gpu.downgrade_stop, w->gpu.downgrade_trigger);
 }
 
+static const char *const evict_names[] = {"blocks", "bytes", NULL};
+
 static const Field execution_memory_fields[] = {
 	FIELD("on_heap", F_SIZE, GsWorkload, execution.pool[GS_MODE_ON_HEAP]),
 	FIELD("off_heap", F_SIZE, GsWorkload, execution.pool[GS_MODE_OFF_HEAP]),
 	FIELD("share", F_ENUM, GsWorkload, execution.share, .names = share_names),
 	FIELD("page_size", F_SIZE, GsWorkload, execution.page_size, .min = 1),
+	FIELD("storage_fraction", F_FRACTION, GsWorkload, execution.storage_fraction),
+	FIELD("evict", F_ENUM, GsWorkload, execution.evict, .names = evict_names),
 	{.key = NULL},
 };
+
+/* Storage lives beside ExecutionMemoryPool in the unified manager: share fair only. */
+static gboolean
+read_execution_memory(Loader *l, const Node *v, const char *path, gpointer base)
+{
+	GsWorkload *w = base;
+	const Node *storage_key = find_value(v, "storage_fraction");
+
+	if (!read_fields(l, v, path, execution_memory_fields, base))
+		return FALSE;
+	if (storage_key == NULL)
+		storage_key = find_value(v, "evict");
+	if (w->execution.share != GS_SHARE_FAIR && storage_key != NULL)
+		return fail(l, storage_key,
+			    "memory.execution with share none has no storage memory: storage_fraction "
+			    "and evict need share fair (the unified memory manager)");
+	return TRUE;
+}
 
 static const Field memory_fields[] = {
 	CUSTOM("gpu", read_gpu, .required = TRUE),
 	SUBMAP("host", host_fields),
 	SUBMAP("disk", disk_fields),
-	SUBMAP("execution", execution_memory_fields),
+	CUSTOM("execution", read_execution_memory),
 	{.key = NULL},
 };
 
@@ -2095,6 +2117,43 @@ static const Field page_fields[] = {
 	{.key = NULL},
 };
 
+/* The memory manager's storage ops (acquireStorageMemory, releaseStorageMemory). */
+static const Field storage_fields[] = {
+	OTHER("block", .required = TRUE),
+	FIELD("bytes", F_SIZE, GsOp, execution.bytes, .required = TRUE),
+	FIELD("mode", F_ENUM, GsOp, execution.mode, .names = memory_mode_names),
+	{.key = NULL},
+};
+
+static const Field release_storage_fields[] = {
+	FIELD("bytes", F_SIZE, GsOp, execution.bytes, .required = TRUE),
+	FIELD("mode", F_ENUM, GsOp, execution.mode, .names = memory_mode_names),
+	{.key = NULL},
+};
+
+static gboolean
+read_storage(Loader *l, const Node *v, GsOp *op)
+{
+	const char *name = gs_op_kind_name(op->kind);
+	const Node *block;
+
+	op->execution.consumer = -1;
+	if (op->kind == GS_OP_RELEASE_STORAGE) {
+		if (v->kind != NODE_MAP)
+			return scalar_quantity(l, v, name, &size_quantity, &op->execution.bytes);
+		return read_fields(l, v, name, release_storage_fields, op);
+	}
+	if (!expect_kind(l, v, NODE_MAP, name) || !read_fields(l, v, name, storage_fields, op))
+		return FALSE;
+	block = find_value(v, "block");
+	if (!expect_kind(l, block, NODE_SCALAR, "acquire_storage.block"))
+		return FALSE;
+	if (block->text[0] == '\0')
+		return fail(l, block, "acquire_storage.block needs a block id");
+	op->execution.block = g_strdup(block->text);
+	return TRUE;
+}
+
 static gboolean
 read_op_consumer(Loader *l, ThreadCtx *tc, const Node *v, const char *what, GsOp *op)
 {
@@ -2264,6 +2323,10 @@ read_op_value(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 		return read_value_op(l, tc, v, op);
 	case GS_OP_CHECKPOINT:
 		return read_names(l, tc, v, NAME_VALUE, FALSE, name, &op->checkpoint);
+	case GS_OP_ACQUIRE_STORAGE:
+	case GS_OP_RELEASE_STORAGE:
+		return read_storage(l, v, op);
+	case GS_OP_RELEASE_ALL_STORAGE:
 	case GS_OP_BLOCK_UNTIL_READY:
 	case GS_OP_TASK_DONE:
 	case GS_OP_CLEAN_UP:
@@ -2303,7 +2366,8 @@ static gboolean
 takes_no_value(GsOpKind kind)
 {
 	return kind == GS_OP_BLOCK_UNTIL_READY || kind == GS_OP_TASK_DONE ||
-	       kind == GS_OP_CLEAN_UP || kind == GS_OP_SHUTDOWN_RESERVATIONS;
+	       kind == GS_OP_CLEAN_UP || kind == GS_OP_SHUTDOWN_RESERVATIONS ||
+	       kind == GS_OP_RELEASE_ALL_STORAGE;
 }
 
 /* An op: a bare word, or a map with one key whose value is the argument. */
@@ -2338,6 +2402,10 @@ read_op(Loader *l, ThreadCtx *tc, const Node *item, GsOp *op)
 		return fail(l, value != NULL && !is_null(value) ? value : word,
 			    "%s is for a task's threads: a pool thread has no task memory manager",
 			    word->text);
+	if ((kind == GS_OP_ACQUIRE_STORAGE || kind == GS_OP_RELEASE_STORAGE ||
+	     kind == GS_OP_RELEASE_ALL_STORAGE) && l->w->execution.share != GS_SHARE_FAIR)
+		return fail(l, word, "%s needs memory.execution.share fair: storage memory is the "
+			    "unified memory manager's", word->text);
 	if (takes_no_value(kind))
 		return value == NULL || is_null(value) ||
 		       fail(l, value, "%s takes no value", word->text);
@@ -3118,8 +3186,30 @@ static const Field expect_thread_fields[] = {
 	OTHER("pages"),
 	OTHER("leaked"),
 	OTHER("values"),
+	OTHER("stored"),
 	{.key = NULL},
 };
+
+/* stored: what the thread's acquire_storage answered, in order (true or false). */
+static gboolean
+read_stored(Loader *l, const Node *v, GArray **out)
+{
+	if (v == NULL)
+		return TRUE;
+	if (!expect_kind(l, v, NODE_SEQ, "stored"))
+		return FALSE;
+	*out = g_array_new(FALSE, FALSE, sizeof(gint64));
+	for (guint i = 0; i < v->items->len; i++) {
+		gboolean granted;
+		gint64 value;
+
+		if (!convert_bool(l, v->items->pdata[i], "stored", &granted))
+			return FALSE;
+		value = granted;
+		g_array_append_val(*out, value);
+	}
+	return TRUE;
+}
 
 /*
  * acquired, pages, leaked: what the thread's acquire_execution, allocate_page
@@ -3257,7 +3347,8 @@ read_expect_thread(Loader *l, const Node *key, const Node *v)
 	    !read_returned(l, find_value(v, "acquired"), "acquired", &et->acquired) ||
 	    !read_returned(l, find_value(v, "pages"), "pages", &et->pages) ||
 	    !read_returned(l, find_value(v, "leaked"), "leaked", &et->leaked) ||
-	    !read_expect_values_of(l, find_value(v, "values"), et))
+	    !read_expect_values_of(l, find_value(v, "values"), et) ||
+	    !read_stored(l, find_value(v, "stored"), &et->stored))
 		return FALSE;
 	et->has_final_state = final != NULL;
 	return final == NULL || parse_state(l, final, "final_state", &et->final_state);
@@ -3278,6 +3369,9 @@ read_expect_threads(Loader *l, const Node *v)
 	}
 	return TRUE;
 }
+
+/* An expect.at row's pool: the index is GsExpectAt's pool_storage. */
+static const char *const pool_names[] = {"execution", "storage", NULL};
 
 static const Field expect_at_fields[] = {
 	FIELD("time", F_DURATION, GsExpectAt, time, .required = TRUE),
@@ -3306,6 +3400,11 @@ static const Field expect_at_fields[] = {
 	OTHER("splits"),
 	OTHER("max_gpu"),
 	OTHER("lost"),
+	FIELD("pool", F_ENUM, GsExpectAt, pool_storage, .names = pool_names),
+	FIELD("mode", F_ENUM, GsExpectAt, mode, .names = memory_mode_names),
+	OTHER("free"),
+	OTHER("evict_asked"),
+	OTHER("evicted"),
 	{.key = NULL},
 };
 
@@ -3549,7 +3648,9 @@ read_at_count(Loader *l, const Node *v, const char *key, gboolean *has, GsCmp *c
 {
 	const Node *value = find_value(v, key);
 	const char *rest;
-	ValueKind kind = strcmp(key, "max_gpu") == 0 ? VK_SIZE
+	ValueKind kind = strcmp(key, "max_gpu") == 0 || strcmp(key, "evict_asked") == 0 ||
+					 strcmp(key, "evicted") == 0
+				 ? VK_SIZE
 			 : strcmp(key, "lost") == 0  ? VK_NS
 						     : VK_COUNT;
 
@@ -3597,6 +3698,56 @@ has_window_key(const Node *v)
 	       find_entry(v, "max_gpu") != NULL || find_entry(v, "lost") != NULL;
 }
 
+/* Keys of other checks, which a check of a pool cannot take. */
+static const char *const not_pool_keys[] = {"task", "tier", "state", "charged", "available",
+					     "max_memory", "execution", "consumer", "retries",
+					     "splits", "max_gpu", "lost"};
+
+/* The evictions of a window: {time, since, pool: storage, evict_asked, evicted}. */
+static gboolean
+read_at_evictions(Loader *l, const Node *v, GsExpectAt *at)
+{
+	if (!at->pool_storage)
+		return fail(l, find_value(v, "pool"), "evictions are storage's: pool storage");
+	if (find_entry(v, "used") != NULL || find_entry(v, "free") != NULL)
+		return fail(l, v, "an expect.at check of evictions reads evict_asked or evicted, "
+			    "not used or free");
+	if (at->since > at->time)
+		return fail(l, find_value(v, "since"), "expect.at since must not be after its time");
+	return read_at_count(l, v, "evict_asked", &at->has_evict_asked, &at->evict_asked) &&
+	       read_at_count(l, v, "evicted", &at->has_evicted, &at->evicted);
+}
+
+/*
+ * A memory manager's pool, one mode or both together: {time, pool, used}
+ * or {time, pool, free} (storageMemoryUsed, executionMemoryUsed, a pool's
+ * memoryFree); with since, storage's evictions in (since, time].
+ */
+static gboolean
+read_at_pool(Loader *l, const Node *v, GsExpectAt *at)
+{
+	Entry *used = find_entry(v, "used");
+	Entry *free_bytes = find_entry(v, "free");
+
+	for (guint i = 0; i < G_N_ELEMENTS(not_pool_keys); i++) {
+		Entry *e = find_entry(v, not_pool_keys[i]);
+
+		if (e != NULL)
+			return fail(l, e->key, "an expect.at check of a pool takes no %s",
+				    e->key->text);
+	}
+	at->has_pool = TRUE;
+	at->all_modes = find_entry(v, "mode") == NULL;
+	if (find_entry(v, "evict_asked") != NULL || find_entry(v, "evicted") != NULL ||
+	    find_entry(v, "since") != NULL)
+		return read_at_evictions(l, v, at);
+	if ((used == NULL) == (free_bytes == NULL))
+		return fail(l, v, "an expect.at check of a pool reads used or free (or, with since, "
+			    "evict_asked and evicted)");
+	at->pool_free = free_bytes != NULL;
+	return read_at_bytes(l, used != NULL ? used : free_bytes, &at->bytes);
+}
+
 static gboolean
 read_expect_at_item(Loader *l, const Node *v)
 {
@@ -3624,8 +3775,18 @@ read_expect_at_item(Loader *l, const Node *v)
 		return fail(l, tier->key, "an expect.at check names a thread or a tier, not both");
 	if (thread != NULL && task != NULL)
 		return fail(l, task->key, "an expect.at check names a thread or a task, not both");
+	if (thread != NULL && find_entry(v, "pool") != NULL)
+		return fail(l, find_entry(v, "pool")->key,
+			    "an expect.at check names a thread or a pool, not both");
 	if (thread != NULL)
 		return read_at_thread(l, v, at);
+	if (find_entry(v, "pool") != NULL)
+		return read_at_pool(l, v, at);
+	for (const char *const *k = (const char *const[]){"mode", "free", "evict_asked", "evicted",
+							   NULL}; *k != NULL; k++) {
+		if (find_entry(v, *k) != NULL)
+			return fail(l, find_entry(v, *k)->key, "%s is for a check of a pool", *k);
+	}
 	if (has_window_key(v)) {
 		if (task == NULL)
 			return fail(l, v, "an expect.at check of retries, splits, max_gpu or lost "
