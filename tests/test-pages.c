@@ -702,11 +702,6 @@ static const SpillRow spill_rows[] = {
 	  { { 1, 300, TRUE }, { 2, 600, TRUE } }, 2, 500, 0,
 	  { 600, 0, 300, 0 }, 4, { 0, 0 }, 2,
 	  { { 2, 500, 600, 0 }, { 2, 500, 0, 0 }, { 1, 500, 300, 0 }, { 1, 500, 0, 0 } }, 4, 0 },
-	{ "a caller that cannot wait takes a wait as nothing and goes on",
-	  { { 1, 300, TRUE }, { 2, 600, TRUE } }, 2, 500, 0,
-	  { 600, 0, 300, 0 }, 4, { GS_REACQUIRE_WAIT, 300 }, 2,
-	  { { 2, 500, 600, 0 }, { 2, 500, 0, 0 }, { 1, 500, 300, 300 }, { 1, 200, 0, 0 } }, 4,
-	  300 },
 };
 
 typedef struct {
@@ -785,59 +780,6 @@ START_TEST(test_spill_loop_no_calls)
 	ck_assert_int_eq(out.got, row->final_got);
 	ck_assert_uint_eq(out.n_calls, row->n_calls);
 	ck_assert_int_eq(out.released, 200 + 100 + 50);
-}
-END_TEST
-
-/*
- * The loop that waits: a reacquire that must wait pauses it after the spill
- * that freed the memory; each run asks the pool again before anything
- * else, and once granted the loop goes on, spilling nobody else.
- */
-static gint64 wait_answers[] = { GS_REACQUIRE_WAIT, GS_REACQUIRE_WAIT, 500 };
-static guint n_wait_answers;
-static guint n_wait_spills;
-
-static gint64
-spill_once(GsConsumerId consumer, gint64 size, GsConsumerId trigger, gpointer user_data)
-{
-	ck_assert_uint_eq(n_wait_spills++, 0);
-	ck_assert_uint_eq(consumer, 2);
-	ck_assert_int_eq(size, 500);
-	return 600;
-}
-
-static gint64
-reacquire_after_waits(gint64 bytes, gint64 released, gpointer user_data)
-{
-	ck_assert_uint_lt(n_wait_answers, G_N_ELEMENTS(wait_answers));
-	ck_assert_int_eq(bytes, 500);
-	ck_assert_int_eq(released, 600);
-	return wait_answers[n_wait_answers++];
-}
-
-START_TEST(test_spill_loop_waits)
-{
-	static const GsConsumerView consumers[] = { { 1, 300, TRUE }, { 2, 600, TRUE } };
-	g_autoptr(GsSpillLoop) loop = gs_spill_loop_new(consumers, 2, R, 500, 0);
-	g_autoptr(GArray) calls = g_array_new(FALSE, FALSE, sizeof(GsSpillCall));
-	const GsSpillCall *call;
-
-	n_wait_answers = n_wait_spills = 0;
-	ck_assert(!gs_spill_loop_run(loop, spill_once, reacquire_after_waits, NULL, calls));
-	ck_assert_uint_eq(calls->len, 0);
-	ck_assert_int_eq(gs_spill_loop_outcome(loop).got, 0);
-	ck_assert_int_eq(gs_spill_loop_outcome(loop).released, 600);
-	/* Woken, it waits again: no other consumer is asked meanwhile. */
-	ck_assert(!gs_spill_loop_run(loop, spill_once, reacquire_after_waits, NULL, calls));
-	ck_assert(gs_spill_loop_run(loop, spill_once, reacquire_after_waits, NULL, calls));
-	ck_assert_uint_eq(n_wait_spills, 1);
-	ck_assert_uint_eq(n_wait_answers, 3);
-	ck_assert_uint_eq(calls->len, 1);
-	call = &g_array_index(calls, GsSpillCall, 0);
-	ck_assert(call->consumer == 2 && call->asked == 500 && call->released == 600 &&
-		  call->acquired == 500);
-	ck_assert_int_eq(gs_spill_loop_outcome(loop).got, 500);
-	ck_assert_uint_eq(gs_spill_loop_outcome(loop).n_calls, 1);
 }
 END_TEST
 
@@ -1185,7 +1127,6 @@ gs_test_suite_pages(void)
 	tcase_add_loop_test(tc, test_pick_spill, 0, G_N_ELEMENTS(pick_rows));
 	tcase_add_loop_test(tc, test_spill_loop, 0, G_N_ELEMENTS(spill_rows));
 	tcase_add_test(tc, test_spill_loop_no_calls);
-	tcase_add_test(tc, test_spill_loop_waits);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("fair-share");

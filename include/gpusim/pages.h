@@ -33,8 +33,7 @@
  *     every pass and its clamped releases that drop a task at 0.
  *
  * What it leaves to callers: actually waiting (a must_wait verdict changes
- * nothing but the registration; the caller retries after the next release;
- * a spill loop that must wait pauses and is run again),
+ * nothing but the registration; the caller retries after the next release),
  * owning and freeing page memory (the table only records the pointer and fills
  * it in debug mode), acquiring execution memory before allocating a page (the
  * size handed to gs_page_table_allocate() is the grant), performing spills
@@ -244,14 +243,9 @@ typedef gint64 (*GsSpillFunc)(GsConsumerId consumer, gint64 size, GsConsumerId t
 /**
  * After a spill released @released bytes, asks the pool again for @bytes (what
  * is still needed) and returns the grant, 0 .. @bytes. Another task may have
- * taken the freed memory first (SPARK-35486), so the grant may be short, or
- * the pool may make the task wait (ExecutionMemoryPool below 1/2N): then it
- * returns GS_REACQUIRE_WAIT.
+ * taken the freed memory first (SPARK-35486), so the grant may be short.
  */
 typedef gint64 (*GsReacquireFunc)(gint64 bytes, gint64 released, gpointer user_data);
-
-/** A reacquire's answer that the task must wait for memory to be released. */
-#define GS_REACQUIRE_WAIT G_GINT64_CONSTANT(-1)
 
 /** One call of the spill loop, in order. */
 typedef struct {
@@ -285,32 +279,6 @@ GS_API GsSpillOutcome gs_consumer_spill_loop(const GsConsumerView *consumers, gu
 					     GsConsumerId requester, gint64 required, gint64 got,
 					     GsSpillFunc spill, GsReacquireFunc reacquire,
 					     gpointer user_data, GArray *calls);
-
-/*
- * The same loop for a caller that can wait: where Spark's reacquire blocks
- * in the pool until it may have its share, the loop pauses after the spill
- * that freed the memory, and goes on from there when run again.
- */
-typedef struct GsSpillLoop GsSpillLoop;
-
-/** A loop over a snapshot of @consumers, as gs_consumer_spill_loop() starts one. */
-GS_API GsSpillLoop *gs_spill_loop_new(const GsConsumerView *consumers, guint n_consumers,
-				      GsConsumerId requester, gint64 required, gint64 got);
-GS_API void gs_spill_loop_free(GsSpillLoop *loop);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsSpillLoop, gs_spill_loop_free)
-
-/**
- * Runs the loop as gs_consumer_spill_loop() does, until it ends (TRUE) or a
- * reacquire answers GS_REACQUIRE_WAIT (FALSE: the spill is made, its call
- * not yet recorded). The next run first asks the pool again for what that
- * call still needed, as the blocked reacquire does when woken, then goes
- * on; every completed call is appended to @calls (may be NULL).
- */
-GS_API gboolean gs_spill_loop_run(GsSpillLoop *loop, GsSpillFunc spill,
-				  GsReacquireFunc reacquire, gpointer user_data, GArray *calls);
-
-/** What the loop holds for the requester so far, and what was spilled. */
-GS_API GsSpillOutcome gs_spill_loop_outcome(const GsSpillLoop *loop);
 
 /* ---- Fair share (§C.5) ---- */
 

@@ -7,8 +7,6 @@
  */
 #include "config.h"
 
-#include <string.h>
-
 #include "run/execution.h"
 #include "run/tasks.h"
 
@@ -29,22 +27,11 @@ typedef struct {
 	guint consumer;      /* index in the task's consumers */
 } NamedPage;
 
-/*
- * A thread's spill loop that waits in its reacquire: the consumers it
- * spilled are spilled, and the call goes on from there when the thread is
- * woken, as Spark's blocked acquireExecutionMemory does.
- */
-typedef struct {
-	char *thread;
-	GsSpillLoop *loop;
-} PausedLoop;
-
 struct GsRunTaskMemory {
 	GArray *consumers;   /* Consumer */
 	GArray *pages;       /* NamedPage, live ones */
 	GsPageTable *table;
 	gint64 held[GS_N_MEMORY_MODES];
-	GArray *paused;      /* PausedLoop */
 };
 
 struct GsRunExecution {
@@ -88,26 +75,6 @@ gs_run_execution_free(GsRunExecution *x)
 
 /* ---- a task's memory ---- */
 
-static void
-paused_clear(gpointer data)
-{
-	PausedLoop *p = data;
-
-	g_free(p->thread);
-	gs_spill_loop_free(p->loop);
-}
-
-/* The index of @thread's paused spill loop, or -1. */
-static gint
-paused_index(const GsRunTaskMemory *m, const char *thread)
-{
-	for (guint i = 0; thread != NULL && i < m->paused->len; i++) {
-		if (strcmp(g_array_index(m->paused, PausedLoop, i).thread, thread) == 0)
-			return (gint) i;
-	}
-	return -1;
-}
-
 static GsRunTaskMemory *
 memory_of(GsRunTask *task)
 {
@@ -116,8 +83,6 @@ memory_of(GsRunTask *task)
 		task->memory->consumers = g_array_new(FALSE, FALSE, sizeof(Consumer));
 		task->memory->pages = g_array_new(FALSE, FALSE, sizeof(NamedPage));
 		task->memory->table = gs_page_table_new();
-		task->memory->paused = g_array_new(FALSE, FALSE, sizeof(PausedLoop));
-		g_array_set_clear_func(task->memory->paused, paused_clear);
 	}
 	return task->memory;
 }
@@ -125,7 +90,6 @@ memory_of(GsRunTask *task)
 static void
 memory_free(GsRunTaskMemory *m)
 {
-	g_array_unref(m->paused);
 	g_array_unref(m->consumers);
 	g_array_unref(m->pages);
 	gs_page_table_free(m->table);
@@ -282,7 +246,7 @@ spill_consumer(GsConsumerId id, gint64 size, GsConsumerId trigger, gpointer data
 	return released;
 }
 
-/* After a spill, one more pass for what is still needed; it may have to wait. */
+/* After a spill, one more pass for what is still needed; a verdict to wait grants nothing. */
 static gint64
 reacquire(gint64 bytes, gint64 released, gpointer data)
 {
@@ -290,7 +254,7 @@ reacquire(gint64 bytes, gint64 released, gpointer data)
 
 	(void) released;
 	if (pool_pass(data, bytes, &got) == PASS_WAIT)
-		return GS_REACQUIRE_WAIT;
+		return 0;
 	return got;
 }
 
@@ -315,51 +279,23 @@ consumer_views(const Call *call)
  * acquireExecutionMemory: one pass, then the spill loop for what it fell
  * short of. PASS_WAIT leaves everything as it was.
  */
-/*
- * The spill loop for what the first pass fell short of, or the one this
- * thread paused; FALSE when a reacquire must wait (the loop is kept).
- */
-static gboolean
-spill_for(const Call *call, gint64 required, gint64 *got)
-{
-	GsRunTaskMemory *m = call->task->memory;
-	GsConsumerId requester = call->consumer < 0 ? G_MAXUINT64 : (GsConsumerId) call->consumer;
-	gint index = paused_index(m, call->thread);
-	PausedLoop paused = {NULL, NULL};
-	g_autoptr(GArray) views = NULL;
-
-	if (index >= 0) {
-		paused = g_array_index(m->paused, PausedLoop, index);
-		g_array_remove_index_fast(m->paused, (guint) index);
-	} else {
-		views = consumer_views(call);
-		paused.loop = gs_spill_loop_new((const GsConsumerView *) views->data, views->len,
-						requester, required, *got);
-	}
-	if (!gs_spill_loop_run(paused.loop, spill_consumer, reacquire, (gpointer) call, NULL)) {
-		if (paused.thread == NULL)
-			paused.thread = g_strdup(call->thread);
-		g_array_append_val(m->paused, paused);
-		return FALSE;
-	}
-	*got = gs_spill_loop_outcome(paused.loop).got;
-	paused_clear(&paused);
-	return TRUE;
-}
-
 static PassOutcome
 acquire(const Call *call, gint64 required, gint64 *got)
 {
-	gboolean resumed = paused_index(call->task->memory, call->thread) >= 0;
+	g_autoptr(GArray) views = NULL;
+	GsConsumerId requester = call->consumer < 0 ? G_MAXUINT64 : (GsConsumerId) call->consumer;
+	GsSpillOutcome spilled;
 
-	*got = 0;
-	if (!resumed && pool_pass(call, required, got) == PASS_WAIT) {
+	if (pool_pass(call, required, got) == PASS_WAIT) {
 		log_call(call, "wait", required, 0, caller(call), 0);
 		return PASS_WAIT;
 	}
-	if ((resumed || *got < required) && !spill_for(call, required, got)) {
-		log_call(call, "wait", required, 0, caller(call), 0);
-		return PASS_WAIT;
+	if (*got < required) {
+		views = consumer_views(call);
+		spilled = gs_consumer_spill_loop((const GsConsumerView *) views->data, views->len,
+						 requester, required, *got, spill_consumer,
+						 reacquire, (gpointer) call, NULL);
+		*got = spilled.got;
 	}
 	if (caller(call) != NULL) {
 		caller(call)->registered = TRUE;
@@ -481,7 +417,6 @@ clean_up(GsRunExecution *x, GsRunTask *task)
 
 	gs_page_table_clean_up(m->table, NULL);
 	g_array_set_size(m->pages, 0);
-	g_array_set_size(m->paused, 0);
 	for (guint i = 0; i < m->consumers->len; i++) {
 		consumer_at(m, i)->used = 0;
 		consumer_at(m, i)->registered = FALSE;

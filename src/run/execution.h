@@ -14,10 +14,8 @@
  * what is free of one counter over both modes. A grant short of the
  * request asks the task's consumers of the same mode to spill (the
  * smallest that covers what is missing, else the largest, the requester
- * last) and takes what each spill frees again, one pass each; a pass that
- * must wait makes the call wait there, its spills made, and go on from
- * that pass when woken (TaskMemoryManager's reacquire blocks in the pool).
- * A consumer spills all it holds: its pages and its other bytes.
+ * last) and takes what each spill frees again, one pass each, without
+ * waiting. A consumer spills all it holds: its pages and its other bytes.
  * The grant goes to the consumer, if one asked.
  *
  * Pages (TaskMemoryManager.allocatePage through MemoryConsumer.allocatePage).

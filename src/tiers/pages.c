@@ -383,143 +383,14 @@ gs_consumer_pick_spill(const GsConsumerView *consumers, guint n_consumers, GsCon
 	return ceiling >= 0 ? ceiling : largest;
 }
 
-struct GsSpillLoop {
-	GsConsumerView *snapshot; /* the keys, taken once; can_spill cleared on a drop */
-	gint64 *held;             /* what each may still release */
-	guint n;
-	GsConsumerId requester;
-	gint64 required;
-	GsSpillOutcome out;
-	gboolean paused;          /* a reacquire said wait: `pending` is still to be granted */
-	GsSpillCall pending;
-};
-
-GsSpillLoop *
-gs_spill_loop_new(const GsConsumerView *consumers, guint n_consumers, GsConsumerId requester,
-		  gint64 required, gint64 got)
-{
-	GsSpillLoop *loop;
-
-	g_return_val_if_fail(n_consumers == 0 || consumers != NULL, NULL);
-	g_return_val_if_fail(required >= 0 && got >= 0, NULL);
-	loop = g_new0(GsSpillLoop, 1);
-	/*
-	 * The keys are taken once, as Spark builds its TreeMap once: a consumer
-	 * that spilled keeps its original key. The copy's can_spill is cleared
-	 * when a consumer releases nothing, which is how Spark's list loses it.
-	 */
-	loop->snapshot = g_memdup2(consumers, n_consumers * sizeof *loop->snapshot);
-	loop->held = g_new(gint64, n_consumers);
-	for (guint i = 0; i < n_consumers; i++)
-		loop->held[i] = MAX(consumers[i].used, 0);
-	loop->n = n_consumers;
-	loop->requester = requester;
-	loop->required = required;
-	loop->out.got = got;
-	return loop;
-}
-
-void
-gs_spill_loop_free(GsSpillLoop *loop)
-{
-	if (loop == NULL)
-		return;
-	g_free(loop->snapshot);
-	g_free(loop->held);
-	g_free(loop);
-}
-
-GsSpillOutcome
-gs_spill_loop_outcome(const GsSpillLoop *loop)
-{
-	GsSpillOutcome none = {0};
-
-	g_return_val_if_fail(loop != NULL, none);
-	return loop->out;
-}
-
-/*
- * Asks the pool again for what @call still needs after its spill freed
- * memory: the freed bytes are not ours until granted, and another task
- * may have taken them (SPARK-35486). FALSE when the pool says wait and
- * @may_wait; without it a wait grants nothing.
- */
-static gboolean
-regrant(GsSpillLoop *loop, GsSpillCall *call, GsReacquireFunc reacquire, gpointer user_data,
-	gboolean may_wait)
-{
-	gint64 granted = reacquire != NULL ? reacquire(call->asked, call->released, user_data)
-					   : MIN(call->released, call->asked);
-
-	if (granted == GS_REACQUIRE_WAIT && may_wait)
-		return FALSE;
-	call->acquired = CLAMP(granted, 0, call->asked);
-	loop->out.got += call->acquired;
-	return TRUE;
-}
-
-static void
-record(GsSpillLoop *loop, const GsSpillCall *call, GArray *calls)
-{
-	loop->out.n_calls++;
-	if (calls != NULL)
-		g_array_append_val(calls, *call);
-}
-
-static gboolean
-spill_loop_run(GsSpillLoop *loop, GsSpillFunc spill, GsReacquireFunc reacquire,
-	       gpointer user_data, GArray *calls, gboolean may_wait)
-{
-	if (loop->paused) {
-		if (!regrant(loop, &loop->pending, reacquire, user_data, may_wait))
-			return FALSE;
-		loop->paused = FALSE;
-		record(loop, &loop->pending, calls);
-	}
-	while (loop->out.got < loop->required) {
-		gint64 needed = loop->required - loop->out.got;
-		gint i = gs_consumer_pick_spill(loop->snapshot, loop->n, loop->requester, needed);
-		GsSpillCall call = { .asked = needed };
-		gint64 released;
-
-		if (i < 0)
-			break;
-		call.consumer = loop->snapshot[i].id;
-		released = spill(call.consumer, needed, loop->requester, user_data);
-		call.released = CLAMP(released, 0, loop->held[i]);
-		if (call.released > 0) {
-			loop->held[i] -= call.released;
-			loop->out.released += call.released;
-			if (!regrant(loop, &call, reacquire, user_data, may_wait)) {
-				loop->paused = TRUE;
-				loop->pending = call;
-				return FALSE;
-			}
-		} else {
-			loop->snapshot[i].can_spill = FALSE;
-		}
-		record(loop, &call, calls);
-	}
-	return TRUE;
-}
-
-gboolean
-gs_spill_loop_run(GsSpillLoop *loop, GsSpillFunc spill, GsReacquireFunc reacquire,
-		  gpointer user_data, GArray *calls)
-{
-	g_return_val_if_fail(loop != NULL && spill != NULL, TRUE);
-	g_return_val_if_fail(calls == NULL ||
-			     g_array_get_element_size(calls) == sizeof(GsSpillCall), TRUE);
-	return spill_loop_run(loop, spill, reacquire, user_data, calls, TRUE);
-}
-
 GsSpillOutcome
 gs_consumer_spill_loop(const GsConsumerView *consumers, guint n_consumers, GsConsumerId requester,
 		       gint64 required, gint64 got, GsSpillFunc spill, GsReacquireFunc reacquire,
 		       gpointer user_data, GArray *calls)
 {
 	GsSpillOutcome out = { .got = got };
-	GsSpillLoop *loop;
+	g_autofree GsConsumerView *snapshot = NULL;
+	g_autofree gint64 *held = NULL;
 
 	g_return_val_if_fail(n_consumers == 0 || consumers != NULL, out);
 	g_return_val_if_fail(spill != NULL, out);
@@ -529,10 +400,48 @@ gs_consumer_spill_loop(const GsConsumerView *consumers, guint n_consumers, GsCon
 
 	if (got >= required || n_consumers == 0)
 		return out;
-	loop = gs_spill_loop_new(consumers, n_consumers, requester, required, got);
-	spill_loop_run(loop, spill, reacquire, user_data, calls, FALSE);
-	out = loop->out;
-	gs_spill_loop_free(loop);
+
+	/*
+	 * The keys are taken once, as Spark builds its TreeMap once: a consumer
+	 * that spilled keeps its original key. The copy's can_spill is cleared
+	 * when a consumer releases nothing, which is how Spark's list loses it.
+	 */
+	snapshot = g_memdup2(consumers, n_consumers * sizeof *snapshot);
+	held = g_new(gint64, n_consumers);
+	for (guint i = 0; i < n_consumers; i++)
+		held[i] = MAX(consumers[i].used, 0);
+
+	while (out.got < required) {
+		gint64 needed = required - out.got;
+		gint i = gs_consumer_pick_spill(snapshot, n_consumers, requester, needed);
+		GsSpillCall call = { .asked = needed };
+		gint64 released;
+
+		if (i < 0)
+			break;
+		call.consumer = snapshot[i].id;
+		released = spill(call.consumer, needed, requester, user_data);
+		call.released = CLAMP(released, 0, held[i]);
+		if (call.released > 0) {
+			gint64 regrant;
+
+			held[i] -= call.released;
+			/*
+			 * Ask the pool again: the freed bytes are not ours until
+			 * granted, and another task may have taken them (SPARK-35486).
+			 */
+			regrant = reacquire != NULL ? reacquire(needed, call.released, user_data)
+						    : MIN(call.released, needed);
+			call.acquired = CLAMP(regrant, 0, needed);
+			out.got += call.acquired;
+			out.released += call.released;
+		} else {
+			snapshot[i].can_spill = FALSE;
+		}
+		out.n_calls++;
+		if (calls != NULL)
+			g_array_append_val(calls, call);
+	}
 	return out;
 }
 
