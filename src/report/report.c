@@ -692,22 +692,30 @@ names_page(const GsLogEntry *e)
 	return strcmp(e->what, "page") == 0 || (strcmp(e->what, "free_page") == 0 && e->bytes > 0);
 }
 
+/* What a Spark memory manager's event says: execution (@named a consumer) or storage (a block). */
 static void
-write_execution_event(Json *j, const GsLogEntry *e)
+put_memory_manager(Json *j, const GsLogEntry *e, const char *ev, const char *named)
 {
 	static const char *const modes[GS_N_MEMORY_MODES] = {"on_heap", "off_heap"};
-	char address[24];
 
-	put_str(j, "ev", "execution");
+	put_str(j, "ev", ev);
 	put_str(j, "what", e->what);
 	put_str(j, "task", e->task);
 	if (e->thread != NULL)
 		put_str(j, "thread", e->thread);
 	if (e->buf != NULL)
-		put_str(j, "consumer", e->buf);
+		put_str(j, named, e->buf);
 	put_str(j, "mode", modes[e->mode]);
 	put_int(j, "asked", e->asked);
 	put_int(j, "bytes", e->bytes);
+}
+
+static void
+write_execution_event(Json *j, const GsLogEntry *e)
+{
+	char address[24];
+
+	put_memory_manager(j, e, "execution", "consumer");
 	if (names_page(e)) {
 		g_snprintf(address, sizeof address, "0x%016" G_GINT64_MODIFIER "x",
 			   gs_page_encode(e->page, 0));
@@ -730,18 +738,7 @@ put_pool(Json *j, const GsLogEntry *e)
 static void
 write_storage_event(Json *j, const GsLogEntry *e)
 {
-	static const char *const modes[GS_N_MEMORY_MODES] = {"on_heap", "off_heap"};
-
-	put_str(j, "ev", "storage");
-	put_str(j, "what", e->what);
-	put_str(j, "task", e->task);
-	if (e->thread != NULL)
-		put_str(j, "thread", e->thread);
-	if (e->buf != NULL)
-		put_str(j, "block", e->buf);
-	put_str(j, "mode", modes[e->mode]);
-	put_int(j, "asked", e->asked);
-	put_int(j, "bytes", e->bytes);
+	put_memory_manager(j, e, "storage", "block");
 }
 
 static void
