@@ -185,6 +185,7 @@ struct Sim {
 	/* SimThread* the watchdog passes as waiting outside the allocator, in no order */
 	GPtrArray *outside;
 	gboolean changed;
+	guint64 next_progress;  /* events_processed at which progress is told next */
 	GsSample last;          /* the latest sample, kept or not */
 	double used_integral[GS_N_TIERS];
 };

@@ -718,6 +718,21 @@ finish_instant(Sim *s)
 	}
 }
 
+/* Tells the listener how far the run is, every GS_PROGRESS_EVENTS events. */
+static void
+tell_progress(Sim *s)
+{
+	GsRunProgress p;
+
+	if (s->opts.progress == NULL || s->r->events_processed < s->next_progress)
+		return;
+	s->next_progress = s->r->events_processed + GS_PROGRESS_EVENTS;
+	p = (GsRunProgress){.now = s->now, .tasks = s->r->totals.tasks,
+			    .tasks_done = s->r->totals.tasks - MIN(s->run.open, s->r->totals.tasks),
+			    .events = s->r->events_processed};
+	s->opts.progress(&p, s->opts.progress_data);
+}
+
 static void
 run_loop(Sim *s)
 {
@@ -761,6 +776,7 @@ run_loop(Sim *s)
 		sim_proactive(s);
 		if (s->changed)
 			sample(s);
+		tell_progress(s);
 		/* The watchdog's tick was the last chance, and it changed nothing. */
 		if (last_hope && hopeless(s)) {
 			mark_deadlock(s);

@@ -23,6 +23,29 @@ grep -q '"traceEvents"' "$tmp/t.json" || fail "trace has no traceEvents"
 "$gpusim" run "$scenarios/quickstart.yaml" >"$tmp/out" 2>&1 || fail "summary run"
 grep -q '^outcome *completed' "$tmp/out" || fail "summary has no outcome line"
 
+# Past 20 tasks the summary gives their distribution and the five slowest
+# (--tasks lists every one); a run long enough to show progress on a
+# terminal (over half a second) shows none on a pipe.
+many() {
+	cat >"$tmp/many.yaml" <<EOF
+gpusim: 1
+name: many
+memory: {gpu: {capacity: 16GiB}}
+executor: {slots: 32}
+generate: {tasks: $1, task_max: 300MiB, max_allocs: 20, retry_blocks: true}
+EOF
+}
+many 20000
+"$gpusim" run "$tmp/many.yaml" >"$tmp/out" 2>"$tmp/err" || fail "a run of 20000 tasks"
+[ ! -s "$tmp/err" ] || fail "progress on a pipe: $(head -c 200 "$tmp/err")"
+grep -q '^20000 tasks  *p50  *p90  *p99  *max$' "$tmp/out" || fail "no distribution of the tasks"
+grep -q '^the 5 slowest' "$tmp/out" || fail "no slowest tasks"
+[ "$(grep -c '^g[0-9]' "$tmp/out")" = 5 ] || fail "not five rows of slowest tasks"
+many 21
+"$gpusim" run --tasks "$tmp/many.yaml" >"$tmp/out" 2>&1 || fail "run --tasks"
+[ "$(grep -c '^g[0-9]' "$tmp/out")" = 21 ] || fail "--tasks did not list every task"
+! grep -q 'p50' "$tmp/out" || fail "--tasks still gave the distribution"
+
 # A failed expectation exits 1 and says which.
 [ "$(status "$gpusim" run --set memory.gpu.capacity=64MiB "$scenarios/quickstart.yaml")" = 1 ] ||
 	fail "a failed expectation must exit 1"

@@ -883,6 +883,20 @@ sample_if_changed(Threads *r)
  * real clock it wakes every tick of real time; on the virtual clock it waits
  * until the instant is quiet, then moves the clock to what comes next.
  */
+/* Under lock: tells the listener how far the run is. */
+static void
+tell_progress(Threads *r)
+{
+	GsRunProgress p;
+
+	if (r->opts.progress == NULL)
+		return;
+	p = (GsRunProgress){.now = now(r), .tasks = r->res->totals.tasks,
+			    .tasks_done = r->res->totals.tasks - MIN(r->run.open, r->res->totals.tasks),
+			    .events = atomic_load(&r->events)};
+	r->opts.progress(&p, r->opts.progress_data);
+}
+
 static void
 run_loop(Threads *r)
 {
@@ -931,6 +945,7 @@ run_loop(Threads *r)
 			continue; /* what it woke acts at this instant first */
 		}
 		sample_if_changed(r);
+		tell_progress(r);
 		if (r->run.open == 0)
 			break;
 		if (r->w->policy.watchdog > 0)

@@ -4,12 +4,14 @@
  * The outputs are one set (output.h): refused before the scenario is loaded
  * when one cannot be written, and put in place together once the run is
  * reported, so a failure leaves none of them. The summary goes to stdout
- * unless --quiet; messages go to stderr.
+ * unless --quiet; messages go to stderr, and so does the progress of a long
+ * run when stderr is a terminal (nothing on a pipe).
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "backends/pattern.h"
 #include "cli/commands.h"
@@ -201,6 +203,48 @@ run_on(const GsDriver *driver, const GsWorkload *w, const GsRunOptions *options,
 	return result;
 }
 
+/* ---- progress, on a terminal ---- */
+
+/* A run shows progress once it has taken this long, then this often (wall time, us). */
+#define PROGRESS_AFTER_US 500000
+#define PROGRESS_EVERY_US 200000
+
+typedef struct {
+	gint64 started, shown; /* monotonic us: the run's start, the last line shown (0: none) */
+	guint64 events_shown;
+} Progress;
+
+static void
+show_progress(const GsRunProgress *p, gpointer data)
+{
+	Progress *pr = data;
+	gint64 now = g_get_monotonic_time();
+	g_autofree char *simulated = NULL;
+	double rate;
+
+	if (now - pr->started < PROGRESS_AFTER_US || now - pr->shown < PROGRESS_EVERY_US)
+		return;
+	rate = pr->shown == 0 ? (double) p->events * 1e6 / (double) (now - pr->started)
+			      : (double) (p->events - pr->events_shown) * 1e6 /
+					(double) (now - pr->shown);
+	simulated = gs_format_duration(p->now);
+	fprintf(stderr, "\rrun: %s simulated, %u of %u tasks done, %.0f events/s   ", simulated,
+		p->tasks_done, p->tasks, rate);
+	fflush(stderr);
+	pr->shown = now;
+	pr->events_shown = p->events;
+}
+
+/* The progress line, if one was shown, ends before the summary. */
+static void
+end_progress(const Progress *pr)
+{
+	if (pr->shown != 0) {
+		fputc('\n', stderr);
+		fflush(stderr);
+	}
+}
+
 static int
 run_loaded(GsWorkload *w, const RunOptions *o, const GsDriver *driver, GsRunOptions *options,
 	   GsOutputSet *set, const RunOutputs *outs)
@@ -211,12 +255,18 @@ run_loaded(GsWorkload *w, const RunOptions *o, const GsDriver *driver, GsRunOpti
 	gint64 started = g_get_monotonic_time();
 	gint64 wall_ns;
 	int status = GS_EXIT_OK;
+	Progress progress = {.started = started};
 
 	gs_generate_tasks(w);
 	options->log = gs_event_log_add;
 	options->log_data = log;
 	options->skip_timeline = o->timeline == NULL && o->trace == NULL && w->expect.at->len == 0;
+	if (!o->quiet && isatty(fileno(stderr))) {
+		options->progress = show_progress;
+		options->progress_data = &progress;
+	}
 	result = run_on(driver, w, options, &status);
+	end_progress(&progress);
 	if (result == NULL)
 		return status;
 	wall_ns = (g_get_monotonic_time() - started) * 1000;

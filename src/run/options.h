@@ -25,11 +25,31 @@ typedef enum {
 	GS_CLOCK_VIRTUAL = 1, /* scenario time moves when every thread waits */
 } GsClock;
 
+/* How far a run has gone, for a progress display. */
+typedef struct {
+	GsTime now;        /* scenario time */
+	guint tasks_done;  /* logical tasks with an outcome ... */
+	guint tasks;       /* ... of these */
+	guint64 events;    /* what the driver has handled */
+} GsRunProgress;
+
+/* The simulator tells progress after a pass once this many more events are handled. */
+#define GS_PROGRESS_EVENTS 65536
+
+typedef void (*GsRunProgressFunc)(const GsRunProgress *progress, gpointer data);
+
 typedef struct {
 	/* Both drivers. */
 	GsTime max_time;   /* scenario time; 0: no limit (--max-time) */
 	GsLogFunc log;     /* NULL: no event log */
 	gpointer log_data;
+	/*
+	 * Told every so often while the run goes (NULL: nobody is): the
+	 * simulator every GS_PROGRESS_EVENTS events, real threads at each turn
+	 * of their supervising loop; the listener decides what to show when.
+	 */
+	GsRunProgressFunc progress;
+	gpointer progress_data;
 	/* The simulator. */
 	guint64 max_events_per_instant; /* 0: GS_MAX_EVENTS_PER_INSTANT */
 	guint64 max_events; /* 0: no limit; a run that has processed this many events ends
