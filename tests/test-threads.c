@@ -532,6 +532,108 @@ START_TEST(test_a_free_across_threads_with_tiers)
 }
 END_TEST
 
+/*
+ * A backend that is the host's, watching reads: a buffer freed while a
+ * compute that was given it has not ended is counted. Real threads must
+ * leave a buffer another thread frees to the compute that reads it.
+ */
+static GMutex watched_lock;
+static GHashTable *watched_reading; /* handle -> number of computes reading it */
+static GHashTable *watched_by_thread; /* thread -> GArray of the handles its compute reads */
+static guint watched_freed_while_read;
+
+static void
+watched_free(gpointer state, gpointer thread, GsTier tier, guint64 handle)
+{
+	g_mutex_lock(&watched_lock);
+	watched_freed_while_read +=
+		g_hash_table_lookup(watched_reading, GSIZE_TO_POINTER(handle)) != NULL;
+	g_mutex_unlock(&watched_lock);
+	gs_backend_host.free(state, thread, tier, handle);
+}
+
+static void
+watched_compute_begin(gpointer state, gpointer thread, GsTime ns, const guint64 *uses,
+		      guint n_uses)
+{
+	GArray *mine = g_array_new(FALSE, FALSE, sizeof(guint64));
+
+	g_mutex_lock(&watched_lock);
+	for (guint i = 0; i < n_uses; i++) {
+		gpointer key = GSIZE_TO_POINTER(uses[i]);
+		guint n = GPOINTER_TO_UINT(g_hash_table_lookup(watched_reading, key));
+
+		g_hash_table_insert(watched_reading, key, GUINT_TO_POINTER(n + 1));
+		g_array_append_val(mine, uses[i]);
+	}
+	g_hash_table_insert(watched_by_thread, thread, mine);
+	g_mutex_unlock(&watched_lock);
+	gs_backend_host.compute_begin(state, thread, ns, uses, n_uses);
+}
+
+static void
+watched_compute_end(gpointer state, gpointer thread)
+{
+	GArray *mine;
+
+	g_mutex_lock(&watched_lock);
+	mine = g_hash_table_lookup(watched_by_thread, thread);
+	for (guint i = 0; mine != NULL && i < mine->len; i++) {
+		gpointer key = GSIZE_TO_POINTER(g_array_index(mine, guint64, i));
+		guint n = GPOINTER_TO_UINT(g_hash_table_lookup(watched_reading, key));
+
+		if (n > 1)
+			g_hash_table_insert(watched_reading, key, GUINT_TO_POINTER(n - 1));
+		else
+			g_hash_table_remove(watched_reading, key);
+	}
+	g_hash_table_remove(watched_by_thread, thread);
+	g_mutex_unlock(&watched_lock);
+	if (gs_backend_host.compute_end != NULL)
+		gs_backend_host.compute_end(state, thread);
+}
+
+/*
+ * A buffer another thread frees while its owner's compute reads it (the
+ * free at 1 ms, the compute from 0 to 2 ms, on the virtual clock) keeps its
+ * bytes until the compute ends: without tiers, with tiers, with spilling.
+ */
+static const char *const read_while_freed_policies[] = {
+	"",
+	"policy: {reservations: {over: ignore}}\n",
+	"policy: {spill: {enabled: true}}\n",
+};
+
+START_TEST(test_a_buffer_freed_while_read_waits_for_the_compute)
+{
+	GsBackendOps ops = gs_backend_host;
+	g_autofree char *yaml = g_strdup_printf(
+		"gpusim: 1\nname: read\nmemory: {gpu: {capacity: 10MiB}}\n%s"
+		"tasks:\n  - {id: A, threads: [{ops: [{reserve: {res: r, size: 1MiB, mode: or_null}},\n"
+		"      {alloc: {buf: x, size: 1MiB}}, {compute: {time: 2ms, uses: [x]}}]}]}\n"
+		"pool_threads:\n  - {name: P, ops: [{until: 1ms}, {free: {buf: x, thread: A.0}}]}\n",
+		read_while_freed_policies[_i]);
+	g_autoptr(GsWorkload) w = load_text(yaml);
+	GsRunOptions opts = {.clock = GS_CLOCK_VIRTUAL};
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsResult) r = NULL;
+
+	ops.free = watched_free;
+	ops.compute_begin = watched_compute_begin;
+	ops.compute_end = watched_compute_end;
+	watched_reading = g_hash_table_new(NULL, NULL);
+	watched_by_thread = g_hash_table_new_full(NULL, NULL, NULL, (GDestroyNotify) g_array_unref);
+	watched_freed_while_read = 0;
+	r = gs_threads_run(w, &ops, &opts, NULL, &error);
+	ck_assert_msg(r != NULL, "%s", error != NULL ? error->message : "?");
+	ck_assert_int_eq(r->outcome, GS_OUTCOME_COMPLETED);
+	ck_assert_uint_eq(watched_freed_while_read, 0);
+	check_memory(r);
+	g_hash_table_unref(watched_reading);
+	g_hash_table_unref(watched_by_thread);
+}
+END_TEST
+
 /* ---- the host backend: patterns, round trips, the private directory ---- */
 
 START_TEST(test_round_trips_keep_every_byte)
@@ -771,6 +873,8 @@ gs_test_suite_threads(void)
 	tcase_add_loop_test(tc, test_frees_across_threads_match_the_simulator, 0, 2);
 	tcase_add_loop_test(tc, test_a_buffer_given_away_and_never_freed_leaks, 0, 4);
 	tcase_add_loop_test(tc, test_a_free_across_threads_with_tiers, 0, 2);
+	tcase_add_loop_test(tc, test_a_buffer_freed_while_read_waits_for_the_compute, 0,
+			    G_N_ELEMENTS(read_while_freed_policies));
 	tcase_add_loop_test(tc, test_a_buffer_used_twice_comes_up_once, 0, 2);
 	suite_add_tcase(s, tc);
 	tcase_add_test(bk, test_round_trips_keep_every_byte);

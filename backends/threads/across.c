@@ -19,6 +19,12 @@
  * interpreter. A buffer given away and never freed outlives its thread: at
  * the end of the run it is released, and counted as its task's leak when
  * that task completed, as the simulator does.
+ *
+ * A compute reads its buffers' bytes while it runs (a kernel, on a GPU): in
+ * such a run a compute counts itself a reader of each, under the engine
+ * lock, and a buffer freed by another thread meanwhile keeps its bytes
+ * until its last reader ends (the books count the free at once, unless the
+ * memory model keeps the buffer, as it does for a spillable one in use).
  */
 #include "config.h"
 
@@ -131,6 +137,61 @@ wait_for_owner(Worker *t, const GsOp *op)
 		owner = NULL;
 	threads_engine_unlock(r);
 	return owner;
+}
+
+/*
+ * Under lock: @t's compute reads the buffers named @names that it holds
+ * now; a thread that frees one meanwhile leaves its bytes to the compute's
+ * end, as a reference would keep them.
+ */
+void
+threads_reading_begin(Worker *t, const GsNames *names)
+{
+	const guint *name = gs_names_data(names);
+
+	for (guint i = 0; i < names->len; i++) {
+		for (guint k = 0; k < t->live->len; k++) {
+			Held *held = t->live->pdata[k];
+
+			if (held->name != name[i])
+				continue;
+			held->readers++;
+			g_ptr_array_add(t->reading, held);
+		}
+	}
+}
+
+/* Under lock: @t's compute is over; a buffer freed while it read goes with its last reader. */
+void
+threads_reading_end(Worker *t)
+{
+	Threads *r = t->r;
+
+	for (guint i = 0; i < t->reading->len; i++) {
+		Held *held = t->reading->pdata[i];
+
+		if (--held->readers > 0 || !held->freed_while_read)
+			continue;
+		gs_backend_free(r->ops, r->bk, t->bk, r->mem != NULL ? held->freed_in : held->space->tier,
+				held->backend);
+		g_free(held);
+	}
+	g_ptr_array_set_size(t->reading, 0);
+}
+
+/* Whether a compute reads @held, which a thread frees now: then its bytes wait for it. */
+gboolean
+threads_read_elsewhere(Threads *r, Held *held)
+{
+	gboolean read;
+
+	if (!r->frees_across)
+		return FALSE;
+	pthread_mutex_lock(&r->lock);
+	read = held->readers > 0;
+	held->freed_while_read = read;
+	threads_engine_unlock(r);
+	return read;
 }
 
 /* Both threads' interpreters, the lower address first, so that two taking each other's cannot deadlock. */

@@ -76,6 +76,10 @@ typedef struct {
 	gboolean doomed;     /* freed while copying: the copier frees it */
 	GsTier freed_in;     /* tiers: freed while a compute read it, in that tier; its
 				bytes go when the compute's lock does (unlock_mine()) */
+	/* Frees across threads, under lock: the computes reading it now, and whether
+	   another thread freed it meanwhile (its bytes then go with the last reader) */
+	guint readers;
+	gboolean freed_while_read;
 } Held;
 
 /* A log entry with the order in which it was taken, for the merge at the end. */
@@ -111,6 +115,7 @@ struct Worker {
 	atomic_int_fast64_t max_footprint; /* written by the thread, read under lock */
 	GArray *log;             /* LogItem (thread-owned) */
 	GPtrArray *live;         /* Held* the thread holds (thread-owned; under lock with tiers) */
+	GPtrArray *reading;      /* Held* its compute reads, in a run that frees across threads */
 	GsRunThreadTiers *tiers; /* its part in the tiers (under lock); NULL until it uses them */
 	/* Frees across threads (Threads.frees_across): another thread may take its buffers. */
 	pthread_mutex_t interp_lock; /* held around its interpreter's calls and its live */
@@ -288,6 +293,9 @@ G_GNUC_INTERNAL gboolean threads_ops_any(const GArray *ops, gboolean (*is)(const
 G_GNUC_INTERNAL gboolean threads_tiers_needed(const GsWorkload *w);
 G_GNUC_INTERNAL void threads_live_listed(Worker *t, const GsNames *names, GArray *ids,
 					 GArray *handles);
+G_GNUC_INTERNAL void threads_reading_begin(Worker *t, const GsNames *names);
+G_GNUC_INTERNAL void threads_reading_end(Worker *t);
+G_GNUC_INTERNAL gboolean threads_read_elsewhere(Threads *r, Held *held);
 G_GNUC_INTERNAL gboolean threads_move_begin(Threads *r, Held *held, GsTier to, GArray *moves);
 G_GNUC_INTERNAL void threads_move_make(Threads *r, gpointer bk, Move *mv, const char *who);
 G_GNUC_INTERNAL gboolean threads_move_land(Threads *r, gpointer bk, GsThreadId by, Move *mv);

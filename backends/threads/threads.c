@@ -154,12 +154,15 @@ do_free(Worker *t, const GsEffect *e)
 	if (r->mem != NULL) {
 		le.tier = threads_tiered_free(t, held, &le.pool);
 	} else {
-		gs_backend_free(r->ops, r->bk, t->bk, held->space->tier, held->backend);
 		threads_space_give(held->space, held->charged);
 		threads_interp_lock(owner);
 		g_ptr_array_remove_fast(owner->live, held);
 		threads_interp_unlock(owner);
-		g_free(held);
+		/* Out of the owner's list first: no compute of its may take it up after. */
+		if (!threads_read_elsewhere(r, held)) {
+			gs_backend_free(r->ops, r->bk, t->bk, held->space->tier, held->backend);
+			g_free(held);
+		}
 	}
 	atomic_fetch_add_explicit(&r->frees, 1, memory_order_relaxed);
 	threads_log_to(r, t->log, &le);
@@ -203,6 +206,28 @@ device_work(Threads *r, GsTime until)
 	return gs_time_from_double((double) (until - now_) * r->scale);
 }
 
+/*
+ * The handles of the buffers named @names a compute of @t reads; where
+ * threads free each other's buffers, they are read (threads_reading_begin())
+ * under both locks, so that none goes meanwhile.
+ */
+static void
+live_read(Worker *t, const GsNames *names, GArray *handles)
+{
+	Threads *r = t->r;
+
+	if (!r->frees_across) {
+		threads_live_listed(t, names, NULL, handles);
+		return;
+	}
+	threads_interp_lock(t);
+	pthread_mutex_lock(&r->lock);
+	threads_live_listed(t, names, NULL, handles);
+	threads_reading_begin(t, names);
+	threads_engine_unlock(r);
+	threads_interp_unlock(t);
+}
+
 /* Keeps the device busy for @e's time, reading the buffers it uses; FALSE when stopped. */
 static gboolean
 do_compute(Worker *t, const GsEffect *e)
@@ -217,12 +242,17 @@ do_compute(Worker *t, const GsEffect *e)
 	until = gs_time_add(now(r), e->time); /* touching the buffers is part of the time */
 	/* The interpreter names buffers; the backend wants the live handles of those names. */
 	if (r->mem == NULL && e->op != NULL)
-		threads_live_listed(t, &e->op->compute.uses, NULL, uses);
+		live_read(t, &e->op->compute.uses, uses);
 	gs_backend_compute_begin(r->ops, r->bk, t->bk, device_work(r, until),
 				 (const guint64 *) uses->data, uses->len);
 	ok = threads_wait_until(t, until);
 	gs_backend_compute_end(r->ops, r->bk, t->bk);
 	ok = threads_device_works(r) && ok;
+	if (r->frees_across) {
+		pthread_mutex_lock(&r->lock);
+		threads_reading_end(t);
+		threads_engine_unlock(r);
+	}
 	if (r->mem != NULL)
 		threads_tiered_compute_end(t);
 	return ok;
@@ -507,6 +537,7 @@ thread_new(Threads *r, const GsThreadSpec *spec, Task *task, const char *name)
 	t->fast_ok = !threads_ops_any(spec->ops, is_inject);
 	t->log = g_array_new(FALSE, FALSE, sizeof(LogItem));
 	t->live = g_ptr_array_new();
+	t->reading = g_ptr_array_new();
 	pthread_mutex_init(&t->interp_lock, NULL);
 	t->result = gs_result_add_thread(r->res, name, task != NULL ? task->run.result : NULL);
 	g_ptr_array_add(r->threads, t);
@@ -540,6 +571,7 @@ thread_free(gpointer data)
 	pthread_cond_destroy(&t->sleep_cond);
 	g_array_unref(t->log);
 	g_ptr_array_unref(t->live);
+	g_ptr_array_unref(t->reading);
 	pthread_mutex_destroy(&t->interp_lock);
 	if (t->allocated != NULL)
 		g_array_unref(t->allocated);

@@ -624,6 +624,11 @@ threads_tiered_free(Worker *t, Held *held, const char **pool)
 	} else if (held->copying) {
 		held->mb = NULL;
 		held->doomed = TRUE; /* the copier frees both copies when its move lands */
+	} else if (held->readers > 0) {
+		/* Another thread's compute reads it: its bytes go when that compute ends. */
+		held->mb = NULL;
+		held->freed_in = tier;
+		held->freed_while_read = TRUE;
 	} else {
 		backend_free_held(r, t->bk, tier, held->backend);
 		g_free(held);
@@ -773,6 +778,8 @@ threads_tiered_compute_begin(Worker *t, const GsEffect *e, GArray *uses)
 		threads_interp_unlock(t);
 		return FALSE;
 	}
+	if (r->frees_across)
+		threads_reading_begin(t, &op->compute.uses);
 	if (gs_memory_spills(r->mem)) {
 		GsRunThreadTiers *m = tiers_of(t);
 
