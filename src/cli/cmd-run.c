@@ -258,8 +258,11 @@ run_loaded(GsWorkload *w, const RunOptions *o, const GsDriver *driver, GsRunOpti
 	Progress progress = {.started = started};
 
 	gs_generate_tasks(w);
-	options->log = gs_event_log_add;
-	options->log_data = log;
+	/* A row per event, for a long run most of its memory: kept only for what reads it. */
+	if (outs->events != NULL || outs->trace != NULL || gs_expect_reads_log(w)) {
+		options->log = gs_event_log_add;
+		options->log_data = log;
+	}
 	options->skip_timeline = o->timeline == NULL && o->trace == NULL && w->expect.at->len == 0;
 	if (!o->quiet && isatty(fileno(stderr))) {
 		options->progress = show_progress;

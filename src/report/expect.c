@@ -1171,6 +1171,14 @@ gs_expect_check(const GsWorkload *w, const GsResult *r, const GsEventLog *log)
 }
 
 gboolean
+gs_expect_reads_log(const GsWorkload *w)
+{
+	const GsExpect *x = &w->expect;
+
+	return (x->threads != NULL && x->threads->len > 0) || (x->at != NULL && x->at->len > 0);
+}
+
+gboolean
 gs_expect_report_passed(const GsExpectReport *report)
 {
 	return report == NULL || report->failed == NULL || report->failed->len == 0;

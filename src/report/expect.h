@@ -70,6 +70,13 @@ typedef struct {
 /** Evaluates every expectation of @w against @r (and @log, which may be NULL). */
 GsExpectReport *gs_expect_check(const GsWorkload *w, const GsResult *r, const GsEventLog *log);
 
+/**
+ * Whether checking @w's expectations may read the event log: any of a
+ * thread's or any `at` row (some of them need it); the others read the
+ * result alone.
+ */
+gboolean gs_expect_reads_log(const GsWorkload *w);
+
 /** TRUE if every expectation held. */
 gboolean gs_expect_report_passed(const GsExpectReport *report);
 
