@@ -25,7 +25,6 @@ thread_of(Sim *s, GsThreadId id)
 	return id >= 1 && id <= s->threads.len ? table_get(&s->threads, id - 1) : NULL;
 }
 
-/* Every status change goes through here, so that the counts stay O(1) to read. */
 /* Keeps s->outside the threads the watchdog passes, so that a tick costs what waits. */
 static void
 set_outside(Sim *s, SimThread *t, gboolean outside)
@@ -43,6 +42,7 @@ set_outside(Sim *s, SimThread *t, gboolean outside)
 	t->outside_at = 0;
 }
 
+/* Every status change goes through here, so that the counts stay O(1) to read. */
 void
 sim_set_status(Sim *s, SimThread *t, Status status)
 {

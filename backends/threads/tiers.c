@@ -529,9 +529,9 @@ refused_at_once(Worker *t, const GsEffect *e)
 	threads_engine_unlock(r);
 	threads_log_alloc(t, e, FALSE, 0);
 	if (thrown != GS_EXC_NONE)
-		gs_interp_alloc_throw(t->interp, thrown, now(r));
+		alloc_throw(t, thrown);
 	else
-		gs_interp_alloc_done(t->interp, FALSE, 0, now(r));
+		alloc_done(t, FALSE, 0);
 	return TRUE;
 }
 
