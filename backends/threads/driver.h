@@ -101,6 +101,7 @@ struct Worker {
 	pthread_t os;
 	gpointer bk;             /* the backend's per-thread state */
 	atomic_int status;       /* Status */
+	guint live_at;           /* its place in Threads.live + 1; 0: done (under lock) */
 	atomic_int engine_state; /* mirror of the engine's record, set under lock */
 	atomic_uint reached;     /* bit i: the thread was in GsThreadState i */
 	atomic_bool stop;        /* its task ended, or the run did */
@@ -160,6 +161,8 @@ struct Threads {
 	atomic_uint_fast64_t fast_allocs, locked_allocs, fast_frees, frees;
 	GPtrArray *tasks;        /* Task*, every attempt (under lock) */
 	GPtrArray *threads;      /* Worker*, index id - 1 (under lock) */
+	/* Worker* not done, in no order (under lock): what the watchdog and samples look at */
+	GPtrArray *live;
 	GsRunTasks run;          /* attempts, executor slots, permits (under lock) */
 	GsRunWatch watch;        /* what the engine tells the run */
 	GsThreadId next_thread;

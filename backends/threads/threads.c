@@ -705,10 +705,8 @@ tier_used(Threads *r, GsTier tier)
 static void
 sample_values(Threads *r, GsSample *x)
 {
-	guint live = 0;
+	guint live = r->live->len;
 
-	for (guint i = 0; i < r->threads->len; i++)
-		live += atomic_load(&((Worker *) r->threads->pdata[i])->status) != GS_RUN_DONE;
 	for (int tier = 0; tier < GS_N_TIERS; tier++) {
 		x->used[tier] = tier_used(r, tier);
 		x->charged[tier] = r->mem != NULL ? gs_memory_charged(r->mem, tier) : x->used[tier];
@@ -753,8 +751,9 @@ watchdog(Threads *r)
 	g_autoptr(GArray) outside = g_array_new(FALSE, FALSE, sizeof(GsThreadId));
 
 	count_event(r);
-	for (guint i = 0; i < r->threads->len; i++) {
-		Worker *t = r->threads->pdata[i];
+	/* The engine takes them as a set. */
+	for (guint i = 0; i < r->live->len; i++) {
+		Worker *t = r->live->pdata[i];
 		Status s = atomic_load(&t->status);
 
 		if (gs_run_waits_outside(s, &r->w->policy))
@@ -1069,6 +1068,7 @@ threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsR
 	spaces_init(r);
 	r->tasks = g_ptr_array_new_with_free_func(task_free);
 	r->threads = g_ptr_array_new_with_free_func(thread_free);
+	r->live = g_ptr_array_new();
 	gs_run_tasks_init(&r->run, w, r->res, r->engine, &run_hooks, r);
 	r->next_thread = 1;
 	r->log = g_array_new(FALSE, FALSE, sizeof(LogItem));
@@ -1133,6 +1133,7 @@ threads_clear(Threads *r)
 	g_clear_pointer(&r->by_name, g_hash_table_unref);
 	g_clear_pointer(&r->owner_waiters, g_ptr_array_unref);
 	g_ptr_array_unref(r->threads);
+	g_ptr_array_unref(r->live);
 	g_ptr_array_unref(r->tasks);
 	gs_run_tasks_clear(&r->run);
 	g_array_unref(r->log);
