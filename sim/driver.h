@@ -26,6 +26,7 @@
 
 #include <gpusim/pages.h>
 
+#include "run/members.h"
 #include "run/tasks.h"
 #include "run/thread.h"
 #include "run/tier-ops.h"
@@ -182,8 +183,8 @@ struct Sim {
 	guint live;             /* threads not DONE */
 	guint live_dedicated;   /* of which task threads */
 	guint waiting;          /* task threads PARKED or waiting for a permit */
-	/* SimThread* the watchdog passes as waiting outside the allocator, in no order */
-	GPtrArray *outside;
+	/* SimThread* the watchdog passes as waiting outside the allocator */
+	GsRunMembers outside;
 	gboolean changed;
 	guint64 next_progress;  /* events_processed at which progress is told next */
 	GsSample last;          /* the latest sample, kept or not */

@@ -25,23 +25,6 @@ thread_of(Sim *s, GsThreadId id)
 	return id >= 1 && id <= s->threads.len ? table_get(&s->threads, id - 1) : NULL;
 }
 
-/* Keeps s->outside the threads the watchdog passes, so that a tick costs what waits. */
-static void
-set_outside(Sim *s, SimThread *t, gboolean outside)
-{
-	SimThread *last;
-
-	if (outside) {
-		g_ptr_array_add(s->outside, t);
-		t->outside_at = s->outside->len;
-		return;
-	}
-	last = g_ptr_array_index(s->outside, s->outside->len - 1);
-	last->outside_at = t->outside_at;
-	g_ptr_array_remove_index_fast(s->outside, t->outside_at - 1);
-	t->outside_at = 0;
-}
-
 /* Every status change goes through here, so that the counts stay O(1) to read. */
 void
 sim_set_status(Sim *s, SimThread *t, Status status)
@@ -54,8 +37,8 @@ sim_set_status(Sim *s, SimThread *t, Status status)
 	}
 	s->live -= t->status != GS_RUN_DONE;
 	s->live += status != GS_RUN_DONE;
-	if (gs_run_waits_outside(status, &s->w->policy) != (t->outside_at > 0))
-		set_outside(s, t, t->outside_at == 0);
+	/* The watchdog's tick costs what waits outside the allocator, not every thread. */
+	gs_run_members_put(&s->outside, t, gs_run_waits_outside(status, &s->w->policy));
 	t->status = status;
 }
 
@@ -565,12 +548,12 @@ static void
 watchdog(Sim *s)
 {
 	g_autoptr(GArray) outside = g_array_sized_new(FALSE, FALSE, sizeof(GsThreadId),
-						      s->outside->len);
+						      gs_run_members_len(&s->outside));
 	guint64 deadlocks = gs_engine_n_deadlocks(s->engine);
 
 	/* The engine takes them as a set. */
-	for (guint i = 0; i < s->outside->len; i++)
-		g_array_append_val(outside, ((SimThread *) s->outside->pdata[i])->id);
+	for (guint i = 0; i < gs_run_members_len(&s->outside); i++)
+		g_array_append_val(outside, ((SimThread *) gs_run_members_at(&s->outside, i))->id);
 	gs_engine_check_deadlocks(s->engine, (GsThreadId *) outside->data, outside->len, s->now);
 	s->watchdog_idle = gs_engine_n_deadlocks(s->engine) == deadlocks;
 }
@@ -857,7 +840,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
 	table_init(&s->tasks, sizeof(SimTask));
 	table_init(&s->threads, sizeof(SimThread) + gs_interp_size());
-	s->outside = g_ptr_array_new();
+	gs_run_members_init(&s->outside, G_STRUCT_OFFSET(SimThread, outside_at));
 	if (gs_workload_frees_across_threads(w)) {
 		s->by_name = g_hash_table_new(g_str_hash, g_str_equal);
 		s->owner_waiters = g_ptr_array_new();
@@ -919,7 +902,7 @@ sim_clear(Sim *s)
 		task_clear(table_get(&s->tasks, i));
 	table_clear(&s->threads);
 	table_clear(&s->tasks);
-	g_clear_pointer(&s->outside, g_ptr_array_unref);
+	gs_run_members_clear(&s->outside);
 	g_clear_pointer(&s->by_name, g_hash_table_unref);
 	g_clear_pointer(&s->owner_waiters, g_ptr_array_unref);
 	g_clear_pointer(&s->owner_waits, g_hash_table_unref);

@@ -46,6 +46,15 @@ threads_interp_unlock(Worker *t)
 		pthread_mutex_unlock(&t->interp_lock);
 }
 
+/* The op @t carries out throws @exc: its interpreter hears it under its lock. */
+void
+threads_op_failed(Worker *t, GsException exc)
+{
+	threads_interp_lock(t);
+	gs_interp_op_failed(t->interp, exc, now(t->r));
+	threads_interp_unlock(t);
+}
+
 /* Under lock: whether @owner has allocated buffer @name. */
 static gboolean
 owner_allocated(gconstpointer owner, guint name)
@@ -179,7 +188,18 @@ threads_reading_end(Worker *t)
 	g_ptr_array_set_size(t->reading, 0);
 }
 
-/* Whether a compute reads @held, which a thread frees now: then its bytes wait for it. */
+/*
+ * Under lock: whether a compute reads @held, which a thread frees now; then
+ * its bytes wait for the last reader (threads_reading_end()).
+ */
+gboolean
+threads_defer_to_readers(Held *held)
+{
+	held->freed_while_read = held->readers > 0;
+	return held->freed_while_read;
+}
+
+/* threads_defer_to_readers(), for a run without tiers (only frees across threads can meet a reader). */
 gboolean
 threads_read_elsewhere(Threads *r, Held *held)
 {
@@ -188,8 +208,7 @@ threads_read_elsewhere(Threads *r, Held *held)
 	if (!r->frees_across)
 		return FALSE;
 	pthread_mutex_lock(&r->lock);
-	read = held->readers > 0;
-	held->freed_while_read = read;
+	read = threads_defer_to_readers(held);
 	threads_engine_unlock(r);
 	return read;
 }

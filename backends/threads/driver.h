@@ -35,6 +35,7 @@
 #include <stdatomic.h>
 
 #include "backends/threads/threads.h"
+#include "run/members.h"
 #include "run/tasks.h"
 #include "run/thread.h"
 #include "run/tier-ops.h"
@@ -161,8 +162,8 @@ struct Threads {
 	atomic_uint_fast64_t fast_allocs, locked_allocs, fast_frees, frees;
 	GPtrArray *tasks;        /* Task*, every attempt (under lock) */
 	GPtrArray *threads;      /* Worker*, index id - 1 (under lock) */
-	/* Worker* not done, in no order (under lock): what the watchdog and samples look at */
-	GPtrArray *live;
+	/* Worker* not done (under lock): what the watchdog, samples and virtual clock look at */
+	GsRunMembers live;
 	GsRunTasks run;          /* attempts, executor slots, permits (under lock) */
 	GsRunWatch watch;        /* what the engine tells the run */
 	GsThreadId next_thread;
@@ -298,6 +299,7 @@ G_GNUC_INTERNAL void threads_live_listed(Worker *t, const GsNames *names, GArray
 					 GArray *handles);
 G_GNUC_INTERNAL void threads_reading_begin(Worker *t, const GsNames *names);
 G_GNUC_INTERNAL void threads_reading_end(Worker *t);
+G_GNUC_INTERNAL gboolean threads_defer_to_readers(Held *held);
 G_GNUC_INTERNAL gboolean threads_read_elsewhere(Threads *r, Held *held);
 G_GNUC_INTERNAL gboolean threads_move_begin(Threads *r, Held *held, GsTier to, GArray *moves);
 G_GNUC_INTERNAL void threads_move_make(Threads *r, gpointer bk, Move *mv, const char *who);
@@ -319,6 +321,7 @@ G_GNUC_INTERNAL void threads_tiers_thread_ends(Worker *t);
 /* across.c: a thread that frees another thread's buffers */
 G_GNUC_INTERNAL void threads_interp_lock(Worker *t);
 G_GNUC_INTERNAL void threads_interp_unlock(Worker *t);
+G_GNUC_INTERNAL void threads_op_failed(Worker *t, GsException exc);
 G_GNUC_INTERNAL void threads_note_allocated(Worker *t, guint name);
 G_GNUC_INTERNAL void threads_owner_moved(Threads *r, Worker *owner);
 G_GNUC_INTERNAL gboolean threads_free_for(Worker *t, const GsOp *op);

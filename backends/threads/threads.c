@@ -281,11 +281,8 @@ do_association(Worker *t, const GsOp *op)
 	thrown = gs_run_associate(r->engine, t->id, t->spec->shuffle, op, (GsTaskId *) ids->data,
 				  ids->len, now(r));
 	threads_engine_unlock(r);
-	if (thrown != GS_EXC_NONE) {
-		threads_interp_lock(t);
-		gs_interp_op_failed(t->interp, thrown, now(r));
-		threads_interp_unlock(t);
-	}
+	if (thrown != GS_EXC_NONE)
+		threads_op_failed(t, thrown);
 }
 
 /* ---- tasks (under lock) ---- */
@@ -705,7 +702,7 @@ tier_used(Threads *r, GsTier tier)
 static void
 sample_values(Threads *r, GsSample *x)
 {
-	guint live = r->live->len;
+	guint live = gs_run_members_len(&r->live);
 
 	for (int tier = 0; tier < GS_N_TIERS; tier++) {
 		x->used[tier] = tier_used(r, tier);
@@ -752,8 +749,8 @@ watchdog(Threads *r)
 
 	count_event(r);
 	/* The engine takes them as a set. */
-	for (guint i = 0; i < r->live->len; i++) {
-		Worker *t = r->live->pdata[i];
+	for (guint i = 0; i < gs_run_members_len(&r->live); i++) {
+		Worker *t = gs_run_members_at(&r->live, i);
 		Status s = atomic_load(&t->status);
 
 		if (gs_run_waits_outside(s, &r->w->policy))
@@ -836,8 +833,9 @@ earliest_deadline(Threads *r)
 {
 	GsTime earliest = G_MAXINT64;
 
-	for (guint i = 0; i < r->threads->len; i++) {
-		const TimedWait *w = &((Worker *) r->threads->pdata[i])->timed;
+	/* Only a live thread waits for a time. */
+	for (guint i = 0; i < gs_run_members_len(&r->live); i++) {
+		const TimedWait *w = &((Worker *) gs_run_members_at(&r->live, i))->timed;
 
 		if (w->on)
 			earliest = MIN(earliest, w->deadline);
@@ -867,8 +865,8 @@ advance_clock(Threads *r, GsTime time)
 	gboolean downgrader_due = FALSE;
 
 	atomic_store(&r->clock, MAX(time, now(r)));
-	for (guint i = 0; i < r->threads->len; i++) {
-		Worker *t = r->threads->pdata[i];
+	for (guint i = 0; i < gs_run_members_len(&r->live); i++) {
+		Worker *t = gs_run_members_at(&r->live, i);
 
 		if (timed_wait_due(r, &t->timed))
 			pthread_cond_signal(&t->cond);
@@ -1068,7 +1066,7 @@ threads_init(Threads *r, const GsWorkload *w, const GsBackendOps *ops, const GsR
 	spaces_init(r);
 	r->tasks = g_ptr_array_new_with_free_func(task_free);
 	r->threads = g_ptr_array_new_with_free_func(thread_free);
-	r->live = g_ptr_array_new();
+	gs_run_members_init(&r->live, G_STRUCT_OFFSET(Worker, live_at));
 	gs_run_tasks_init(&r->run, w, r->res, r->engine, &run_hooks, r);
 	r->next_thread = 1;
 	r->log = g_array_new(FALSE, FALSE, sizeof(LogItem));
@@ -1133,7 +1131,7 @@ threads_clear(Threads *r)
 	g_clear_pointer(&r->by_name, g_hash_table_unref);
 	g_clear_pointer(&r->owner_waiters, g_ptr_array_unref);
 	g_ptr_array_unref(r->threads);
-	g_ptr_array_unref(r->live);
+	gs_run_members_clear(&r->live);
 	g_ptr_array_unref(r->tasks);
 	gs_run_tasks_clear(&r->run);
 	g_array_unref(r->log);

@@ -451,13 +451,6 @@ alloc_throw(Worker *t, GsException exc)
 	threads_interp_unlock(t);
 }
 
-static void
-op_failed(Worker *t, GsException exc)
-{
-	threads_interp_lock(t);
-	gs_interp_op_failed(t->interp, exc, now(t->r));
-	threads_interp_unlock(t);
-}
 
 /* ---- allocations and frees ---- */
 
@@ -624,11 +617,9 @@ threads_tiered_free(Worker *t, Held *held, const char **pool)
 	} else if (held->copying) {
 		held->mb = NULL;
 		held->doomed = TRUE; /* the copier frees both copies when its move lands */
-	} else if (held->readers > 0) {
-		/* Another thread's compute reads it: its bytes go when that compute ends. */
+	} else if (threads_defer_to_readers(held)) {
 		held->mb = NULL;
 		held->freed_in = tier;
-		held->freed_while_read = TRUE;
 	} else {
 		backend_free_held(r, t->bk, tier, held->backend);
 		g_free(held);
@@ -868,7 +859,7 @@ threads_tiered_op(Worker *t, const GsOp *op)
 	}
 	threads_engine_unlock(r);
 	if (thrown != GS_EXC_NONE)
-		op_failed(t, thrown);
+		threads_op_failed(t, thrown);
 }
 
 /* The interpreter's hook: a retry block's inputs are spillable while it runs. */

@@ -102,23 +102,6 @@ threads_note_quiet(Threads *r)
 		pthread_cond_broadcast(&r->done_cond);
 }
 
-/* Under lock: @t comes alive or is done; the list of the live ones follows. */
-static void
-set_live(Threads *r, Worker *t, gboolean live)
-{
-	Worker *last;
-
-	if (live) {
-		g_ptr_array_add(r->live, t);
-		t->live_at = r->live->len;
-		return;
-	}
-	last = g_ptr_array_index(r->live, r->live->len - 1);
-	last->live_at = t->live_at;
-	g_ptr_array_remove_index_fast(r->live, t->live_at - 1);
-	t->live_at = 0;
-}
-
 /*
  * Every change between active and waiting, and into or out of done,
  * happens under lock, so `active` and the live list are exact there.
@@ -130,8 +113,7 @@ threads_set_status(Threads *r, Worker *t, Status s)
 
 	r->active += counts_active(s);
 	r->active -= counts_active(old);
-	if ((old == GS_RUN_DONE) != (s == GS_RUN_DONE))
-		set_live(r, t, old == GS_RUN_DONE);
+	gs_run_members_put(&r->live, t, s != GS_RUN_DONE);
 	threads_note_quiet(r);
 }
 

@@ -947,23 +947,6 @@ same_reservation(const GsReservationView *v, const char *thread, const char *nam
 	return strcmp(v->thread, thread) == 0 && strcmp(v->name, name) == 0;
 }
 
-/* Whether no view after @i, at or before @time, is of the same reservation. */
-static gboolean
-last_view_by(const GArray *views, guint i, GsTime time)
-{
-	const GsReservationView *v = &g_array_index(views, GsReservationView, i);
-
-	for (guint k = i + 1; k < views->len; k++) {
-		const GsReservationView *later = &g_array_index(views, GsReservationView, k);
-
-		if (later->time > time)
-			return TRUE;
-		if (same_reservation(later, v->thread, v->name))
-			return FALSE;
-	}
-	return TRUE;
-}
-
 /*
  * The reservations of @tier held at @time, by each one's last view at or
  * before it: what they hold (reserved) or how many there are.
@@ -971,6 +954,10 @@ last_view_by(const GArray *views, guint i, GsTime time)
 static gint64
 held_reservations_at(const GsResult *r, GsTier tier, GsTime time, gboolean count)
 {
+	/* A reservation is its holder's name and its own: the first's length keeps them apart. */
+	g_autoptr(GHashTable) last = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	GHashTableIter iter;
+	gpointer view;
 	gint64 total = 0;
 
 	for (guint i = 0; i < r->reservations->len; i++) {
@@ -978,7 +965,14 @@ held_reservations_at(const GsResult *r, GsTier tier, GsTime time, gboolean count
 
 		if (v->time > time)
 			break;
-		if (v->held && v->tier == tier && last_view_by(r->reservations, i, time))
+		g_hash_table_insert(last, g_strdup_printf("%zu:%s%s", strlen(v->thread), v->thread, v->name),
+				    (gpointer) v);
+	}
+	g_hash_table_iter_init(&iter, last);
+	while (g_hash_table_iter_next(&iter, NULL, &view)) {
+		const GsReservationView *v = view;
+
+		if (v->held && v->tier == tier)
 			total += count ? 1 : v->size;
 	}
 	return total;
