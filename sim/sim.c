@@ -360,7 +360,7 @@ static void
 thread_clear(SimThread *t)
 {
 	gs_interp_clear(interp_of(t));
-	sim_mem_free(t->mem);
+	g_clear_pointer(&t->mem, sim_mem_free);
 }
 
 static void
@@ -437,6 +437,9 @@ release_task(Sim *s, SimTask *task, gboolean failed, GsException failure)
 
 		/* stop_threads() has woken every removed waiter: no REMOVE_THROW is left. */
 		report_thread(s, t);
+		/* Unless another thread may yet free its buffers, nothing reads its state again. */
+		if (s->by_name == NULL)
+			thread_clear(t);
 	}
 	gs_run_tiers_task_ends(&s->tier_ops, &task->run);
 	gs_run_tasks_finish(&s->run, &task->run, failed, failure);
@@ -847,6 +850,8 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 		s->owner_waits = g_hash_table_new(NULL, NULL);
 	}
 	gs_run_tasks_init(&s->run, w, s->r, s->engine, &run_hooks, s);
+	/* A thread's state goes with its task attempt (release_task()): so may its spec. */
+	s->run.drop_specs = s->by_name == NULL;
 	s->next_thread = 1;
 	s->r->tiers[GS_TIER_GPU].capacity = w->gpu.capacity * MAX(w->gpu.devices, 1);
 	s->r->tiers[GS_TIER_HOST].capacity = w->host.capacity + w->host.pinned;

@@ -180,6 +180,15 @@ dump_thread(GString *s, const GsThreadSpec *t)
 	dump_ops(s, t, t->ops, 0);
 }
 
+/* Generates @w's tasks and has every one made, in task order, as a run that starts them all would. */
+static void
+generate(GsWorkload *w)
+{
+	gs_generate_tasks(w);
+	for (guint i = 0; i < w->tasks->len; i++)
+		gs_workload_make_task(w, i);
+}
+
 static char *
 dump(const GsWorkload *w)
 {
@@ -205,7 +214,7 @@ generated_dump(const Row *r)
 {
 	g_autoptr(GsWorkload) w = workload_for(r);
 
-	gs_generate_tasks(w);
+	generate(w);
 	return dump(w);
 }
 
@@ -377,7 +386,7 @@ START_TEST(test_properties)
 	g_autoptr(GsWorkload) w = workload_for(r);
 	guint n_threads = threads_of(r);
 
-	gs_generate_tasks(w);
+	generate(w);
 	ck_assert_uint_eq(w->tasks->len, r->tasks);
 	ck_assert_uint_eq(w->pool_threads->len, r->shuffle_threads);
 	for (guint i = 0; i < w->tasks->len; i++) {
@@ -471,6 +480,37 @@ START_TEST(test_same_seed_same_tasks)
 }
 END_TEST
 
+/*
+ * A run makes tasks as it starts them, drops them when they are over and may
+ * want them again: whatever the order, each task is made as if all were
+ * made in order. Until then a task has no threads.
+ */
+START_TEST(test_made_in_any_order)
+{
+	g_autofree char *in_order = generated_dump(&rows[_i]);
+	g_autofree char *scrambled = NULL;
+	g_autoptr(GsWorkload) w = workload_for(&rows[_i]);
+	guint n;
+
+	gs_generate_tasks(w);
+	n = w->tasks->len;
+	for (guint i = 0; i < n; i++)
+		ck_assert_uint_eq(((GsTaskSpec *) w->tasks->pdata[i])->threads->len, 0);
+	for (guint i = n; i > 0; i--)
+		gs_workload_make_task(w, i - 1);
+	for (guint i = 0; i < n; i += 2)
+		gs_workload_drop_task(w, i);
+	for (guint i = 0; i < n; i += 2)
+		ck_assert_uint_eq(((GsTaskSpec *) w->tasks->pdata[i])->threads->len, 0);
+	for (guint i = 0; i < n; i++)
+		gs_workload_make_task(w, (i * 7) % n);
+	for (guint i = 0; i < n; i++)
+		gs_workload_make_task(w, i);
+	scrambled = dump(w);
+	ck_assert_str_eq(scrambled, in_order);
+}
+END_TEST
+
 /* Another seed, other tasks (where there is anything random to differ). */
 START_TEST(test_other_seed_other_tasks)
 {
@@ -508,7 +548,7 @@ START_TEST(test_disabled_is_a_no_op)
 	g_autoptr(GsWorkload) w = workload_for(&r);
 
 	w->generate.enabled = FALSE;
-	gs_generate_tasks(w);
+	generate(w);
 	ck_assert_uint_eq(w->tasks->len, 0);
 	ck_assert_uint_eq(w->pool_threads->len, 0);
 }
@@ -519,7 +559,7 @@ START_TEST(test_default_workload)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
 
-	gs_generate_tasks(w);
+	generate(w);
 	ck_assert_uint_eq(w->tasks->len, 0);
 	ck_assert_uint_eq(w->pool_threads->len, 0);
 }
@@ -531,7 +571,7 @@ START_TEST(test_compute_follows_each_alloc)
 	const Row *r = &rows[_i];
 	g_autoptr(GsWorkload) w = workload_for(r);
 
-	gs_generate_tasks(w);
+	generate(w);
 	for (guint i = 0; i < w->tasks->len; i++) {
 		const GsTaskSpec *task = w->tasks->pdata[i];
 		GsTime lo = G_MAXINT64, hi = 0;
@@ -591,7 +631,7 @@ START_TEST(test_template_without_jitter)
 	g_autoptr(GsWorkload) w = workload_for(&r);
 	g_autoptr(GArray) base = NULL;
 
-	gs_generate_tasks(w);
+	generate(w);
 	base = task_sizes(w->tasks->pdata[r.tasks - 1]);
 	ck_assert_uint_gt(base->len, 0);
 	for (guint i = 0; i < r.tasks; i++) {
@@ -614,7 +654,7 @@ START_TEST(test_template_with_jitter)
 	g_autoptr(GArray) base = NULL;
 	gboolean differ = FALSE;
 
-	gs_generate_tasks(w);
+	generate(w);
 	base = task_sizes(w->tasks->pdata[1]);
 	for (guint i = 1; i < r.tasks; i++) {
 		g_autoptr(GArray) sizes = task_sizes(w->tasks->pdata[i]);
@@ -651,7 +691,7 @@ START_TEST(test_skew_clamped_positive)
 	Row r = {41, 3, 1, 64 * MIB, 20, 1 * MS, TRUE, 2, _i == 0 ? 0.0 : -2.0, 0.05, 0};
 	g_autoptr(GsWorkload) w = workload_for(&r);
 
-	gs_generate_tasks(w);
+	generate(w);
 	for (guint i = 0; i < r.tasks; i++) {
 		g_autoptr(GArray) sizes = task_sizes(w->tasks->pdata[i]);
 
@@ -704,7 +744,7 @@ START_TEST(test_names_do_not_clash)
 		g_ptr_array_add(w->pool_threads, gs_thread_spec_new(c->threads[i]));
 	existing = w->tasks->len;
 	pools = w->pool_threads->len;
-	gs_generate_tasks(w);
+	generate(w);
 	ck_assert_uint_eq(w->tasks->len, existing + r.tasks);
 	ck_assert_uint_eq(w->pool_threads->len, pools + r.shuffle_threads);
 	for (guint i = 0; i < r.tasks; i++) {
@@ -740,8 +780,8 @@ START_TEST(test_second_call)
 	Row r = rows[2];
 	g_autoptr(GsWorkload) w = workload_for(&r);
 
-	gs_generate_tasks(w);
-	gs_generate_tasks(w);
+	generate(w);
+	generate(w);
 	ck_assert_uint_eq(w->tasks->len, 2 * r.tasks);
 	ck_assert_uint_eq(w->pool_threads->len, 2 * r.shuffle_threads);
 	ck_assert_str_eq(((GsTaskSpec *) w->tasks->pdata[r.tasks])->id, "gen0");
@@ -841,7 +881,7 @@ START_TEST(test_replay_with_room)
 	gboolean any_split = FALSE;
 	gint64 room = gs_bytes_scaled(MAX(r->task_max, 1), MAX(1.0, factor_bound(r, 0))) + 64;
 
-	gs_generate_tasks(w);
+	generate(w);
 	replay(w, room, &any_split);
 	ck_assert(!any_split);
 }
@@ -853,7 +893,7 @@ START_TEST(test_replay_tight)
 	g_autoptr(GsWorkload) w = workload_for(&r);
 	gboolean any_split = FALSE;
 
-	gs_generate_tasks(w);
+	generate(w);
 	replay(w, r.task_max / 10, &any_split);
 	ck_assert(any_split);
 }
@@ -874,6 +914,7 @@ gs_test_suite_generate(void)
 
 	tc = tcase_create("determinism");
 	tcase_add_loop_test(tc, test_same_seed_same_tasks, 0, G_N_ELEMENTS(rows));
+	tcase_add_loop_test(tc, test_made_in_any_order, 0, G_N_ELEMENTS(rows));
 	tcase_add_loop_test(tc, test_other_seed_other_tasks, 0, G_N_ELEMENTS(rows));
 	tcase_add_test(tc, test_high_seed_bits_count);
 	suite_add_tcase(s, tc);

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "testlib.h"
+#include "report/report.h"
+#include "scenario/generate.h"
 #include "sim/sim.h"
 
 #define OPS 3
@@ -161,6 +163,60 @@ START_TEST(test_scale_deterministic)
 }
 END_TEST
 
+/* A generated workload that fails some attempts, so that tasks are tried again. */
+static GsWorkload *
+generated(void)
+{
+	GsWorkload *w = gs_workload_new();
+
+	w->name = g_strdup("generated");
+	w->seed = 5;
+	w->gpu.capacity = 256 * (G_GINT64_CONSTANT(1) << 20);
+	w->executor_slots = 4;
+	w->policy.oom = GS_OOM_FAIL;
+	w->policy.task_attempts = 2;
+	w->generate = (GsGenerate){.enabled = TRUE, .tasks = 40, .threads_per_task = 2,
+				   .task_max = 200 * (G_GINT64_CONSTANT(1) << 20), .max_allocs = 10,
+				   .max_compute = 1000000, .retry_blocks = TRUE, .skew_tasks = 2,
+				   .skew_factor = 1.5, .jitter = 0.1, .shuffle_threads = 2};
+	gs_generate_tasks(w);
+	return w;
+}
+
+static char *
+run_json(const GsWorkload *w, guint *attempts)
+{
+	g_autoptr(GsResult) r = gs_sim_run(w, NULL);
+
+	*attempts = r->totals.task_attempts;
+	return gs_report_json(w, r, "sim", 0, NULL);
+}
+
+/*
+ * A generated workload's tasks are made as they start and dropped when they
+ * are over: a second run of the same workload makes them anew and agrees
+ * with the first, and with a run of the workload generated afresh, byte for
+ * byte; some tasks are tried again on the way, from the same threads.
+ */
+START_TEST(test_generated_made_and_dropped)
+{
+	g_autoptr(GsWorkload) w = generated();
+	g_autoptr(GsWorkload) fresh = generated();
+	guint attempts;
+	g_autofree char *first = run_json(w, &attempts);
+	g_autofree char *again = NULL;
+	g_autofree char *afresh = NULL;
+
+	ck_assert_uint_gt(attempts, w->generate.tasks);
+	for (guint i = 0; i < w->tasks->len; i++)
+		ck_assert_uint_eq(((GsTaskSpec *) w->tasks->pdata[i])->threads->len, 0);
+	again = run_json(w, &attempts);
+	afresh = run_json(fresh, &attempts);
+	ck_assert_str_eq(again, first);
+	ck_assert_str_eq(afresh, first);
+}
+END_TEST
+
 /* ---- time arithmetic: sums saturate at GS_TIME_END instead of wrapping ---- */
 
 static const struct {
@@ -277,6 +333,7 @@ sim_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_scale, 0, G_N_ELEMENTS(scale_rows));
 	tcase_add_test(tc, test_scale_deterministic);
+	tcase_add_test(tc, test_generated_made_and_dropped);
 	suite_add_tcase(s, tc);
 	tcase_add_loop_test(limits, test_time_saturates, 0, G_N_ELEMENTS(time_rows));
 	tcase_add_loop_test(limits, test_time_from_double, 0, G_N_ELEMENTS(from_double_rows));

@@ -550,6 +550,31 @@ typedef struct {
 	GPtrArray *at;      /* GsExpectAt* */
 } GsExpect;
 
+/* ---- tasks made as they start ---- */
+
+/*
+ * The maker of a generated workload's tasks. The tasks of w->tasks from
+ * `first` on are shells (their id, start and repeat; no threads) until
+ * gs_workload_make_task() has them made, and a run that is done with one
+ * drops its threads again (gs_workload_drop_task()), so that a run holds
+ * the ops of the tasks it runs rather than those of every task. The maker
+ * makes them in task order, each from where the one before left its random
+ * draws: a task wanted again after it was dropped is made anew by a rewind
+ * to the first. A task it made has at least one thread. Until its tasks are
+ * made, a pass over the workload's ops sees none of theirs, so a maker makes
+ * no op that such a pass looks for: no free naming another thread, no
+ * reservation, execution memory or host allocation.
+ */
+typedef struct GsTaskMaker GsTaskMaker;
+struct GsTaskMaker {
+	guint first; /* the first task of w->tasks it makes */
+	guint next;  /* the task whose draws come next */
+	/* Makes task @nth (from 0 at first) into @task, or only draws past it when @task is NULL. */
+	void (*make)(GsTaskMaker *maker, GsTaskSpec *task, guint nth);
+	void (*rewind)(GsTaskMaker *maker); /* back to the draws of the first task */
+	void (*free)(GsTaskMaker *maker);
+};
+
 /* ---- the workload ---- */
 
 typedef struct {
@@ -570,6 +595,7 @@ typedef struct {
 	GsGenerate generate;
 	GsExpect expect;
 	GPtrArray *variant_names; /* char*, in the order written */
+	GsTaskMaker *maker;       /* makes the generated tasks' threads; NULL: all are there */
 } GsWorkload;
 
 /** A workload with every default of SPEC §3 and no tasks. */
@@ -633,6 +659,16 @@ GS_API GArray *gs_workload_id_ranks(const GsWorkload *w);
  */
 GS_API GsThreadSpec *gs_workload_thread(const GsWorkload *w, const char *name,
 					const GsTaskSpec **task);
+
+/**
+ * Task @index of @w gets its threads if its maker has yet to make them (or
+ * dropped them); tasks that were there from the start have theirs already.
+ * A workload's tasks are made by one run at a time.
+ */
+GS_API void gs_workload_make_task(const GsWorkload *w, guint index);
+
+/** A run is done with task @index of @w: a made task's threads go, to be made anew if wanted. */
+GS_API void gs_workload_drop_task(const GsWorkload *w, guint index);
 
 /** Whether a thread of @w frees another thread's buffers (a free op naming a thread). */
 GS_API gboolean gs_workload_frees_across_threads(const GsWorkload *w);

@@ -175,6 +175,8 @@ gs_workload_free(GsWorkload *w)
 	g_ptr_array_unref(w->expect.threads);
 	g_ptr_array_unref(w->expect.at);
 	g_ptr_array_unref(w->variant_names);
+	if (w->maker != NULL)
+		w->maker->free(w->maker);
 	g_free(w);
 }
 
@@ -455,6 +457,35 @@ gs_workload_thread(const GsWorkload *w, const char *name, const GsTaskSpec **tas
 			return spec;
 	}
 	return NULL;
+}
+
+void
+gs_workload_make_task(const GsWorkload *w, guint index)
+{
+	GsTaskMaker *m = w->maker;
+	GsTaskSpec *task;
+
+	g_return_if_fail(index < w->tasks->len);
+	task = w->tasks->pdata[index];
+	if (m == NULL || index < m->first || task->threads->len > 0)
+		return;
+	if (index < m->next) {
+		m->rewind(m);
+		m->next = m->first;
+	}
+	/* The draws of the tasks between go by, whether those are made or not. */
+	for (; m->next < index; m->next++)
+		m->make(m, NULL, m->next - m->first);
+	m->make(m, task, index - m->first);
+	m->next++;
+}
+
+void
+gs_workload_drop_task(const GsWorkload *w, guint index)
+{
+	g_return_if_fail(index < w->tasks->len);
+	if (w->maker != NULL && index >= w->maker->first)
+		g_ptr_array_set_size(((GsTaskSpec *) w->tasks->pdata[index])->threads, 0);
 }
 
 gboolean

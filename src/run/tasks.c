@@ -98,6 +98,7 @@ start(GsRunTasks *tasks, GsRunTask *task)
 	gs_task_priorities_set(gs_engine_get_priorities(tasks->engine), task->engine_id,
 			       gs_task_start_priority(task->spec, tasks->w->policy.priority,
 						      task->id_rank, tasks->started));
+	gs_workload_make_task(tasks->w, task->spec_index);
 	tasks->hooks->start_threads(tasks->driver, task);
 }
 
@@ -201,6 +202,8 @@ gs_run_tasks_finish(GsRunTasks *tasks, GsRunTask *task, gboolean failed, GsExcep
 	}
 	task->result->outcome = failed ? GS_OUTCOME_FAILED : GS_OUTCOME_COMPLETED;
 	task->result->failure = failure;
+	if (tasks->drop_specs && task->spec->repeat <= 1)
+		gs_workload_drop_task(tasks->w, task->spec_index);
 	tasks->failed_any |= failed;
 	tasks->open--;
 	hand_on(tasks);

@@ -14,6 +14,10 @@
  * each arrives (`start` plus k times `every`). The driver admits each at its
  * arrival (gs_run_tasks_admit()).
  *
+ * Made as they start. A task of a generated workload has its threads made
+ * as it starts (gs_workload_make_task()), and, when the driver sets
+ * drop_specs, dropped when the logical task is over, unless it repeats.
+ *
  * Slots (workload executor_slots; 0: no limit). An admitted task starts at
  * once if a slot is free and no task is queued; otherwise it joins the FIFO
  * queue ("queued" in the event log). An attempt that finishes gives its slot
@@ -81,6 +85,7 @@ typedef struct {
 	guint permits;           /* free permits */
 	guint open;              /* logical tasks without an outcome */
 	gboolean failed_any;
+	gboolean drop_specs;     /* the driver reads no thread spec of a task that is over */
 	GsTaskId next_engine_id;
 } GsRunTasks;
 

@@ -5,6 +5,7 @@
  * the task's total compute) is drawn from the GRand, then ops are built from
  * it with a size factor. A templated workload draws one plan and builds every
  * task from it; otherwise each task draws its own. Building draws nothing.
+ * The maker at the end does both for one task when a run starts it.
  */
 #include "config.h"
 
@@ -217,20 +218,20 @@ add_pool(GArray *ops, guint task, gboolean done)
 }
 
 /*
- * A task's ops from @plan, sizes scaled by @factor. With @spillable (the
- * workload spills) every buffer may be spilled, and the compute after an
- * allocation uses that buffer: the outputs a task holds are what spills.
+ * @task's threads and ops from @plan, sizes scaled by @factor. With
+ * @spillable (the workload spills) every buffer may be spilled, and the
+ * compute after an allocation uses that buffer: the outputs a task holds are
+ * what spills.
  */
-static GsTaskSpec *
-build_task(const char *id, const Plan *plan, double factor, gboolean retry_blocks,
+static void
+build_task(GsTaskSpec *task, const Plan *plan, double factor, gboolean retry_blocks,
 	   gboolean spillable)
 {
-	GsTaskSpec *task = gs_task_spec_new(id);
 	guint nth_alloc = 0;
 
 	for (guint k = 0; k < plan->threads->len; k++) {
 		const GArray *steps = plan->threads->pdata[k];
-		g_autofree char *name = g_strdup_printf("%s.%u", id, k);
+		g_autofree char *name = g_strdup_printf("%s.%u", task->id, k);
 		GsThreadSpec *t = gs_thread_spec_new(name);
 		GArray *set = t->ops;
 
@@ -253,7 +254,6 @@ build_task(const char *id, const Plan *plan, double factor, gboolean retry_block
 		}
 		g_ptr_array_add(task->threads, t);
 	}
-	return task;
 }
 
 /* A shuffle pool thread serving the generated tasks first + i, i = k, k + every, ... */
@@ -350,6 +350,113 @@ shuffle_prefix(GHashTable *threads, guint n)
 
 /* ---- the whole ---- */
 
+/* ---- the maker: tasks made as a run starts them ---- */
+
+typedef struct {
+	GsTaskMaker base;
+	GsGenerate g;
+	guint n_threads;
+	gboolean spillable;  /* the workload spills */
+	gboolean templated;
+	Plan template;       /* when templated */
+	GRand *start;        /* the draws of the first task, kept for a rewind */
+	GRand *rand;         /* the draws of base.next */
+} Maker;
+
+/* A templated task's size factor: its jitter, and the skew if it is one of the first. */
+static double
+draw_factor(GRand *rand, const GsGenerate *g, guint nth)
+{
+	double factor = g_rand_double_range(rand, 1.0 - g->jitter, 1.0 + g->jitter);
+
+	if (g->jitter == 0.0)
+		factor = 1.0;
+	if (nth < g->skew_tasks)
+		factor *= g->skew_factor;
+	return factor;
+}
+
+static void
+maker_make(GsTaskMaker *base, GsTaskSpec *task, guint nth)
+{
+	Maker *m = (Maker *) base;
+	Plan plan;
+
+	if (m->templated) {
+		double factor = draw_factor(m->rand, &m->g, nth);
+
+		if (task != NULL)
+			build_task(task, &m->template, factor, m->g.retry_blocks, m->spillable);
+		return;
+	}
+	plan_task(m->rand, &m->g, m->n_threads, &plan);
+	if (task != NULL)
+		build_task(task, &plan, 1.0, m->g.retry_blocks, m->spillable);
+	plan_clear(&plan);
+}
+
+static void
+maker_rewind(GsTaskMaker *base)
+{
+	Maker *m = (Maker *) base;
+
+	g_rand_free(m->rand);
+	m->rand = g_rand_copy(m->start);
+}
+
+static void
+maker_free(GsTaskMaker *base)
+{
+	Maker *m = (Maker *) base;
+
+	plan_clear(&m->template);
+	g_rand_free(m->start);
+	g_rand_free(m->rand);
+	g_free(m);
+}
+
+/* A maker of @w's generated tasks from task @first on, its draws where @rand is. */
+static Maker *
+maker_new(const GsWorkload *w, guint first, GRand *rand)
+{
+	Maker *m = g_new0(Maker, 1);
+
+	m->base = (GsTaskMaker){.first = first, .next = first, .make = maker_make,
+				.rewind = maker_rewind, .free = maker_free};
+	m->g = w->generate;
+	m->n_threads = MAX(w->generate.threads_per_task, 1);
+	m->spillable = w->policy.spill.enabled;
+	/* No task, no template: one for millions of threads would be made for nothing. */
+	m->templated = m->g.skew_tasks > 0 && m->g.tasks > 0;
+	if (m->templated)
+		plan_task(rand, &m->g, m->n_threads, &m->template);
+	m->start = g_rand_copy(rand);
+	m->rand = g_rand_copy(rand);
+	return m;
+}
+
+/* @rand past the draws of every task @m makes: where the shuffle threads' begin. */
+static void
+skip_tasks(Maker *m, GRand *rand)
+{
+	GRand *mine = m->rand;
+
+	m->rand = rand;
+	for (guint i = 0; i < m->g.tasks; i++)
+		maker_make(&m->base, NULL, i);
+	m->rand = mine;
+}
+
+/* A workload that already has a maker (a second generate): its tasks are all made, and it goes. */
+static void
+make_all(GsWorkload *w)
+{
+	for (guint i = w->maker->first; i < w->tasks->len; i++)
+		gs_workload_make_task(w, i);
+	w->maker->free(w->maker);
+	w->maker = NULL;
+}
+
 void
 gs_generate_tasks(GsWorkload *w)
 {
@@ -360,17 +467,16 @@ gs_generate_tasks(GsWorkload *w)
 	g_autofree char *prefix = NULL;
 	g_autofree char *sprefix = NULL;
 	guint n_threads, first;
-	gboolean templated;
-	Plan template = {0};
+	Maker *m;
 
 	g_return_if_fail(w != NULL);
 	g = &w->generate;
 	if (!g->enabled)
 		return;
+	if (w->maker != NULL)
+		make_all(w);
 	n_threads = MAX(g->threads_per_task, 1);
 	first = w->tasks->len;
-	/* No task, no template: one for millions of threads would be made for nothing. */
-	templated = g->skew_tasks > 0 && g->tasks > 0;
 
 	ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	threads = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -384,37 +490,21 @@ gs_generate_tasks(GsWorkload *w)
 	prefix = task_prefix(ids, threads, g->tasks, n_threads);
 
 	rand = seeded(w->seed);
-	if (templated) {
-		plan_task(rand, g, n_threads, &template);
-		for (guint i = 0; i < g->tasks; i++) {
-			double factor = g_rand_double_range(rand, 1.0 - g->jitter, 1.0 + g->jitter);
-			g_autofree char *id = g_strdup_printf("%s%u", prefix, i);
+	m = maker_new(w, first, rand);
+	for (guint i = 0; i < g->tasks; i++) {
+		g_autofree char *id = g_strdup_printf("%s%u", prefix, i);
 
-			if (g->jitter == 0.0)
-				factor = 1.0;
-			if (i < g->skew_tasks)
-				factor *= g->skew_factor;
-			g_ptr_array_add(w->tasks, build_task(id, &template, factor, g->retry_blocks,
-						       w->policy.spill.enabled));
-		}
-		plan_clear(&template);
-	} else {
-		for (guint i = 0; i < g->tasks; i++) {
-			g_autofree char *id = g_strdup_printf("%s%u", prefix, i);
-			Plan plan;
-
-			plan_task(rand, g, n_threads, &plan);
-			g_ptr_array_add(w->tasks, build_task(id, &plan, 1.0, g->retry_blocks,
-						       w->policy.spill.enabled));
-			plan_clear(&plan);
-		}
+		g_ptr_array_add(w->tasks, gs_task_spec_new(id));
 	}
+	w->maker = &m->base;
+	if (g->shuffle_threads == 0)
+		return;
 
-	for (guint i = first; i < w->tasks->len; i++) {
-		GsTaskSpec *task = w->tasks->pdata[i];
-
-		take_thread_names(threads, task->threads);
-	}
+	/*
+	 * A generated thread's name has a dot and a shuffle thread's none: only
+	 * the names there before can clash.
+	 */
+	skip_tasks(m, rand);
 	sprefix = shuffle_prefix(threads, g->shuffle_threads);
 	for (guint k = 0; k < g->shuffle_threads; k++) {
 		g_autofree char *name = g_strdup_printf("%s%u", sprefix, k);

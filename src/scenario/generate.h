@@ -77,8 +77,18 @@
  * shuffle thread with no task to serve has no ops. Shuffle threads do not
  * compute.
  *
+ * Made as they start. gs_generate_tasks() appends the tasks as shells (their
+ * ids) and gives the workload a maker (GsTaskMaker, workload.h) that builds a
+ * task's threads when a run starts it, from the draws the order above gives
+ * it, and lets the run drop them when the task is over: a run holds the ops
+ * of the tasks it runs, not of every task, and the ops are the same byte for
+ * byte. The shuffle threads are built at once, after the draws of every task
+ * have gone by. Generated ops are of the kinds a maker may make: a pass over
+ * the workload's ops before its tasks are made misses none that it looks for.
+ *
  * gs_generate_tasks() does nothing when generate.enabled is FALSE. Calling it
- * twice appends a second, differently named set drawn from the same seed.
+ * twice appends a second, differently named set drawn from the same seed
+ * (the first set is made whole then).
  */
 #ifndef GPUSIM_SIM_GENERATE_H
 #define GPUSIM_SIM_GENERATE_H
@@ -88,9 +98,10 @@
 G_BEGIN_DECLS
 
 /**
- * Appends w->generate.tasks generated tasks to w->tasks and
- * w->generate.shuffle_threads shuffle threads to w->pool_threads, as the
- * module comment describes; a no-op unless w->generate.enabled.
+ * Appends w->generate.tasks generated tasks to w->tasks, made as a run
+ * starts them (gs_workload_make_task()), and w->generate.shuffle_threads
+ * shuffle threads to w->pool_threads, as the module comment describes; a
+ * no-op unless w->generate.enabled.
  */
 void gs_generate_tasks(GsWorkload *w);
 
