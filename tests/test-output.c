@@ -376,6 +376,64 @@ START_TEST(test_stdout)
 }
 END_TEST
 
+/*
+ * Content written in pieces, larger than a piece of the copy to a stream:
+ * a file gets it whole at the commit; standard output too, after what was
+ * printed before.
+ */
+START_TEST(test_writer)
+{
+	g_autofree char *dir = temp_dir();
+	g_autofree char *path = g_build_filename(dir, "result.json", NULL);
+	g_autofree char *captured = g_build_filename(dir, "stdout", NULL);
+	g_autofree char *got = NULL;
+	g_autofree char *printed = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsOutputSet) set = gs_output_set_new();
+	GsOutput *file = gs_output_set_add(set, path, &error);
+	GsOutput *out = gs_output_set_add(set, "-", &error);
+	GString *want = g_string_new(NULL);
+	GsOutputWriter *a, *b;
+	int fd, saved;
+	gboolean ok;
+
+	ck_assert_ptr_nonnull(file);
+	ck_assert_ptr_nonnull(out);
+	a = gs_output_writer_new(file, &error);
+	b = gs_output_writer_new(out, &error);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	for (guint i = 0; i < 20000; i++) {
+		g_autofree char *line = g_strdup_printf("line %u\n", i);
+
+		g_string_append(want, line);
+		ck_assert(gs_output_writer_add(line, strlen(line), a));
+		ck_assert(gs_output_writer_add(line, strlen(line), b));
+	}
+	ck_assert(gs_output_writer_close(a, &error));
+	ck_assert(gs_output_writer_close(b, &error));
+	ck_assert(!g_file_test(path, G_FILE_TEST_EXISTS));
+	fflush(stdout);
+	saved = dup(STDOUT_FILENO);
+	fd = open(captured, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_ge(dup2(fd, STDOUT_FILENO), 0);
+	printf("before\n");
+	ok = gs_output_set_commit(set, &error);
+	dup2(saved, STDOUT_FILENO);
+	close(saved);
+	close(fd);
+	ck_assert(ok);
+	got = contents_of(path);
+	ck_assert_str_eq(got, want->str);
+	g_string_prepend(want, "before\n");
+	printed = contents_of(captured);
+	ck_assert_str_eq(printed, want->str);
+	g_string_free(want, TRUE);
+	remove_tree(dir);
+}
+END_TEST
+
 /* A stream that cannot take the content fails the commit, naming it and why. */
 START_TEST(test_full_device)
 {
@@ -416,6 +474,7 @@ gs_test_suite_output(void)
 
 	tc = tcase_create("streams");
 	tcase_add_test(tc, test_stdout);
+	tcase_add_test(tc, test_writer);
 	tcase_add_test(tc, test_full_device);
 	suite_add_tcase(s, tc);
 	return s;

@@ -369,6 +369,56 @@ sample_json(const GsExpectReport *report)
 	return gs_report_json(w, r, "sim", 123, report);
 }
 
+typedef struct {
+	GString *text;
+	guint pieces;
+	gsize largest;
+	guint refuse_after; /* pieces taken before the sink refuses; 0: never */
+} Pieces;
+
+static gboolean
+take_piece(const char *data, gsize len, gpointer sink_data)
+{
+	Pieces *p = sink_data;
+
+	g_string_append_len(p->text, data, (gssize) len);
+	p->pieces++;
+	p->largest = MAX(p->largest, len);
+	return p->refuse_after == 0 || p->pieces < p->refuse_after;
+}
+
+/*
+ * The result handed on in pieces, as run writes it: the same bytes as whole,
+ * in pieces of about 64 KiB; a sink that refuses one gets no more.
+ */
+START_TEST(test_json_in_pieces)
+{
+	g_autoptr(GsWorkload) w = sample_workload();
+	g_autoptr(GsResult) r = sample_result();
+	g_autofree char *whole = NULL;
+	Pieces p = {.text = g_string_new(NULL)};
+	Pieces refused = {.text = g_string_new(NULL), .refuse_after = 1};
+
+	for (guint i = 0; i < 3000; i++) {
+		g_autofree char *id = g_strdup_printf("t%u", i);
+		GsTaskResult *task = gs_result_add_task(r, id);
+
+		gs_result_add_thread(r, id, task);
+	}
+	whole = gs_report_json(w, r, "sim", 123, NULL);
+	gs_report_json_to(w, r, "sim", 123, NULL, take_piece, &p);
+	ck_assert_uint_gt(strlen(whole), 3 * 64 * 1024);
+	ck_assert_str_eq(p.text->str, whole);
+	ck_assert_uint_ge(p.pieces, 3);
+	ck_assert_uint_lt(p.largest, 65 * 1024);
+	gs_report_json_to(w, r, "sim", 123, NULL, take_piece, &refused);
+	ck_assert_uint_eq(refused.pieces, 1);
+	ck_assert(g_str_has_prefix(whole, refused.text->str));
+	g_string_free(p.text, TRUE);
+	g_string_free(refused.text, TRUE);
+}
+END_TEST
+
 START_TEST(test_json_valid)
 {
 	g_autofree char *json = sample_json(NULL);
@@ -1096,6 +1146,7 @@ gs_test_suite_report(void)
 
 	tc = tcase_create("json");
 	tcase_add_test(tc, test_json_valid);
+	tcase_add_test(tc, test_json_in_pieces);
 	tcase_add_test(tc, test_json_header);
 	tcase_add_test(tc, test_json_key_order);
 	tcase_add_test(tc, test_json_variant);

@@ -207,6 +207,16 @@ write_one(GsOutput *out, char *contents, GsBatchJob *job)
 	return job->write_error == NULL;
 }
 
+/* The run's result, written as it is made: a long run's is never whole in memory. */
+static void
+write_json(GsBatchJob *job, const GsWorkload *w)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (!gs_report_json_write(job->json, w, job->result, "sim", job->wall_ns, NULL, &error))
+		job->write_error = g_strdup(error->message);
+}
+
 /* One job, start to finish, on whichever worker picked it up. */
 static void
 run_job(GsBatchJob *job)
@@ -221,7 +231,7 @@ run_job(GsBatchJob *job)
 	job->result = gs_sim_run(w, &options);
 	job->wall_ns = (g_get_monotonic_time() - started) * 1000;
 	if (job->json != NULL)
-		write_one(job->json, gs_report_json(w, job->result, "sim", job->wall_ns, NULL), job);
+		write_json(job, w);
 	if (job->timeline != NULL)
 		write_one(job->timeline, gs_report_timeline_csv(job->result), job);
 	if (job->trace != NULL)

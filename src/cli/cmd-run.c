@@ -167,6 +167,20 @@ write_output(GsOutput *out, char *contents, int *status)
 	return FALSE;
 }
 
+/* The result, written as it is made: a long run's is never whole in memory. */
+static gboolean
+write_json(GsOutput *out, const GsWorkload *w, const GsResult *result, const char *backend,
+	   gint64 wall_ns, const GsExpectReport *report, int *status)
+{
+	g_autoptr(GError) error = NULL;
+
+	if (out == NULL || gs_report_json_write(out, w, result, backend, wall_ns, report, &error))
+		return TRUE;
+	fprintf(stderr, "gpusim run: %s\n", error->message);
+	*status = GS_EXIT_USAGE;
+	return FALSE;
+}
+
 static gboolean
 commit_outputs(GsOutputSet *set, int *status)
 {
@@ -280,9 +294,7 @@ run_loaded(GsWorkload *w, const RunOptions *o, const GsDriver *driver, GsRunOpti
 
 		fputs(summary, stdout);
 	}
-	if (!write_output(outs->json,
-			  gs_report_json(w, result, driver->name, wall_ns, report),
-			  &status) ||
+	if (!write_json(outs->json, w, result, driver->name, wall_ns, report, &status) ||
 	    !write_output(outs->events, gs_report_events(log), &status) ||
 	    !write_output(outs->trace, gs_report_trace(w, result, log), &status) ||
 	    !write_output(outs->timeline, gs_report_timeline_csv(result), &status) ||

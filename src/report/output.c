@@ -356,6 +356,48 @@ gs_output_write(GsOutput *out, const char *contents, GError **error)
 	return saved == 0 || fail_errno(out, saved, error);
 }
 
+struct GsOutputWriter {
+	GsOutput *out;
+	int fd;
+	int saved; /* the first errno of a write, 0 while all went well */
+};
+
+GsOutputWriter *
+gs_output_writer_new(GsOutput *out, GError **error)
+{
+	int fd = open_staged(out, error);
+	GsOutputWriter *wr;
+
+	if (fd < 0)
+		return NULL;
+	wr = g_new0(GsOutputWriter, 1);
+	wr->out = out;
+	wr->fd = fd;
+	return wr;
+}
+
+gboolean
+gs_output_writer_add(const char *data, gsize len, gpointer writer)
+{
+	GsOutputWriter *wr = writer;
+
+	if (wr->saved == 0 && !write_all(wr->fd, data, len))
+		wr->saved = errno;
+	return wr->saved == 0;
+}
+
+gboolean
+gs_output_writer_close(GsOutputWriter *wr, GError **error)
+{
+	int saved = wr->saved;
+	GsOutput *out = wr->out;
+
+	if (close(wr->fd) != 0 && saved == 0)
+		saved = errno;
+	g_free(wr);
+	return saved == 0 || fail_errno(out, saved, error);
+}
+
 const char *
 gs_output_staged_path(GsOutput *out, GError **error)
 {
@@ -397,19 +439,34 @@ rename_into_place(GsOutput *out, GError **error)
 	return TRUE;
 }
 
+/* Copies the file @path to @fd a piece at a time (a long run's result is large); 0, or the errno. */
+static int
+copy_to(const char *path, int fd)
+{
+	char piece[64 * 1024];
+	int in = g_open(path, O_RDONLY | O_CLOEXEC, 0);
+	int saved = 0;
+	gssize got;
+
+	if (in < 0)
+		return errno;
+	while ((got = read(in, piece, sizeof piece)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 || !write_all(fd, piece, (gsize) got)) {
+			saved = errno;
+			break;
+		}
+	}
+	close(in);
+	return saved;
+}
+
 static gboolean
 write_stream(GsOutput *out, GError **error)
 {
-	g_autofree char *contents = NULL;
-	g_autoptr(GError) local = NULL;
-	gsize len = 0;
 	int saved;
 
-	if (!g_file_get_contents(out->staged, &contents, &len, &local)) {
-		g_set_error(error, local->domain, local->code, "cannot write %s: %s", out->path,
-			    local->message);
-		return FALSE;
-	}
 	/*
 	 * After what the command printed before, wherever the stream leads
 	 * (/dev/stdout too): stdio's buffer first, and O_APPEND so that a
@@ -417,11 +474,13 @@ write_stream(GsOutput *out, GError **error)
 	 */
 	fflush(stdout);
 	if (out->kind == OUTPUT_STDOUT) {
-		saved = write_all(STDOUT_FILENO, contents, len) ? 0 : errno;
+		saved = copy_to(out->staged, STDOUT_FILENO);
 	} else {
 		int fd = g_open(out->target, O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC, 0);
 
-		saved = fd < 0 ? errno : write_and_close(fd, contents, len);
+		saved = fd < 0 ? errno : copy_to(out->staged, fd);
+		if (fd >= 0 && close(fd) != 0 && saved == 0)
+			saved = errno;
 	}
 	if (saved != 0)
 		return fail_errno(out, saved, error);

@@ -98,6 +98,19 @@ const char *gs_output_path(const GsOutput *out);
 /** Makes @contents (a string) the content of @out, replacing any it had. */
 gboolean gs_output_write(GsOutput *out, const char *contents, GError **error);
 
+/*
+ * Content written in pieces as it is made (a long run's result), so that it
+ * is never whole in memory: gs_output_writer_new() replaces any content @out
+ * had, gs_output_writer_add() appends a piece (a GsReportSink, report.h;
+ * FALSE once a write failed, and the pieces after are dropped), and
+ * gs_output_writer_close() ends it, with @error set if any write failed.
+ */
+typedef struct GsOutputWriter GsOutputWriter;
+
+GsOutputWriter *gs_output_writer_new(GsOutput *out, GError **error);
+gboolean gs_output_writer_add(const char *data, gsize len, gpointer writer);
+gboolean gs_output_writer_close(GsOutputWriter *writer, GError **error);
+
 /**
  * The file that holds @out's content until the commit, created empty on the
  * first call: for a program that writes the content itself (gnuplot), or

@@ -218,6 +218,9 @@ typedef enum {
 
 #define JSON_MAX_DEPTH 16
 
+/* What a writer holds before it hands a piece to its sink. */
+#define JSON_PIECE (64 * 1024)
+
 typedef struct {
 	GString *s;
 	guint depth;
@@ -225,6 +228,9 @@ typedef struct {
 		Style style;
 		gboolean first;
 	} frames[JSON_MAX_DEPTH];
+	GsReportSink sink; /* NULL: the text stays whole in s */
+	gpointer sink_data;
+	gboolean refused;  /* the sink refused a piece */
 } Json;
 
 static void
@@ -234,10 +240,26 @@ json_init(Json *j)
 	j->s = g_string_new(NULL);
 }
 
+/* With a sink, what the writer holds goes to it (all of it when @all, else once a piece is full). */
+static void
+json_hand_on(Json *j, gboolean all)
+{
+	if (j->sink == NULL || (!all && j->s->len < JSON_PIECE))
+		return;
+	if (!j->refused && j->s->len > 0)
+		j->refused = !j->sink(j->s->str, j->s->len, j->sink_data);
+	g_string_truncate(j->s, 0);
+}
+
 static char *
 json_finish(Json *j)
 {
 	g_assert(j->depth == 0);
+	json_hand_on(j, TRUE);
+	if (j->sink != NULL) {
+		g_string_free(j->s, TRUE);
+		return NULL;
+	}
 	return g_string_free(j->s, FALSE);
 }
 
@@ -285,6 +307,7 @@ append_escaped(GString *s, const char *text)
 static void
 newline(Json *j, guint depth)
 {
+	json_hand_on(j, FALSE);
 	g_string_append_c(j->s, '\n');
 	for (guint i = 0; i < depth; i++)
 		g_string_append(j->s, "  ");
@@ -651,6 +674,34 @@ write_expectations(Json *j, const GsExpectReport *report)
 	obj_end(j);
 }
 
+static char *
+result_json(Json *j, const GsWorkload *w, const GsResult *r, const char *backend, gint64 wall_ns,
+	    const GsExpectReport *expectations)
+{
+	obj_begin(j, NULL, STYLE_PRETTY);
+	put_str(j, "schema", "gpusim-result/1");
+	put_str(j, "gpusim_version", gs_version());
+	put_str(j, "scenario", w->name);
+	put_str(j, "variant", w->variant);
+	put_str(j, "backend", backend);
+	put_uint(j, "seed", r->seed);
+	write_policy(j, &w->policy);
+	put_str(j, "outcome", gs_outcome_name(r->outcome));
+	if (r->stop_reason != NULL)
+		put_str(j, "stop_reason", r->stop_reason);
+	put_int(j, "makespan_ns", r->makespan_ns);
+	put_uint(j, "events_processed", r->events_processed);
+	put_int(j, "wall_ns", wall_ns);
+	write_totals(j, r);
+	write_tiers(j, r);
+	write_tasks(j, r);
+	write_threads(j, r);
+	write_expectations(j, expectations);
+	obj_end(j);
+	g_string_append_c(j->s, '\n');
+	return json_finish(j);
+}
+
 char *
 gs_report_json(const GsWorkload *w, const GsResult *r, const char *backend, gint64 wall_ns,
 	       const GsExpectReport *expectations)
@@ -659,28 +710,32 @@ gs_report_json(const GsWorkload *w, const GsResult *r, const char *backend, gint
 
 	g_return_val_if_fail(w != NULL && r != NULL, NULL);
 	json_init(&j);
-	obj_begin(&j, NULL, STYLE_PRETTY);
-	put_str(&j, "schema", "gpusim-result/1");
-	put_str(&j, "gpusim_version", gs_version());
-	put_str(&j, "scenario", w->name);
-	put_str(&j, "variant", w->variant);
-	put_str(&j, "backend", backend);
-	put_uint(&j, "seed", r->seed);
-	write_policy(&j, &w->policy);
-	put_str(&j, "outcome", gs_outcome_name(r->outcome));
-	if (r->stop_reason != NULL)
-		put_str(&j, "stop_reason", r->stop_reason);
-	put_int(&j, "makespan_ns", r->makespan_ns);
-	put_uint(&j, "events_processed", r->events_processed);
-	put_int(&j, "wall_ns", wall_ns);
-	write_totals(&j, r);
-	write_tiers(&j, r);
-	write_tasks(&j, r);
-	write_threads(&j, r);
-	write_expectations(&j, expectations);
-	obj_end(&j);
-	g_string_append_c(j.s, '\n');
-	return json_finish(&j);
+	return result_json(&j, w, r, backend, wall_ns, expectations);
+}
+
+void
+gs_report_json_to(const GsWorkload *w, const GsResult *r, const char *backend, gint64 wall_ns,
+		  const GsExpectReport *expectations, GsReportSink sink, gpointer sink_data)
+{
+	Json j;
+
+	g_return_if_fail(w != NULL && r != NULL && sink != NULL);
+	json_init(&j);
+	j.sink = sink;
+	j.sink_data = sink_data;
+	result_json(&j, w, r, backend, wall_ns, expectations);
+}
+
+gboolean
+gs_report_json_write(GsOutput *out, const GsWorkload *w, const GsResult *r, const char *backend,
+		     gint64 wall_ns, const GsExpectReport *expectations, GError **error)
+{
+	GsOutputWriter *writer = gs_output_writer_new(out, error);
+
+	if (writer == NULL)
+		return FALSE;
+	gs_report_json_to(w, r, backend, wall_ns, expectations, gs_output_writer_add, writer);
+	return gs_output_writer_close(writer, error);
 }
 
 /* ---- event lines ---- */

@@ -42,6 +42,7 @@
 
 #include "run/result.h"
 #include "report/expect.h"
+#include "report/output.h"
 
 G_BEGIN_DECLS
 
@@ -68,6 +69,23 @@ const GArray *gs_event_log_entries(const GsEventLog *log);
  */
 char *gs_report_json(const GsWorkload *w, const GsResult *r, const char *backend, gint64 wall_ns,
 		     const GsExpectReport *expectations);
+
+/* Takes a writer's output a piece at a time; FALSE when it could not keep one. */
+typedef gboolean (*GsReportSink)(const char *data, gsize len, gpointer sink_data);
+
+/**
+ * gs_report_json(), the same bytes handed to @sink in pieces of about
+ * 64 KiB as they are made, so that a long run's result is never whole in
+ * memory; once @sink refuses a piece, the pieces after it are dropped.
+ */
+void gs_report_json_to(const GsWorkload *w, const GsResult *r, const char *backend,
+		       gint64 wall_ns, const GsExpectReport *expectations, GsReportSink sink,
+		       gpointer sink_data);
+
+/** gs_report_json_to() the output @out (output.h); FALSE with @error set when it fails. */
+gboolean gs_report_json_write(GsOutput *out, const GsWorkload *w, const GsResult *r,
+			      const char *backend, gint64 wall_ns,
+			      const GsExpectReport *expectations, GError **error);
 
 /**
  * One event line, without its newline:
