@@ -129,15 +129,18 @@ typedef struct {
 	GsTime since;           /* when it began to wait, in GS_RUN_SEMAPHORE or GS_RUN_PARKED */
 	SimMem *mem;            /* NULL until the thread uses the memory tiers */
 	gint64 leaking;         /* bytes handed back as the thread ended (a leak if it completes) */
-	/* its interpreter follows, in the same allocation: interp_of() */
+	/*
+	 * Its interpreter, NULL once its task attempt is released: the record
+	 * stays for the ids that name it (events, the engine, buffers' owners),
+	 * the interpreter's state and memory go with the attempt.
+	 */
+	GsInterp *interp;
 } SimThread;
-
-G_STATIC_ASSERT(sizeof(SimThread) % sizeof(gint64) == 0);
 
 static inline GsInterp *
 interp_of(SimThread *t)
 {
-	return (GsInterp *) (t + 1);
+	return t->interp;
 }
 
 struct SimTask {
@@ -169,7 +172,7 @@ struct Sim {
 	GArray *proactive_copy; /* GsSpillBufId per GPU device: its copy in flight, or 0 */
 	GArray *moves;          /* GsSpillMove scratch */
 	Table tasks;            /* SimTask, every attempt */
-	Table threads;          /* SimThread and its interpreter, every thread: id - 1 */
+	Table threads;          /* SimThread, every thread: id - 1 */
 	GHashTable *by_name;    /* name -> its latest SimThread, when a thread frees another's */
 	GPtrArray *owner_waiters; /* SimThread* that wait to free another's buffer, in order */
 	GHashTable *owner_waits;  /* such a SimThread* -> its free op, until it carries it out */

@@ -346,6 +346,7 @@ thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 	if (task != NULL)
 		gs_engine_register_dedicated(s->engine, t->id, task->run.engine_id, s->now);
 	t->sim = s;
+	t->interp = g_malloc(gs_interp_size());
 	gs_interp_init(interp_of(t), s->engine, spec, t->id, s->w->policy.oom);
 	gs_interp_set_hooks(interp_of(t), &sim_hooks, t);
 	gs_interp_require_permit(interp_of(t), task != NULL && gs_run_tasks_use_permits(&s->run));
@@ -359,7 +360,9 @@ thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 static void
 thread_clear(SimThread *t)
 {
-	gs_interp_clear(interp_of(t));
+	if (t->interp != NULL)
+		gs_interp_clear(t->interp);
+	g_clear_pointer(&t->interp, g_free);
 	g_clear_pointer(&t->mem, sim_mem_free);
 }
 
@@ -842,7 +845,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	g_array_set_size(s->proactive_copy, gs_memory_n_gpus(s->mem));
 	s->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
 	table_init(&s->tasks, sizeof(SimTask));
-	table_init(&s->threads, sizeof(SimThread) + gs_interp_size());
+	table_init(&s->threads, sizeof(SimThread));
 	gs_run_members_init(&s->outside, G_STRUCT_OFFSET(SimThread, outside_at));
 	if (gs_workload_frees_across_threads(w)) {
 		s->by_name = g_hash_table_new(g_str_hash, g_str_equal);
