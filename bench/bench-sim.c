@@ -44,8 +44,8 @@
  * directory, where `make bench` runs this; run from elsewhere, the part says
  * so and is skipped. The sizes are 10,000, 100,000 and 1,000,000 tasks, or
  * the list in BENCH_SCALE_TASKS (`BENCH_SCALE_TASKS="10000 100000" make
- * bench`; an empty list skips the part): 1,000,000 tasks take about 10 GiB of
- * memory and most of a minute.
+ * bench`; an empty list skips the part): 1,000,000 tasks take under 1 GiB
+ * of memory and about half a minute.
  *
  * Figures vary by machine; compare them as ratios within one run. Nothing
  * here is asserted.
