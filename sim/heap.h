@@ -2,7 +2,7 @@
  * gpusim sim: the event queue of the discrete-event driver.
  *
  * This module decides one thing: the order in which scheduled events fire. It
- * is a binary min-heap ordered by (time, sequence). The sequence number is taken
+ * is a min-heap (four children a node) ordered by (time, sequence). The sequence number is taken
  * from a counter in the heap when an event is pushed, so two events scheduled
  * for the same time fire in the order they were scheduled (FIFO), and no two
  * events ever compare equal: the order is total and therefore deterministic.
