@@ -72,6 +72,15 @@ cmp -s "$tmp/a" "$tmp/b" || fail "--json=/dev/stdout after the summary is not th
 "$gpusim" run -q --json=/dev/fd/1 "$quick" 2>"$tmp/err" | grep -v '"wall_ns"' >"$tmp/a"
 cmp -s "$tmp/a" "$tmp/b" || fail "--json=/dev/fd/1 into a pipe: $(cat "$tmp/err")"
 
+# "-" is standard output, and the output's alone: the summary goes to stderr, and a
+# second "-" is refused.
+"$gpusim" run --json=- "$quick" 2>"$tmp/err" | grep -v '"wall_ns"' >"$tmp/a"
+cmp -s "$tmp/a" "$tmp/b" || fail "--json=- into a pipe is not the result alone"
+grep -q '^scenario      quickstart$' "$tmp/err" || fail "--json=-: the summary is not on stderr"
+[ "$(status "$gpusim" run -q --json=- --events=- "$quick")" = 2 ] ||
+	fail "two outputs to standard output were not refused"
+grep -q 'only one output can be standard output' "$tmp/err" || fail "two -: $(cat "$tmp/err")"
+
 # An output that cannot be written: exit 2, its path and why; the first output is not
 # written and the file already at its path stays as it was.
 mkdir "$tmp/u"

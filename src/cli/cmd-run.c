@@ -4,13 +4,15 @@
  * The outputs are one set (output.h): refused before the scenario is loaded
  * when one cannot be written, and put in place together once the run is
  * reported, so a failure leaves none of them. The summary goes to stdout
- * unless --quiet; messages go to stderr, and so does the progress of a long
- * run when stderr is a terminal (nothing on a pipe).
+ * unless --quiet, or to stderr when an output is "-" (at most one may be);
+ * messages go to stderr, and so does the progress of a long run when stderr
+ * is a terminal (nothing on a pipe).
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "backends/pattern.h"
@@ -39,6 +41,7 @@ typedef struct {
 /* The outputs the options name, NULL where not asked for. */
 typedef struct {
 	GsOutput *json, *events, *trace, *timeline;
+	gboolean stdout_taken; /* one of them is "-": the summary goes to stderr */
 } RunOutputs;
 
 int
@@ -143,6 +146,11 @@ add_outputs(GsOutputSet *set, const RunOptions *o, RunOutputs *outs)
 
 		if (paths[i] == NULL)
 			continue;
+		if (strcmp(paths[i], "-") == 0 && outs->stdout_taken) {
+			fprintf(stderr, "gpusim run: only one output can be standard output (-)\n");
+			return FALSE;
+		}
+		outs->stdout_taken |= strcmp(paths[i], "-") == 0;
 		*slots[i] = gs_output_set_add(set, paths[i], &error);
 		if (*slots[i] == NULL) {
 			fprintf(stderr, "gpusim run: %s\n", error->message);
@@ -292,7 +300,8 @@ run_loaded(GsWorkload *w, const RunOptions *o, const GsDriver *driver, GsRunOpti
 		g_autofree char *summary = gs_report_summary_rows(
 			w, result, report, o->all_tasks ? G_MAXUINT : GS_SUMMARY_TASK_ROWS);
 
-		fputs(summary, stdout);
+		/* Standard output is the output's alone, so that a pipe to jq reads only it. */
+		fputs(summary, outs->stdout_taken ? stderr : stdout);
 	}
 	if (!write_json(outs->json, w, result, driver->name, wall_ns, report, &status) ||
 	    !write_output(outs->events, gs_report_events(log), &status) ||
