@@ -138,7 +138,7 @@ static const BadRow bad_rows[] = {
 	 "s.yaml:2:7: name must not be empty"},
 	{"gpusim: 1\nname: t\n", NULL, NULL, NULL, "s.yaml:1:1: missing required key \"memory\""},
 	{HEAD "polcy: {}\n", NULL, NULL, NULL,
-	 "s.yaml:4:1: unknown key \"polcy\" (expected gpusim, name, description"},
+	 "s.yaml:4:1: unknown key \"polcy\"; did you mean \"policy\"? (expected gpusim, name, description"},
 	{HEAD "name: u\n", NULL, NULL, NULL,
 	 "s.yaml:4:1: duplicate key \"name\" (first at line 2)"},
 	{"- a\n", NULL, NULL, NULL, "s.yaml:1:1: a scenario must be a map, not a sequence"},
@@ -165,7 +165,7 @@ static const BadRow bad_rows[] = {
 	{HEAD "tasks: A\n", NULL, NULL, NULL, "s.yaml:4:8: tasks must be a sequence, not \"A\""},
 	/* memory and quantities */
 	{"gpusim: 1\nname: t\nmemory:\n  gpu:\n    capcity: 1MiB\n", NULL, NULL, NULL,
-	 "s.yaml:5:5: unknown key \"capcity\" in memory.gpu (expected capacity, devices"},
+	 "s.yaml:5:5: unknown key \"capcity\" in memory.gpu; did you mean \"capacity\"? (expected capacity, devices"},
 	{"gpusim: 1\nname: t\nmemory:\n  gpu: {devices: 1}\n", NULL, NULL, NULL,
 	 "s.yaml:4:8: missing required key \"capacity\" in memory.gpu"},
 	{"gpusim: 1\nname: t\nmemory:\n  gpu:\n    capacity: 6MB/s\n", NULL, NULL, NULL,
@@ -223,6 +223,12 @@ static const BadRow bad_rows[] = {
 	/* policy enums and booleans */
 	{HEAD "policy: {oom: sometimes}\n", NULL, NULL, NULL,
 	 "s.yaml:4:15: policy.oom must be fail, block or retry, not \"sometimes\""},
+	{HEAD "policy: {oom: retyr}\n", NULL, NULL, NULL,
+	 "s.yaml:4:15: policy.oom must be fail, block or retry, not \"retyr\"; did you mean "
+	 "\"retry\"?"},
+	{HEAD "policy: {oom: RETRY}\n", NULL, NULL, NULL,
+	 "s.yaml:4:15: policy.oom must be fail, block or retry, not \"RETRY\"; did you mean "
+	 "\"retry\"?"},
 	{HEAD "policy: {spill: {enabled: yes}}\n", NULL, NULL, NULL,
 	 "s.yaml:4:27: policy.spill.enabled must be true or false, not \"yes\""},
 	{HEAD "policy: {spill: {victim: newest}}\n", NULL, NULL, NULL,
@@ -237,7 +243,7 @@ static const BadRow bad_rows[] = {
 	{HEAD "generate: {jitter: 1.5}\n", NULL, NULL, NULL,
 	 "s.yaml:4:20: generate.jitter must be a fraction in [0, 1], not 1.5"},
 	{HEAD "generate: {taks: 3}\n", NULL, NULL, NULL,
-	 "s.yaml:4:12: unknown key \"taks\" in generate (expected tasks, threads_per_task"},
+	 "s.yaml:4:12: unknown key \"taks\" in generate; did you mean \"tasks\"? (expected tasks, threads_per_task"},
 	/* tasks and threads */
 	{HEAD "tasks:\n  - threads: []\n", NULL, NULL, NULL,
 	 "s.yaml:5:5: missing required key \"id\" in tasks[0]"},
@@ -268,6 +274,13 @@ static const BadRow bad_rows[] = {
 	/* ops */
 	{TASK OP "allocate: {buf: x}\n", NULL, NULL, NULL,
 	 "s.yaml:8:13: unknown op \"allocate\" (expected alloc, free, compute"},
+	/* a typo's nearest name, two letters swapped or one missing; none when far or tied */
+	{TASK OP "aloc: {buf: x}\n", NULL, NULL, NULL,
+	 "s.yaml:8:13: unknown op \"aloc\"; did you mean \"alloc\"? (expected alloc, free"},
+	{TASK OP "comptue: {time: 1ms}\n", NULL, NULL, NULL,
+	 "s.yaml:8:13: unknown op \"comptue\"; did you mean \"compute\"? (expected alloc"},
+	{TASK OP "XYZZY: {}\n", NULL, NULL, NULL,
+	 "s.yaml:8:13: unknown op \"XYZZY\" (expected alloc, free, compute"},
 	{TASK OP "alloc: {buf: x, size: 1}\n            free: x\n", NULL, NULL, NULL,
 	 "s.yaml:9:13: \"free\" starts a second op in one list item (a missing \"-\"?)"},
 	{TASK OP "[free, x]\n", NULL, NULL, NULL,
@@ -276,7 +289,7 @@ static const BadRow bad_rows[] = {
 	 "s.yaml:8:13: free needs a value, as in \"free: ...\""},
 	{TASK OP "task_done: 1\n", NULL, NULL, NULL, "s.yaml:8:24: task_done takes no value"},
 	{TASK OP "alloc: {buf: x, sise: 1}\n", NULL, NULL, NULL,
-	 "s.yaml:8:29: unknown key \"sise\" in alloc (expected buf, size, kind"},
+	 "s.yaml:8:29: unknown key \"sise\" in alloc; did you mean \"size\"? (expected buf, size, kind"},
 	{TASK OP "alloc: {buf: x}\n", NULL, NULL, NULL,
 	 "s.yaml:8:20: missing required key \"size\" in alloc"},
 	{TASK OP "alloc: {buf: x, size: 1MiB, blocking: false}\n", NULL, NULL, NULL,
@@ -525,7 +538,7 @@ static const BadRow bad_rows[] = {
 	 "s.yaml:10:29: unknown thread state \"THREAD_SLEEPING\" (expected UNKNOWN, "
 	 "THREAD_RUNNING"},
 	{EXPECT "  threads: {A.0: {never: [THREAD_ALLOC, GpuOops]}}\n", NULL, NULL, NULL,
-	 "s.yaml:10:41: unknown exception \"GpuOops\" (expected GpuRetryOOM"},
+	 "s.yaml:10:41: unknown exception \"GpuOops\"; did you mean \"GpuOOM\"? (expected GpuRetryOOM"},
 	{EXPECT "  threads: {A.0: {never: THREAD_ALLOC}}\n", NULL, NULL, NULL,
 	 "s.yaml:10:26: never must be a sequence, not \"THREAD_ALLOC\""},
 	{EXPECT "  at: [{time: 1ms, task: Z, tier: gpu, used: 0}]\n", NULL, NULL, NULL,
@@ -538,7 +551,7 @@ static const BadRow bad_rows[] = {
 	{EXPECT "  at: [{time: 1ms, task: A, thread: A.0, state: UNKNOWN}]\n", NULL, NULL, NULL,
 	 "s.yaml:10:20: an expect.at check names a thread or a task, not both"},
 	{EXPECT "  threads: {A.0: {threw: [GpuOops]}}\n", NULL, NULL, NULL,
-	 "s.yaml:10:27: unknown exception \"GpuOops\" (expected GpuRetryOOM"},
+	 "s.yaml:10:27: unknown exception \"GpuOops\"; did you mean \"GpuOOM\"? (expected GpuRetryOOM"},
 	{EXPECT "  threads: {A.0: {final_state: DONE}}\n", NULL, NULL, NULL,
 	 "s.yaml:10:32: unknown thread state \"DONE\""},
 	{EXPECT "  makespan: \"=< 2s\"\n", NULL, NULL, NULL,

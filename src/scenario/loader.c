@@ -233,6 +233,63 @@ join_names(const char *const *names)
 	return g_string_free(s, FALSE);
 }
 
+/*
+ * The edit distance between @a and @b: insertions, deletions, substitutions
+ * and swaps of two neighbours, case ignored (optimal string alignment).
+ */
+static guint
+edit_distance(const char *a, const char *b)
+{
+	gsize m = strlen(a), n = strlen(b);
+	g_autofree guint *d = g_new(guint, (m + 1) * (n + 1));
+
+#define D(i, j) d[(i) * (n + 1) + (j)]
+	for (gsize i = 0; i <= m; i++)
+		D(i, 0) = (guint) i;
+	for (gsize j = 0; j <= n; j++)
+		D(0, j) = (guint) j;
+	for (gsize i = 1; i <= m; i++) {
+		for (gsize j = 1; j <= n; j++) {
+			guint differ = g_ascii_tolower(a[i - 1]) != g_ascii_tolower(b[j - 1]);
+
+			D(i, j) = MIN(MIN(D(i - 1, j) + 1, D(i, j - 1) + 1), D(i - 1, j - 1) + differ);
+			if (i > 1 && j > 1 && g_ascii_tolower(a[i - 1]) == g_ascii_tolower(b[j - 2]) &&
+			    g_ascii_tolower(a[i - 2]) == g_ascii_tolower(b[j - 1]))
+				D(i, j) = MIN(D(i, j), D(i - 2, j - 2) + 1);
+		}
+	}
+	return D(m, n);
+#undef D
+}
+
+/*
+ * "; did you mean "NAME"?" for the one name of @names nearest to @word, when
+ * it is near enough to be a typo (a third of the shorter one's letters, at
+ * least one), else "".
+ */
+static char *
+did_you_mean(const char *word, const char *const *names)
+{
+	const char *best = NULL;
+	guint best_distance = G_MAXUINT;
+	gboolean tie = FALSE;
+
+	for (guint i = 0; names[i] != NULL; i++) {
+		guint d = edit_distance(word, names[i]);
+
+		if (d == best_distance)
+			tie = TRUE;
+		if (d < best_distance) {
+			best = names[i];
+			best_distance = d;
+			tie = FALSE;
+		}
+	}
+	if (best == NULL || tie || best_distance > MAX(MIN(strlen(best), strlen(word)) / 3, 1))
+		return g_strdup("");
+	return g_strdup_printf("; did you mean \"%s\"?", best);
+}
+
 static gboolean
 expect_kind(Loader *l, const Node *n, NodeKind kind, const char *what)
 {
@@ -811,6 +868,7 @@ fail_unknown_variant(Loader *l, const Node *at, const char *name, const Node *va
 {
 	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
 	g_autofree char *list = NULL;
+	g_autofree char *hint = NULL;
 
 	if (variants == NULL || !collect_variants(l, variants, names))
 		return fail(l, at, "unknown variant \"%s\": the scenario has no variants", name);
@@ -818,7 +876,8 @@ fail_unknown_variant(Loader *l, const Node *at, const char *name, const Node *va
 		return fail(l, at, "unknown variant \"%s\": the scenario has no variants", name);
 	g_ptr_array_add(names, NULL);
 	list = join_names((const char *const *) names->pdata);
-	return fail(l, at, "unknown variant \"%s\" (the scenario has %s)", name, list);
+	hint = did_you_mean(name, (const char *const *) names->pdata);
+	return fail(l, at, "unknown variant \"%s\"%s (the scenario has %s)", name, hint, list);
 }
 
 static gboolean
@@ -1181,10 +1240,12 @@ static gboolean
 fail_unknown_key(Loader *l, const Node *key, const char *where, const char *const *known)
 {
 	g_autofree char *list = join_names(known);
+	g_autofree char *hint = did_you_mean(key->text, known);
 
 	if (where[0] == '\0')
-		return fail(l, key, "unknown key \"%s\" (expected %s)", key->text, list);
-	return fail(l, key, "unknown key \"%s\" in %s (expected %s)", key->text, where, list);
+		return fail(l, key, "unknown key \"%s\"%s (expected %s)", key->text, hint, list);
+	return fail(l, key, "unknown key \"%s\" in %s%s (expected %s)", key->text, where, hint,
+		    list);
 }
 
 static const Field *
@@ -1253,6 +1314,7 @@ static gboolean
 convert_enum(Loader *l, const Field *f, const Node *v, const char *path, int *out)
 {
 	g_autofree char *list = NULL;
+	g_autofree char *hint = NULL;
 
 	if (!expect_kind(l, v, NODE_SCALAR, path))
 		return FALSE;
@@ -1263,7 +1325,8 @@ convert_enum(Loader *l, const Field *f, const Node *v, const char *path, int *ou
 		}
 	}
 	list = join_names(f->names);
-	return fail(l, v, "%s must be %s, not \"%s\"", path, list, v->text);
+	hint = did_you_mean(v->text, f->names);
+	return fail(l, v, "%s must be %s, not \"%s\"%s", path, list, v->text, hint);
 }
 
 static gboolean
@@ -2354,12 +2417,14 @@ fail_unknown_op(Loader *l, const Node *word)
 {
 	const char *names[GS_N_OP_KINDS + 1];
 	g_autofree char *list = NULL;
+	g_autofree char *hint = NULL;
 
 	for (guint i = 0; i < GS_N_OP_KINDS; i++)
 		names[i] = gs_op_kind_name((GsOpKind) i);
 	names[GS_N_OP_KINDS] = NULL;
 	list = join_names(names);
-	return fail(l, word, "unknown op \"%s\" (expected %s)", word->text, list);
+	hint = did_you_mean(word->text, names);
+	return fail(l, word, "unknown op \"%s\"%s (expected %s)", word->text, hint, list);
 }
 
 static gboolean
@@ -2878,6 +2943,7 @@ parse_outcome(Loader *l, const Node *v, const char *key, GsCmpOp op, const char 
 	      GsExpectValue *ev)
 {
 	g_autofree char *list = NULL;
+	g_autofree char *hint = NULL;
 
 	if (op != GS_CMP_EQ && op != GS_CMP_NE)
 		return fail(l, v, "expect %s compares only with == or !=", key);
@@ -2888,7 +2954,8 @@ parse_outcome(Loader *l, const Node *v, const char *key, GsCmpOp op, const char 
 		}
 	}
 	list = join_names(outcome_names);
-	return fail(l, v, "expect %s must be %s, not \"%s\"", key, list, word);
+	hint = did_you_mean(word, outcome_names);
+	return fail(l, v, "expect %s must be %s, not \"%s\"%s", key, list, word, hint);
 }
 
 /* One expected value: stored under @key ("totals.retries"). */
@@ -3089,6 +3156,7 @@ parse_state(Loader *l, const Node *v, const char *what, GsThreadState *out)
 {
 	const char *names[GS_N_THREAD_STATES + 1];
 	g_autofree char *list = NULL;
+	g_autofree char *hint = NULL;
 
 	if (!expect_kind(l, v, NODE_SCALAR, what))
 		return FALSE;
@@ -3098,7 +3166,8 @@ parse_state(Loader *l, const Node *v, const char *what, GsThreadState *out)
 		names[i] = gs_thread_state_name((GsThreadState) i);
 	names[GS_N_THREAD_STATES] = NULL;
 	list = join_names(names);
-	return fail(l, v, "unknown thread state \"%s\" (expected %s)", v->text, list);
+	hint = did_you_mean(v->text, names);
+	return fail(l, v, "unknown thread state \"%s\"%s (expected %s)", v->text, hint, list);
 }
 
 static gboolean
@@ -3106,6 +3175,7 @@ parse_exception(Loader *l, const Node *v, GsException *out)
 {
 	const char *names[GS_N_EXCEPTIONS];
 	g_autofree char *list = NULL;
+	g_autofree char *hint = NULL;
 
 	if (!expect_kind(l, v, NODE_SCALAR, "an exception"))
 		return FALSE;
@@ -3116,7 +3186,8 @@ parse_exception(Loader *l, const Node *v, GsException *out)
 		names[i - 1] = gs_exception_name((GsException) i);
 	names[GS_N_EXCEPTIONS - 1] = NULL;
 	list = join_names(names);
-	return fail(l, v, "unknown exception \"%s\" (expected %s)", v->text, list);
+	hint = did_you_mean(v->text, names);
+	return fail(l, v, "unknown exception \"%s\"%s (expected %s)", v->text, hint, list);
 }
 
 /* A state or a sequence of states. */
