@@ -52,16 +52,25 @@ typedef struct {
 	gint64 target;      /* split: target: the attempt's target size */
 } Pieces;
 
-/* 32 bytes: the kind is the op's (frame_kind()), and a frame counts iterations or holds pieces. */
+/*
+ * A frame counts iterations or holds pieces. Its kind and a repeat's count
+ * are copied from the op when it is pushed: a step reads the frame, which
+ * is the thread's, and not the op, which a long run's many threads keep in
+ * as many places in memory.
+ */
 typedef struct {
 	const GsOp *op;     /* the repeat or retry op; NULL for the top frame */
 	const GsOp *ops;    /* the frame's op list (the GArray's data) ... */
 	guint n_ops;        /* ... and its length */
 	guint pos;          /* the op being run, or the next one */
 	union {
-		guint iterations; /* repeat: iterations finished */
+		struct {
+			guint iterations; /* repeat: iterations finished ... */
+			guint times;      /* ... of the op's repeat.times */
+		};
 		Pieces *retry;    /* retry */
 	};
+	guint8 kind;        /* FrameKind */
 } Frame;
 
 /* Frames stored inside the interpreter; deeper nesting moves them to the heap. */
@@ -210,9 +219,7 @@ top(GsInterp *it)
 static FrameKind
 frame_kind(const Frame *f)
 {
-	if (f->op == NULL)
-		return FRAME_OPS;
-	return f->op->kind == GS_OP_REPEAT ? FRAME_REPEAT : FRAME_RETRY;
+	return (FrameKind) f->kind;
 }
 
 static guint
@@ -258,6 +265,9 @@ push(GsInterp *it, const GsOp *op, const GArray *ops)
 {
 	Frame f = {.op = op};
 
+	f.kind = op == NULL ? FRAME_OPS : op->kind == GS_OP_REPEAT ? FRAME_REPEAT : FRAME_RETRY;
+	if (f.kind == FRAME_REPEAT)
+		f.times = op->repeat.times;
 	if (ops != NULL) {
 		f.ops = (const GsOp *) (gpointer) ops->data;
 		f.n_ops = ops->len;
@@ -1138,7 +1148,7 @@ end_of_frame(GsInterp *it, GsTime now)
 		finish(it, GS_EFFECT_DONE, GS_EXC_NONE, now);
 		return;
 	case FRAME_REPEAT:
-		if (++f->iterations < f->op->repeat.times) {
+		if (++f->iterations < f->times) {
 			f->pos = 0;
 			return;
 		}
