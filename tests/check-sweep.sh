@@ -21,12 +21,13 @@ export GPUSIM_GNUPLOT=no
 [ "$(status "$gpusim" sweep --param memory.gpu.capacity=8MiB,16MiB --out="$tmp/q" --jobs=2 \
 	"$scenarios/quickstart.yaml")" = 0 ] || fail "sweep quickstart: $(cat "$tmp/err")"
 s="$tmp/q/sweep.csv"
-head -1 "$s" | grep -q '^run,memory.gpu.capacity,variant,outcome,makespan_ns,tasks,' ||
+head -1 "$s" | grep -q '^run,memory.gpu.capacity,memory.gpu.capacity_text,variant,outcome,makespan_ns,tasks,' ||
 	fail "sweep.csv header: $(head -1 "$s")"
 [ "$(wc -l <"$s")" -eq 7 ] || fail "expected 6 runs, sweep.csv has $(($(wc -l <"$s") - 1))"
-[ "$(cut -d, -f1-3 "$s" | tail -6 | tr '\n' ' ')" = \
-	"1,8MiB,fail 2,8MiB,block 3,8MiB,retry 4,16MiB,fail 5,16MiB,block 6,16MiB,retry " ] ||
-	fail "run order: $(cut -d, -f1-3 "$s" | tr '\n' ' ')"
+# A size in bytes, as a notebook reads numbers, and as written beside it.
+[ "$(cut -d, -f1-4 "$s" | tail -6 | tr '\n' ' ')" = \
+	"1,8388608,8MiB,fail 2,8388608,8MiB,block 3,8388608,8MiB,retry 4,16777216,16MiB,fail 5,16777216,16MiB,block 6,16777216,16MiB,retry " ] ||
+	fail "run order: $(cut -d, -f1-4 "$s" | tr '\n' ' ')"
 [ "$(field "$s" outcome 3),$(field "$s" retries 3),$(field "$s" splits 3)" = "completed,3,1" ] ||
 	fail "8MiB retry: $(grep '^3,' "$s")"
 [ "$(field "$s" gpu_capacity 3),$(field "$s" gpu_capacity 6)" = "8388608,16777216" ] ||
@@ -58,9 +59,10 @@ cmp -s "$tmp/j1/sweep.csv" "$tmp/j4/sweep.csv" || fail "sweep.csv differs betwee
 "$gpusim" sweep -q --param policy.oom=fail,retry --param memory.gpu.capacity=4MiB,8MiB \
 	--variants=roomy --trace --out="$tmp/two" "$small" 2>/dev/null || fail "two parameters"
 s="$tmp/two/sweep.csv"
-head -1 "$s" | grep -q '^run,policy.oom,memory.gpu.capacity,variant,outcome,' || fail "two-parameter header"
-[ "$(cut -d, -f2,3 "$s" | tail -4 | tr '\n' ' ')" = "fail,4MiB fail,8MiB retry,4MiB retry,8MiB " ] ||
-	fail "cross product: $(cut -d, -f2,3 "$s" | tr '\n' ' ')"
+head -1 "$s" | grep -q '^run,policy.oom,memory.gpu.capacity,memory.gpu.capacity_text,variant,outcome,' ||
+	fail "two-parameter header"
+[ "$(cut -d, -f2,4 "$s" | tail -4 | tr '\n' ' ')" = "fail,4MiB fail,8MiB retry,4MiB retry,8MiB " ] ||
+	fail "cross product: $(cut -d, -f2,4 "$s" | tr '\n' ' ')"
 [ "$(field "$s" outcome 1),$(field "$s" outcome 2)" = "failed,completed" ] || fail "fail at 4 and 8 MiB"
 for n in 001 002 003 004; do
 	grep -q '"traceEvents"' "$tmp/two/run$n.trace.json" || fail "no trace for run $n"

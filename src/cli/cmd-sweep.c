@@ -9,8 +9,9 @@
  * so the same sweep writes the same file whatever --jobs is.
  *
  * Outputs, in the --out folder: sweep.csv (run number, one column per
- * parameter with the value as written, the variant, then the metrics of
- * batch.h), sweep-plot.csv (the same metrics grouped into one block per plot
+ * parameter with the value as written, or for a size, duration or bandwidth
+ * its base units and KEY_text beside with the value as written, the variant,
+ * then the metrics of batch.h), sweep-plot.csv (the same metrics grouped into one block per plot
  * line, with the first parameter as a number), and, with gnuplot, sweep.png
  * and sweep.svg: each metric against the first parameter, one line per
  * variant and per value of the other parameters. A first parameter whose
@@ -34,6 +35,7 @@
 #include "report/output.h"
 #include "report/plot.h"
 #include "report/report.h"
+#include "scenario/loader.h"
 
 typedef struct {
 	char *backend;
@@ -214,24 +216,65 @@ add_outputs(GsOutputSet *set, GPtrArray *jobs, gboolean plotting, const SweepOpt
 
 /* ---- sweep.csv ---- */
 
+/*
+ * Whether every value of @p is a quantity with its unit: its column then
+ * holds base units, which a notebook reads as numbers, and KEY_text beside
+ * it the values as written.
+ */
+static gboolean
+param_is_quantity(const Param *p)
+{
+	gint64 value;
+
+	for (guint i = 0; i < p->values->len; i++) {
+		if (!gs_loader_quantity(p->values->pdata[i], &value, NULL))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static void
+param_header(GString *s, const Param *p)
+{
+	g_autofree char *text = g_strconcat(p->key, "_text", NULL);
+
+	g_string_append_c(s, ',');
+	gs_batch_csv_field(s, p->key);
+	if (param_is_quantity(p)) {
+		g_string_append_c(s, ',');
+		gs_batch_csv_field(s, text);
+	}
+}
+
+static void
+param_cell(GString *s, const Param *p, const char *value)
+{
+	gint64 base;
+
+	g_string_append_c(s, ',');
+	if (!param_is_quantity(p)) {
+		gs_batch_csv_field(s, value);
+		return;
+	}
+	gs_loader_quantity(value, &base, NULL);
+	g_string_append_printf(s, "%" G_GINT64_FORMAT ",", base);
+	gs_batch_csv_field(s, value);
+}
+
 static char *
 sweep_csv(GPtrArray *jobs, GPtrArray *params, guint n_variants)
 {
 	GString *s = g_string_new("run");
 
-	for (guint k = 0; k < params->len; k++) {
-		g_string_append_c(s, ',');
-		gs_batch_csv_field(s, ((Param *) params->pdata[k])->key);
-	}
+	for (guint k = 0; k < params->len; k++)
+		param_header(s, params->pdata[k]);
 	g_string_append_printf(s, ",variant,%s\n", gs_batch_csv_header());
 	for (guint i = 0; i < jobs->len; i++) {
 		const GsBatchJob *job = jobs->pdata[i];
 
 		g_string_append_printf(s, "%u", i + 1);
-		for (guint k = 0; k < params->len; k++) {
-			g_string_append_c(s, ',');
-			gs_batch_csv_field(s, param_value(params, i / n_variants, k));
-		}
+		for (guint k = 0; k < params->len; k++)
+			param_cell(s, params->pdata[k], param_value(params, i / n_variants, k));
 		g_string_append_c(s, ',');
 		gs_batch_csv_field(s, job->variant->label);
 		g_string_append_c(s, ',');
@@ -252,43 +295,25 @@ typedef struct {
 	char *tics;   /* gnuplot tic list for AXIS_WORDS, else "" */
 } Axis;
 
-/* A number with an optional unit of SPEC §3.1; FALSE for anything else. */
+/*
+ * A number with an optional unit of SPEC §3.1, as the loader reads it; FALSE
+ * for anything else (a bandwidth too: it gets a tick per value).
+ */
 static gboolean
 parse_quantity(const char *text, double *value, AxisKind *kind)
 {
-	static const struct {
-		const char *unit;
-		double size;
-		AxisKind kind;
-	} units[] = {
-		{"", 1, AXIS_NUMBER},
-		{"B", 1, AXIS_BYTES},
-		{"KiB", 1024.0, AXIS_BYTES},
-		{"MiB", 1048576.0, AXIS_BYTES},
-		{"GiB", 1073741824.0, AXIS_BYTES},
-		{"TiB", 1099511627776.0, AXIS_BYTES},
-		{"KB", 1e3, AXIS_BYTES},
-		{"MB", 1e6, AXIS_BYTES},
-		{"GB", 1e9, AXIS_BYTES},
-		{"TB", 1e12, AXIS_BYTES},
-		{"ns", 1, AXIS_TIME},
-		{"us", 1e3, AXIS_TIME},
-		{"ms", 1e6, AXIS_TIME},
-		{"s", 1e9, AXIS_TIME},
-	};
+	GsQuantity quantity;
+	gint64 base;
 	char *end = NULL;
-	double number = g_ascii_strtod(text, &end);
 
-	if (end == text)
-		return FALSE;
-	for (guint i = 0; i < G_N_ELEMENTS(units); i++) {
-		if (strcmp(end, units[i].unit) == 0) {
-			*value = number * units[i].size;
-			*kind = units[i].kind;
-			return TRUE;
-		}
+	if (gs_loader_quantity(text, &base, &quantity)) {
+		*value = (double) base;
+		*kind = quantity == GS_QUANTITY_SIZE ? AXIS_BYTES : AXIS_TIME;
+		return quantity != GS_QUANTITY_BANDWIDTH;
 	}
-	return FALSE;
+	*value = g_ascii_strtod(text, &end);
+	*kind = AXIS_NUMBER;
+	return end != text && *end == '\0';
 }
 
 /*

@@ -1164,6 +1164,34 @@ parse_quantity(Loader *l, const Node *n, const char *text, const Quantity *q, gi
 	return TRUE;
 }
 
+gboolean
+gs_loader_quantity(const char *text, gint64 *value, GsQuantity *kind)
+{
+	/* By GsQuantity. */
+	static const Quantity *const quantities[] = {&size_quantity, &duration_quantity,
+						     &bandwidth_quantity};
+	const char *p = text;
+	guint64 mantissa = 0;
+	guint decimals = 0;
+
+	g_return_val_if_fail(text != NULL && value != NULL, FALSE);
+	if (parse_decimal(&p, &mantissa, &decimals) != NUM_OK)
+		return FALSE;
+	while (*p == ' ')
+		p++;
+	for (guint i = 0; *p != '\0' && i < G_N_ELEMENTS(quantities); i++) {
+		const Unit *unit = find_unit(quantities[i]->units, p);
+
+		if (unit == NULL)
+			continue;
+		if (kind != NULL)
+			*kind = (GsQuantity) i;
+		return scale(mantissa, decimals, unit->factor, value) == NUM_OK &&
+		       *value <= quantities[i]->max;
+	}
+	return FALSE;
+}
+
 static gboolean
 scalar_quantity(Loader *l, const Node *n, const char *what, const Quantity *q, gint64 *out)
 {

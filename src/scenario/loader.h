@@ -56,6 +56,16 @@ GsWorkload *gs_loader_load(const char *path, const char *variant, const char *co
 GsWorkload *gs_loader_load_text(const char *name, const char *text, gsize len,
 				const char *variant, const char *const *sets, GError **error);
 
+typedef enum { GS_QUANTITY_SIZE, GS_QUANTITY_DURATION, GS_QUANTITY_BANDWIDTH } GsQuantity;
+
+/*
+ * @text as a size, a duration or a bandwidth written with its unit
+ * ("512MiB", "10ms", "25GB/s"), in bytes, nanoseconds or bytes per second,
+ * and which it is in *@kind (may be NULL); FALSE when it is none of those (a
+ * bare number, a word, a value the loader would refuse).
+ */
+gboolean gs_loader_quantity(const char *text, gint64 *value, GsQuantity *kind);
+
 /*
  * Reads @text, the value of the command-line @option ("--max-time"), as a
  * duration written as scenarios write them: exact, in ns, us, ms or s, and
