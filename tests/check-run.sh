@@ -19,6 +19,12 @@ head -1 "$tmp/t.csv" | grep -q '^time_ns,gpu_used' || fail "timeline CSV header"
 grep -q '"traceEvents"' "$tmp/t.json" || fail "trace has no traceEvents"
 [ "$(head -c 8 "$tmp/e.jsonl")" = '{"t_ns":' ] || fail "event lines start with t_ns"
 
+# Each task's figures also under Spark-RAPIDS' metric names: H allocates 8 MiB at
+# once, the most the adaptor holds whenever it allocates.
+"$gpusim" run -q --json="$tmp/h.json" "$scenarios/alloc-free-retry.yaml" || fail "alloc-free-retry"
+grep '"id": "H"' "$tmp/h.json" | grep -q '"spark_rapids": {"gpuRetryCount": 0, "gpuSplitAndRetryCount": 0, "gpuRetryBlockTime": 0, "gpuRetryComputationTime": 0, "gpuMaxDeviceMemoryBytes": 8388608, "gpuMaxTaskFootprint": 8388608}' ||
+	fail "task H's Spark-RAPIDS metrics: $(grep '"id": "H"' "$tmp/h.json")"
+
 # A summary names the scenario and the outcome.
 "$gpusim" run "$scenarios/quickstart.yaml" >"$tmp/out" 2>&1 || fail "summary run"
 grep -q '^outcome *completed' "$tmp/out" || fail "summary has no outcome line"

@@ -135,6 +135,7 @@ sample_result(void)
 	a = add_task(r, "A", GS_OUTCOME_COMPLETED);
 	a->end_ns = 3000 * US;
 	a->max_footprint = 6 * MIB;
+	a->max_allocated = 7 * MIB;
 	b = add_task(r, "B", GS_OUTCOME_COMPLETED);
 	b->start_ns = 1000 * US;
 	b->end_ns = 3500 * US;
@@ -142,6 +143,8 @@ sample_result(void)
 	b->blocked_ns = 1500 * US;
 	b->lost_ns = 500 * US;
 	b->max_footprint = 5 * MIB;
+	b->max_allocated = 11 * MIB;
+	b->leaked_bytes = 10;
 
 	add_thread(r, "A.0", "A", BIT(RUNNING) | BIT(ALLOC));
 	t = add_thread(r, "B.0", "B",
@@ -628,15 +631,24 @@ START_TEST(test_json_tasks_threads)
 			  "    {\"id\": \"A\", \"outcome\": \"completed\", \"attempts\": 1, "
 			  "\"start_ns\": 0, \"end_ns\": 3000000, \"retries\": 0, \"splits\": 0, "
 			  "\"blocked_ns\": 0, \"lost_ns\": 0, \"max_footprint\": 6291456, "
-			  "\"leaked_bytes\": 0, \"failure\": null},\n"
+			  "\"leaked_bytes\": 0, \"failure\": null, \"spark_rapids\": "
+			  "{\"gpuRetryCount\": 0, \"gpuSplitAndRetryCount\": 0, "
+			  "\"gpuRetryBlockTime\": 0, \"gpuRetryComputationTime\": 0, "
+			  "\"gpuMaxDeviceMemoryBytes\": 7340032, \"gpuMaxTaskFootprint\": 6291456}},\n"
 			  "    {\"id\": \"B\", \"outcome\": \"completed\", \"attempts\": 1, "
 			  "\"start_ns\": 1000000, \"end_ns\": 3500000, \"retries\": 1, \"splits\": 0, "
 			  "\"blocked_ns\": 1500000, \"lost_ns\": 500000, \"max_footprint\": 5242880, "
-			  "\"leaked_bytes\": 0, \"failure\": null},\n"
+			  "\"leaked_bytes\": 10, \"failure\": null, \"spark_rapids\": "
+			  "{\"gpuRetryCount\": 1, \"gpuSplitAndRetryCount\": 0, "
+			  "\"gpuRetryBlockTime\": 1500000, \"gpuRetryComputationTime\": 500000, "
+			  "\"gpuMaxDeviceMemoryBytes\": 11534336, \"gpuMaxTaskFootprint\": 5242880}},\n"
 			  "    {\"id\": \"C\", \"outcome\": \"failed\", \"attempts\": 4, "
 			  "\"start_ns\": 0, \"end_ns\": 0, \"retries\": 0, \"splits\": 0, "
 			  "\"blocked_ns\": 0, \"lost_ns\": 0, \"max_footprint\": 0, "
-			  "\"leaked_bytes\": 0, \"failure\": \"GpuOOM\"}\n"
+			  "\"leaked_bytes\": 0, \"failure\": \"GpuOOM\", \"spark_rapids\": "
+			  "{\"gpuRetryCount\": 0, \"gpuSplitAndRetryCount\": 0, "
+			  "\"gpuRetryBlockTime\": 0, \"gpuRetryComputationTime\": 0, "
+			  "\"gpuMaxDeviceMemoryBytes\": 0, \"gpuMaxTaskFootprint\": 0}}\n"
 			  "  ],\n");
 	tl_ck_contains(json, "  \"threads\": [\n"
 			  "    {\"name\": \"A.0\", \"task\": \"A\", \"kind\": \"dedicated\", "
@@ -968,6 +980,7 @@ START_TEST(test_summary_lines)
 		      "semaphore wait 4 ns");
 	ck_line(text, "spilled       gpu->host 5 B, host->disk 6 B");
 	ck_line(text, "unspilled     host->gpu 7 B, disk->host 8 B");
+	ck_line(text, "leaked        10 B by 1 task (allocated and never freed)");
 	ck_line(text, "peak memory   gpu     11.0 MiB of 10.0 MiB    mean    4.0 MiB"
 		      "  peak charged 12.0 MiB");
 	ck_line(text, "              host         0 B of 4.0 GiB     mean        0 B"

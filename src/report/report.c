@@ -599,6 +599,24 @@ write_tiers(Json *j, const GsResult *r)
 	obj_end(j);
 }
 
+/*
+ * The task's figures under the names of Spark-RAPIDS' task metrics
+ * (GpuTaskMetrics), as the plugin reads them from RmmSpark; README's table
+ * says what differs.
+ */
+static void
+write_spark_metrics(Json *j, const GsTaskResult *t)
+{
+	obj_begin(j, "spark_rapids", STYLE_INLINE);
+	put_uint(j, "gpuRetryCount", t->retries);
+	put_uint(j, "gpuSplitAndRetryCount", t->splits);
+	put_int(j, "gpuRetryBlockTime", t->blocked_ns);
+	put_int(j, "gpuRetryComputationTime", t->lost_ns);
+	put_int(j, "gpuMaxDeviceMemoryBytes", t->max_allocated);
+	put_int(j, "gpuMaxTaskFootprint", t->max_footprint);
+	obj_end(j);
+}
+
 static void
 write_tasks(Json *j, const GsResult *r)
 {
@@ -620,6 +638,7 @@ write_tasks(Json *j, const GsResult *r)
 		put_int(j, "leaked_bytes", t->leaked_bytes);
 		put_str(j, "failure",
 			t->failure == GS_EXC_NONE ? NULL : gs_exception_name(t->failure));
+		write_spark_metrics(j, t);
 		obj_end(j);
 	}
 	arr_end(j);
@@ -1510,6 +1529,20 @@ summary_tasks(GString *s, const GsResult *r, guint rows)
 	task_table(s, (GsTaskResult *const *) r->tasks->pdata, r->tasks->len);
 }
 
+/* What completed tasks left allocated (Spark's leak report), and how many left any. */
+static void
+summary_leaks(GString *s, const GsResult *r)
+{
+	g_autofree char *leaked = gs_format_bytes(r->totals.leaked_bytes);
+	guint tasks = 0;
+
+	for (guint i = 0; r->tasks != NULL && i < r->tasks->len; i++)
+		tasks += ((const GsTaskResult *) r->tasks->pdata[i])->leaked_bytes > 0;
+	label(s, "leaked");
+	g_string_append_printf(s, "%s by %u task%s (allocated and never freed)\n", leaked, tasks,
+			       tasks == 1 ? "" : "s");
+}
+
 static void
 summary_totals(GString *s, const GsResult *r)
 {
@@ -1536,6 +1569,8 @@ summary_totals(GString *s, const GsResult *r)
 	g_string_append_printf(s, "gpu->host %s, host->disk %s\n", g2h, h2d);
 	label(s, "unspilled");
 	g_string_append_printf(s, "host->gpu %s, disk->host %s\n", h2g, d2h);
+	if (r->totals.leaked_bytes > 0)
+		summary_leaks(s, r);
 	if (r->totals.copies_checked > 0) {
 		label(s, "copies");
 		g_string_append_printf(s, "%" G_GUINT64_FORMAT " checked, %" G_GUINT64_FORMAT

@@ -137,6 +137,7 @@ gs_result_add_task_metrics(GsTaskResult *task, const GsMetrics *m, gint64 footpr
 	task->blocked_ns = gs_time_add(task->blocked_ns, m->blocked_ns);
 	task->lost_ns = gs_time_add(task->lost_ns, m->lost_ns);
 	task->max_footprint = MAX(task->max_footprint, footprint);
+	task->max_allocated = MAX(task->max_allocated, m->gpu_max_allocated);
 }
 
 void

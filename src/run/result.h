@@ -35,6 +35,7 @@ typedef struct {
 	guint64 retries, splits;
 	GsTime blocked_ns, lost_ns;
 	gint64 max_footprint;  /* most GPU bytes its threads held at once */
+	gint64 max_allocated;  /* most GPU bytes allocated in all at its threads' allocations */
 	gint64 leaked_bytes;   /* left allocated by threads that completed (Spark's leak report) */
 	GsException failure;   /* the exception that failed its last attempt */
 } GsTaskResult;
