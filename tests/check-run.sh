@@ -25,6 +25,21 @@ grep -q '"traceEvents"' "$tmp/t.json" || fail "trace has no traceEvents"
 grep '"id": "H"' "$tmp/h.json" | grep -q '"spark_rapids": {"gpuRetryCount": 0, "gpuSplitAndRetryCount": 0, "gpuRetryBlockTime": 0, "gpuRetryComputationTime": 0, "gpuMaxDeviceMemoryBytes": 8388608, "gpuMaxTaskFootprint": 8388608}' ||
 	fail "task H's Spark-RAPIDS metrics: $(grep '"id": "H"' "$tmp/h.json")"
 
+# A refused allocation's event says why, the same on the simulator and on real threads
+# (on the virtual clock, which orders them as the simulator does); the summary counts them.
+for pair in fair-share:fair_share host-pinned-never-fits:never_fits \
+	over-reservation-fail:reservation host-page-table:page_table alloc-free-retry:no_room; do
+	name=${pair%%:*} reason=${pair#*:}
+	for backend in sim host; do
+		"$gpusim" run -q --backend=$backend --clock=virtual --events="$tmp/r.jsonl" \
+			"$scenarios/$name.yaml" >/dev/null 2>&1
+		grep -q "\"ok\":false,\"reason\":\"$reason\"" "$tmp/r.jsonl" ||
+			fail "$name on $backend: no refusal for $reason"
+	done
+done
+"$gpusim" run "$scenarios/fair-share.yaml" >"$tmp/out" 2>&1
+grep -q '^refused       1 allocation: fair share 1$' "$tmp/out" || fail "the summary's refusals: $(grep refused "$tmp/out")"
+
 # A summary names the scenario and the outcome.
 "$gpusim" run "$scenarios/quickstart.yaml" >"$tmp/out" 2>&1 || fail "summary run"
 grep -q '^outcome *completed' "$tmp/out" || fail "summary has no outcome line"

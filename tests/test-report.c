@@ -128,6 +128,8 @@ sample_result(void)
 	r->totals.failure_callbacks = 12;
 	r->totals.failure_callback_allocs = 13;
 	r->totals.streams_grown = 14;
+	r->totals.refused[GS_REFUSED_NO_ROOM] = 3;
+	r->totals.refused[GS_REFUSED_FAIR_SHARE] = 1;
 	r->tiers[GS_TIER_GPU] = (GsTierResult){10 * MIB, 11 * MIB, 4 * MIB, 12 * MIB};
 	r->tiers[GS_TIER_HOST] = (GsTierResult){4 * GIB, 0, 0, 0};
 	r->tiers[GS_TIER_DISK] = (GsTierResult){TIB, 0, 0, 0};
@@ -283,9 +285,9 @@ static const struct {
 	 "{\"t_ns\":9,\"ev\":\"alloc\",\"thread\":\"A.0\",\"buf\":\"x\",\"bytes\":6291456,"
 	 "\"tier\":\"gpu\",\"ok\":true}"},
 	{{.kind = GS_LOG_ALLOC, .time = 9, .thread = "A.0", .buf = "h", .bytes = 1,
-	  .tier = GS_TIER_HOST, .ok = FALSE},
+	  .tier = GS_TIER_HOST, .ok = FALSE, .refusal = GS_REFUSED_PAGE_TABLE},
 	 "{\"t_ns\":9,\"ev\":\"alloc\",\"thread\":\"A.0\",\"buf\":\"h\",\"bytes\":1,"
-	 "\"tier\":\"host\",\"ok\":false}"},
+	 "\"tier\":\"host\",\"ok\":false,\"reason\":\"page_table\"}"},
 	/* host memory beside a pinned pool names its pool, and a fallback to the other */
 	{{.kind = GS_LOG_ALLOC, .time = 9, .thread = "A.0", .buf = "p", .bytes = 1,
 	  .tier = GS_TIER_HOST, .ok = TRUE, .pool = "pinned", .fallback = TRUE},
@@ -319,7 +321,7 @@ static const struct {
 	{{.kind = GS_LOG_ALLOC, .time = 17, .thread = "q\"\\\n\x01", .buf = "b",
 	  .tier = GS_TIER_GPU},
 	 "{\"t_ns\":17,\"ev\":\"alloc\",\"thread\":\"q\\\"\\\\\\n\\u0001\",\"buf\":\"b\","
-	 "\"bytes\":0,\"tier\":\"gpu\",\"ok\":false}"},
+	 "\"bytes\":0,\"tier\":\"gpu\",\"ok\":false,\"reason\":\"no_room\"}"},
 };
 
 START_TEST(test_event_line)
@@ -600,7 +602,9 @@ START_TEST(test_json_totals_tiers)
 			  "    \"host_pools\": 11,\n"
 			  "    \"failure_callbacks\": 12,\n"
 			  "    \"failure_callback_allocs\": 13,\n"
-			  "    \"streams_grown\": 14\n"
+			  "    \"streams_grown\": 14,\n"
+			  "    \"refused_allocations\": {\"no_room\": 3, \"reservation\": 0, "
+			  "\"fair_share\": 1, \"page_table\": 0, \"never_fits\": 0, \"device\": 0}\n"
 			  "  },\n");
 	tl_ck_contains(json, "  \"tiers\": {\n"
 			  "    \"gpu\": {\"capacity\": 10485760, \"peak_used\": 11534336, "
@@ -981,6 +985,7 @@ START_TEST(test_summary_lines)
 	ck_line(text, "spilled       gpu->host 5 B, host->disk 6 B");
 	ck_line(text, "unspilled     host->gpu 7 B, disk->host 8 B");
 	ck_line(text, "leaked        10 B by 1 task (allocated and never freed)");
+	ck_line(text, "refused       4 allocations: no room 3, fair share 1");
 	ck_line(text, "peak memory   gpu     11.0 MiB of 10.0 MiB    mean    4.0 MiB"
 		      "  peak charged 12.0 MiB");
 	ck_line(text, "              host         0 B of 4.0 GiB     mean        0 B"

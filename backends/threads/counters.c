@@ -96,9 +96,15 @@ threads_take_memory(Worker *t, const GsEffect *e, guint64 *handle, gint64 *usage
 }
 
 void
-threads_log_alloc(Worker *t, const GsEffect *e, gboolean ok, gint64 usage)
+threads_log_alloc(Worker *t, const GsEffect *e, gboolean ok, gint64 usage, GsRefusal why)
 {
-	threads_log_alloc_in(t, e, ok, usage, NULL, FALSE);
+	GsLogEntry le = gs_run_alloc_entry(t->result->name, t->spec, e,
+					   e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU,
+					   ok, usage, why);
+
+	if (!ok)
+		atomic_fetch_add_explicit(&t->r->refused[why], 1, memory_order_relaxed);
+	threads_log_to(t->r, t->log, &le);
 }
 
 void
@@ -107,7 +113,7 @@ threads_log_alloc_in(Worker *t, const GsEffect *e, gboolean ok, gint64 usage, co
 {
 	GsLogEntry le = gs_run_alloc_entry(t->result->name, t->spec, e,
 					   e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU,
-					   ok, usage);
+					   ok, usage, GS_REFUSED_NO_ROOM);
 
 	le.pool = pool;
 	le.fallback = fallback;
@@ -144,7 +150,7 @@ threads_fast_alloc(gpointer data, const GsEffect *alloc, guint64 *handle)
 		return FALSE;
 	atomic_fetch_or(&t->reached, 1u << GS_THREAD_ALLOC);
 	log_own_state(t, GS_THREAD_RUNNING, GS_THREAD_ALLOC);
-	threads_log_alloc(t, alloc, TRUE, 0);
+	threads_log_alloc(t, alloc, TRUE, 0, GS_REFUSED_NO_ROOM);
 	log_own_state(t, GS_THREAD_ALLOC, GS_THREAD_RUNNING);
 	atomic_fetch_add_explicit(&r->fast_allocs, 1, memory_order_relaxed);
 	return TRUE;

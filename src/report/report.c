@@ -579,6 +579,10 @@ write_totals(Json *j, const GsResult *r)
 	put_uint(j, "failure_callbacks", r->totals.failure_callbacks);
 	put_uint(j, "failure_callback_allocs", r->totals.failure_callback_allocs);
 	put_uint(j, "streams_grown", r->totals.streams_grown);
+	obj_begin(j, "refused_allocations", STYLE_INLINE);
+	for (guint why = 0; why < GS_N_REFUSALS; why++)
+		put_uint(j, gs_refusal_name((GsRefusal) why), r->totals.refused[why]);
+	obj_end(j);
 	obj_end(j);
 }
 
@@ -843,6 +847,8 @@ write_event(Json *j, const GsLogEntry *e)
 		put_str(j, "tier", gs_report_tier_name(e->tier));
 		put_pool(j, e);
 		put_bool(j, "ok", e->ok);
+		if (!e->ok)
+			put_str(j, "reason", gs_refusal_name(e->refusal));
 		if (e->usage > 0)
 			put_int(j, "usage", e->usage);
 		break;
@@ -1543,6 +1549,30 @@ summary_leaks(GString *s, const GsResult *r)
 			       tasks == 1 ? "" : "s");
 }
 
+/* How many allocations were refused, and why, when any were (a wait's retries count again). */
+static void
+summary_refusals(GString *s, const GsResult *r)
+{
+	guint64 all = 0;
+
+	for (guint why = 0; why < GS_N_REFUSALS; why++)
+		all += r->totals.refused[why];
+	if (all == 0)
+		return;
+	label(s, "refused");
+	g_string_append_printf(s, "%" G_GUINT64_FORMAT " allocation%s:", all, all == 1 ? "" : "s");
+	for (guint why = 0, n = 0; why < GS_N_REFUSALS; why++) {
+		g_autofree char *name = NULL;
+
+		if (r->totals.refused[why] == 0)
+			continue;
+		name = g_strdelimit(g_strdup(gs_refusal_name((GsRefusal) why)), "_", ' ');
+		g_string_append_printf(s, "%s %s %" G_GUINT64_FORMAT, n++ > 0 ? "," : "", name,
+				       r->totals.refused[why]);
+	}
+	g_string_append_c(s, '\n');
+}
+
 static void
 summary_totals(GString *s, const GsResult *r)
 {
@@ -1571,6 +1601,7 @@ summary_totals(GString *s, const GsResult *r)
 	g_string_append_printf(s, "host->gpu %s, disk->host %s\n", h2g, d2h);
 	if (r->totals.leaked_bytes > 0)
 		summary_leaks(s, r);
+	summary_refusals(s, r);
 	if (r->totals.copies_checked > 0) {
 		label(s, "copies");
 		g_string_append_printf(s, "%" G_GUINT64_FORMAT " checked, %" G_GUINT64_FORMAT

@@ -59,6 +59,21 @@ gs_outcome_name(GsOutcome outcome)
 	return outcome_names[outcome];
 }
 
+static const char *const refusal_names[] = {
+	[GS_REFUSED_NO_ROOM] = "no_room",       [GS_REFUSED_RESERVATION] = "reservation",
+	[GS_REFUSED_FAIR_SHARE] = "fair_share", [GS_REFUSED_PAGE_TABLE] = "page_table",
+	[GS_REFUSED_NEVER_FITS] = "never_fits", [GS_REFUSED_DEVICE] = "device",
+};
+
+G_STATIC_ASSERT(G_N_ELEMENTS(refusal_names) == GS_N_REFUSALS);
+
+const char *
+gs_refusal_name(GsRefusal why)
+{
+	g_return_val_if_fail(why < GS_N_REFUSALS, "invalid");
+	return refusal_names[why];
+}
+
 /* ---- results ---- */
 
 static void

@@ -26,6 +26,20 @@ typedef enum {
 
 GS_API const char *gs_outcome_name(GsOutcome outcome);
 
+/* Why an allocation was refused: its event's reason, and the run's count in totals.refused. */
+typedef enum {
+	GS_REFUSED_NO_ROOM = 0, /* its tier had not the room, after what spilling could do */
+	GS_REFUSED_RESERVATION, /* beyond its reservation, under the fail policy */
+	GS_REFUSED_FAIR_SHARE,  /* beyond its task's fair share of the tier */
+	GS_REFUSED_PAGE_TABLE,  /* its task's page table is full (Spark's pages) */
+	GS_REFUSED_NEVER_FITS,  /* larger than any host pool could hold (HostAlloc) */
+	GS_REFUSED_DEVICE,      /* the device itself refused it (a real backend) */
+	GS_N_REFUSALS,
+} GsRefusal;
+
+/** "no_room", "reservation", "fair_share", "page_table", "never_fits" or "device". */
+GS_API const char *gs_refusal_name(GsRefusal why);
+
 /* What one logical task (all its attempts) did. */
 typedef struct {
 	char *id;
@@ -109,6 +123,7 @@ typedef struct {
 		guint64 failure_callbacks;       /* calls of the allocation failure callback */
 		guint64 failure_callback_allocs; /* allocations they made that succeeded */
 		guint64 streams_grown;   /* streams the stream pools made under GROW */
+		guint64 refused[GS_N_REFUSALS]; /* allocations refused, by why */
 	} totals;
 	GsTierResult tiers[GS_N_TIERS];
 	GPtrArray *tasks;    /* GsTaskResult*, in file order (copies after their original) */
@@ -201,6 +216,7 @@ typedef struct {
 	GsMemoryMode mode;
 	gint64 asked;
 	gint64 usage;        /* a refused allocation's would-be counter, or 0 */
+	GsRefusal refusal;   /* a refused allocation: why */
 	guint page;
 	guint count;         /* host pools: the pools now; stream: the pool's idle streams */
 } GsLogEntry;

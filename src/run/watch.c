@@ -60,13 +60,31 @@ gs_run_watch(GsRunWatch *watch, GsEngine *engine, GsResult *result,
 
 GsLogEntry
 gs_run_alloc_entry(const char *thread, const GsThreadSpec *spec, const GsEffect *e, GsTier tier,
-		   gboolean ok, gint64 usage)
+		   gboolean ok, gint64 usage, GsRefusal why)
 {
 	/* The room a compute's spilled buffers need has no buffer name of its own. */
 	const char *buf = e->buf == GS_INTERP_UNSPILL_BUF ? "(unspill)" : spec->buffers->pdata[e->buf];
 
 	return (GsLogEntry){.kind = GS_LOG_ALLOC, .thread = thread, .buf = buf, .bytes = e->size,
-			    .tier = tier, .ok = ok, .usage = ok ? 0 : usage};
+			    .tier = tier, .ok = ok, .usage = ok ? 0 : usage, .refusal = why};
+}
+
+GsRefusal
+gs_run_refusal_of(const GsMemAlloc *a)
+{
+	switch (a->outcome) {
+	case GS_MEM_NO_ROOM:
+		return GS_REFUSED_NO_ROOM;
+	case GS_MEM_OVER_RESERVATION:
+		return GS_REFUSED_RESERVATION;
+	case GS_MEM_NO_PAGE:
+		return GS_REFUSED_PAGE_TABLE;
+	case GS_MEM_OVER_SHARE:
+		return GS_REFUSED_FAIR_SHARE;
+	case GS_MEM_OK:
+		break;
+	}
+	return GS_REFUSED_DEVICE; /* the model had the room; the device had not */
 }
 
 gboolean

@@ -40,11 +40,14 @@ GsLogEntry gs_run_value_entry(const char *thread, const GsThreadSpec *spec, guin
 			      gint64 value, const char *what);
 /**
  * The entry of allocation @e by thread @thread (@spec names its buffers) in
- * @tier; refused, @usage is the would-be counter of the space that had no
- * room (0: refused for another reason).
+ * @tier; refused, @why it was, and @usage the would-be counter of the space
+ * that had no room (0: refused for another reason).
  */
 GsLogEntry gs_run_alloc_entry(const char *thread, const GsThreadSpec *spec, const GsEffect *e,
-			      GsTier tier, gboolean ok, gint64 usage);
+			      GsTier tier, gboolean ok, gint64 usage, GsRefusal why);
+
+/** Why the allocation that got @a was refused (a device's own refusal when @a is OK). */
+GsRefusal gs_run_refusal_of(const GsMemAlloc *a);
 /**
  * The entry of thread @thread waiting to make free @op of another thread's
  * buffers: it names the first of them the owner has not allocated yet, as

@@ -102,6 +102,9 @@ typedef enum {
 	GS_MEM_OK = 0,
 	GS_MEM_NO_ROOM,          /* the tier has not the room: .short_by bytes are missing */
 	GS_MEM_OVER_RESERVATION, /* beyond the reservation under the fail policy */
+	/* Answers the run gives where the model had the room: */
+	GS_MEM_NO_PAGE,          /* the task's page table is full (gs_memory_take_page()) */
+	GS_MEM_OVER_SHARE,       /* beyond the task's fair share (the run's admission) */
 } GsMemOutcome;
 
 
