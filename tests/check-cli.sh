@@ -21,6 +21,31 @@ if command -v bash >/dev/null 2>&1; then
 	bash -n "$top_srcdir/completion/gpusim" || fail "completion/gpusim has a syntax error"
 fi
 
+# Every key --set takes is listed from the loader's tables, and the loader knows
+# each (a sequence is refused as a value, not as a key).
+keys=$("$gpusim" validate --list-keys) || fail "validate --list-keys exited $?"
+[ "$(echo "$keys" | wc -l)" -gt 50 ] || fail "validate --list-keys: $(echo "$keys" | wc -l) keys"
+echo "$keys" | grep -q "^policy.oom	fail block retry$" || fail "policy.oom's words are not listed"
+for key in $(echo "$keys" | cut -f1); do
+	err=$("$gpusim" run -q "$top_srcdir/scenarios/quickstart.yaml" --json=/dev/null \
+		--set "$key=[x]" 2>&1 >/dev/null)
+	case $err in *"must be a single value"*) ;; *) fail "--set $key: $err" ;; esac
+done
+
+# The completion offers those keys and their words, as bash breaks the line.
+if command -v bash >/dev/null 2>&1 && [ -f /usr/share/bash-completion/bash_completion ]; then
+	complete() { bash "$top_srcdir/tests/completion-words.bash" \
+		"$top_srcdir/completion/gpusim" "$gpusim" "$1" | tr '\n' ' '; }
+	[ "$(complete 'run --set policy.o')" = "policy.oom= " ] || fail "key: $(complete 'run --set policy.o')"
+	[ "$(complete 'run --set policy.oom=re')" = "retry " ] || fail "word: $(complete 'run --set policy.oom=re')"
+	[ "$(complete 'sweep --param generate.sk')" = "generate.skew.tasks= generate.skew.factor= " ] ||
+		fail "a nested key: $(complete 'sweep --param generate.sk')"
+	[ "$(complete 'run --set memory.gpu.allocator=')" = "exact pool " ] ||
+		fail "an enum's words: $(complete 'run --set memory.gpu.allocator=')"
+else
+	echo "bash-completion is not installed: the completion itself was not tried"
+fi
+
 "$gpusim" --no-such-option >/dev/null 2>&1
 [ $? -eq 2 ] || fail "an unknown option must exit 2"
 err=$("$gpusim" frobnicate 2>&1 >/dev/null)

@@ -76,7 +76,13 @@ cmd_validate(int argc, char **argv)
 {
 	g_autoptr(GOptionContext) context = g_option_context_new("SCENARIO.yaml…");
 	g_autoptr(GError) error = NULL;
-	gboolean all_ok = TRUE;
+	gboolean all_ok = TRUE, list_keys = FALSE;
+	const GOptionEntry entries[] = {
+		{"list-keys", 0, 0, G_OPTION_ARG_NONE, &list_keys,
+		 "List the keys --set takes, each with the words it takes (after a tab), and exit",
+		 NULL},
+		{NULL},
+	};
 
 	g_option_context_set_summary(context, "Checks scenario files, and every variant in each, "
 					      "without running them.");
@@ -84,10 +90,18 @@ cmd_validate(int argc, char **argv)
 					 "Exit status: 0 every file is valid; 2 bad usage or an "
 					 "invalid file (its first error, as file:line:column, on "
 					 "stderr).");
+	g_option_context_add_main_entries(context, entries, NULL);
 	if (!g_option_context_parse(context, &argc, &argv, &error)) {
 		fprintf(stderr, "gpusim validate: %s\nTry 'gpusim validate --help'.\n",
 			error->message);
 		return GS_EXIT_USAGE;
+	}
+	if (list_keys) {
+		g_auto(GStrv) keys = gs_loader_set_keys();
+
+		for (guint i = 0; keys[i] != NULL; i++)
+			puts(keys[i]);
+		return EXIT_SUCCESS;
 	}
 	if (argc < 2) {
 		fprintf(stderr, "gpusim validate: no scenario file given\n"

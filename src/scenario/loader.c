@@ -1240,7 +1240,7 @@ struct Field {
 	guint64 max;               /* F_COUNT: 0 is the type's limit */
 	gboolean required;
 	const char *const *names;  /* F_ENUM: NULL-terminated, index = value */
-	const Field *sub;          /* F_MAP: NULL-key-terminated */
+	const Field *sub;          /* F_MAP, and F_CUSTOM reading a map by it: NULL-key-terminated */
 	gboolean (*custom)(Loader *l, const Node *v, const char *path, gpointer base);
 };
 
@@ -1587,10 +1587,10 @@ read_execution_memory(Loader *l, const Node *v, const char *path, gpointer base)
 }
 
 static const Field memory_fields[] = {
-	CUSTOM("gpu", read_gpu, .required = TRUE),
+	CUSTOM("gpu", read_gpu, .required = TRUE, .sub = gpu_fields),
 	SUBMAP("host", host_fields),
 	SUBMAP("disk", disk_fields),
-	CUSTOM("execution", read_execution_memory),
+	CUSTOM("execution", read_execution_memory, .sub = execution_memory_fields),
 	{.key = NULL},
 };
 
@@ -3996,10 +3996,43 @@ static const Field root_fields[] = {
 	CUSTOM("variants", read_variants),
 	CUSTOM("tasks", read_tasks),
 	CUSTOM("pool_threads", read_pool_threads),
-	CUSTOM("generate", read_generate),
+	CUSTOM("generate", read_generate, .sub = generate_fields),
 	CUSTOM("expect", read_expect),
 	{.key = NULL},
 };
+
+/* ---- the keys --set takes ---- */
+
+/* Appends the scalar keys of @fields under @prefix to @out, each with the words it takes. */
+static void
+list_keys(const Field *fields, const char *prefix, GPtrArray *out)
+{
+	for (const Field *f = fields; f->key != NULL; f++) {
+		g_autofree char *key = field_path(prefix, f->key);
+
+		if (f->sub != NULL) {
+			list_keys(f->sub, key, out);
+		} else if (f->kind == F_ENUM) {
+			g_autofree char *words = g_strjoinv(" ", (char **) f->names);
+
+			g_ptr_array_add(out, g_strdup_printf("%s\t%s", key, words));
+		} else if (f->kind == F_BOOL) {
+			g_ptr_array_add(out, g_strdup_printf("%s\ttrue false", key));
+		} else if (f->kind != F_CUSTOM && f->kind != F_OTHER) {
+			g_ptr_array_add(out, g_steal_pointer(&key));
+		}
+	}
+}
+
+char **
+gs_loader_set_keys(void)
+{
+	GPtrArray *out = g_ptr_array_new();
+
+	list_keys(root_fields, "", out);
+	g_ptr_array_add(out, NULL);
+	return (char **) g_ptr_array_free(out, FALSE);
+}
 
 static gboolean
 fail_run_size(Loader *l, const Node *v, const char *what, guint64 threads)

@@ -56,6 +56,14 @@ GsWorkload *gs_loader_load(const char *path, const char *variant, const char *co
 GsWorkload *gs_loader_load_text(const char *name, const char *text, gsize len,
 				const char *variant, const char *const *sets, GError **error);
 
+/*
+ * The keys --set takes (memory.gpu.capacity, policy.oom...), from the tables
+ * the loader reads scenarios with, in their order: each "KEY", or for a key
+ * that takes one of some words "KEY<TAB>WORD WORD..." (an enum's, true and
+ * false). NULL-terminated; g_strfreev() it.
+ */
+char **gs_loader_set_keys(void);
+
 typedef enum { GS_QUANTITY_SIZE, GS_QUANTITY_DURATION, GS_QUANTITY_BANDWIDTH } GsQuantity;
 
 /*
