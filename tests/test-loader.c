@@ -240,6 +240,30 @@ static const BadRow bad_rows[] = {
 	 "s.yaml:4:42: policy.reservations.increase_factor must be a number >= 1, not \"0.5\""},
 	{HEAD "policy: {admission: fair}\n", NULL, NULL, NULL,
 	 "s.yaml:4:21: policy.admission must be none or fair_share, not \"fair\""},
+	/* generate.model and the keys of one model only */
+	{HEAD "generate: {model: monte}\n", NULL, NULL, NULL,
+	 "s.yaml:4:19: generate.model must be gpusim or montecarlo, not \"monte\""},
+	{HEAD "generate: {tasks: 2, template: true}\n", NULL, NULL, NULL,
+	 "s.yaml:4:22: generate.template is a key of model montecarlo, and generate.model is "
+	 "gpusim"},
+	{HEAD "generate: {model: montecarlo, jitter: 0.1}\n", NULL, NULL, NULL,
+	 "s.yaml:4:31: generate.jitter is a key of model gpusim, and generate.model is montecarlo"},
+	{HEAD "generate: {model: montecarlo, threads_per_task: 2}\n", NULL, NULL, NULL,
+	 "s.yaml:4:49: generate.threads_per_task must be 1 with model montecarlo, whose tasks "
+	 "have one thread each, not 2"},
+	{HEAD "generate: {model: montecarlo, max_allocs: 0}\n", NULL, NULL, NULL,
+	 "s.yaml:4:43: generate.max_allocs must be at least 1 with model montecarlo, not 0"},
+	{HEAD "generate: {model: montecarlo, task_max: 0}\n", NULL, NULL, NULL,
+	 "s.yaml:4:41: generate.task_max must be at least 1 B with model montecarlo, not 0"},
+	{HEAD "generate: {model: montecarlo, template_change: -0.1}\n", NULL, NULL, NULL,
+	 "s.yaml:4:48: generate.template_change must be a number >= 0, not \"-0.1\""},
+	{HEAD "generate: {model: montecarlo, template_arithmetic: tool}\n", NULL, NULL, NULL,
+	 "s.yaml:4:52: generate.template_arithmetic must be intended or code, not \"tool\""},
+	{HEAD "generate: {model: montecarlo, template: yes}\n", NULL, NULL, NULL,
+	 "s.yaml:4:41: generate.template must be true or false, not \"yes\""},
+	{HEAD "generate: {model: montecarlo, tasks: 1000000, max_allocs: 11}\n", NULL, NULL, NULL,
+	 "s.yaml:4:11: generate: model montecarlo makes every task at once, and 1000000 tasks "
+	 "of up to 11 allocations are more than the 10000000 allocations it may plan"},
 	{HEAD "generate: {jitter: 1.5}\n", NULL, NULL, NULL,
 	 "s.yaml:4:20: generate.jitter must be a fraction in [0, 1], not 1.5"},
 	{HEAD "generate: {taks: 3}\n", NULL, NULL, NULL,
@@ -1293,6 +1317,7 @@ START_TEST(test_generate)
 	tmp_free(t);
 	ck_assert_msg(w != NULL, "%s", error ? error->message : "");
 	ck_assert(w->generate.enabled);
+	ck_assert_int_eq(w->generate.model, GS_GENERATE_GPUSIM);
 	ck_assert_uint_eq(w->generate.tasks, 12);
 	ck_assert_uint_eq(w->generate.threads_per_task, 1);
 	ck_assert_int_eq(w->generate.task_max, 300 * MIB);
@@ -1304,6 +1329,46 @@ START_TEST(test_generate)
 	ck_assert_double_eq(w->generate.jitter, 0.05);
 	/* generated tasks are not known yet: expectations may name them */
 	ck_assert_str_eq(expect_value(w, "tasks.G3.retries")->key, "tasks.G3.retries");
+}
+END_TEST
+
+/* Model montecarlo: the tool's defaults for what is left out, the keys written over them. */
+START_TEST(test_generate_montecarlo)
+{
+	Tmp *t = tmp_new();
+	const char *path = tmp_write(t, "s.yaml",
+				     HEAD "generate:\n  model: montecarlo\n  tasks: 4\n"
+					  "  template_arithmetic: code\n  shuffle_threads: 2\n");
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = gs_loader_load(path, NULL, NULL, &error);
+	g_autoptr(GsWorkload) d = NULL;
+	const char *const sets[] = {"generate.template=true", "generate.template_change=0.2",
+				    "generate.skew={tasks: 1}", NULL};
+
+	ck_assert_msg(w != NULL, "%s", error ? error->message : "");
+	ck_assert(w->generate.enabled);
+	ck_assert_int_eq(w->generate.model, GS_GENERATE_MONTECARLO);
+	ck_assert_uint_eq(w->generate.tasks, 4);
+	ck_assert_uint_eq(w->generate.threads_per_task, 1);
+	ck_assert_int_eq(w->generate.task_max, 300 * MIB);
+	ck_assert_uint_eq(w->generate.max_allocs, 50);
+	ck_assert_int_eq(w->generate.max_compute, 100 * MS);
+	ck_assert(w->generate.retry_blocks);
+	ck_assert_uint_eq(w->generate.skew_tasks, 0);
+	ck_assert_double_eq(w->generate.skew_factor, 2.0);
+	ck_assert(!w->generate.use_template);
+	ck_assert_double_eq(w->generate.template_change, 0.05);
+	ck_assert_int_eq(w->generate.template_arithmetic, GS_TEMPLATE_CODE);
+	ck_assert_uint_eq(w->generate.shuffle_threads, 2);
+	/* --set over the file, the defaults under both */
+	d = gs_loader_load(path, NULL, sets, &error);
+	tmp_free(t);
+	ck_assert_msg(d != NULL, "%s", error ? error->message : "");
+	ck_assert(d->generate.use_template);
+	ck_assert_double_eq(d->generate.template_change, 0.2);
+	ck_assert_uint_eq(d->generate.skew_tasks, 1);
+	ck_assert_double_eq(d->generate.skew_factor, 2.0);
+	ck_assert_uint_eq(d->generate.tasks, 4);
 }
 END_TEST
 
@@ -1601,6 +1666,7 @@ gs_test_suite_loader(void)
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_long_name_list);
 	tcase_add_test(tc, test_generate);
+	tcase_add_test(tc, test_generate_montecarlo);
 	tcase_add_test(tc, test_repeat_names);
 	tcase_add_test(tc, test_aliases);
 	suite_add_tcase(s, tc);

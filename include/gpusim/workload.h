@@ -413,8 +413,24 @@ typedef struct {
 
 /* ---- generated workloads (SPEC §3.7) ---- */
 
+/* Which rules make the tasks (generate.model). */
+typedef enum {
+	GS_GENERATE_GPUSIM = 0,     /* gpusim's own, in the spirit of RmmSparkMonteCarlo (generate.h) */
+	GS_GENERATE_MONTECARLO = 1, /* RmmSparkMonteCarlo's rules (montecarlo.h) */
+} GsGenerateModel;
+
+/*
+ * How model montecarlo varies a templated task's allocation of size s by a
+ * draw d uniform in (-template_change, template_change].
+ */
+typedef enum {
+	GS_TEMPLATE_INTENDED = 0, /* s x (1 + d): what the tool's --help describes */
+	GS_TEMPLATE_CODE = 1,     /* s x d: what its AllocOp.randomMod computes */
+} GsTemplateArithmetic;
+
 typedef struct {
 	gboolean enabled;
+	GsGenerateModel model;  /* default gpusim */
 	guint tasks;
 	guint threads_per_task;
 	gint64 task_max;
@@ -425,6 +441,10 @@ typedef struct {
 	double skew_factor;
 	double jitter;
 	guint shuffle_threads;
+	/* model montecarlo only */
+	gboolean use_template;  /* --useTemplate (skew_tasks > 0 implies it) */
+	double template_change; /* --templateChangeAmount, >= 0 */
+	GsTemplateArithmetic template_arithmetic; /* default intended */
 } GsGenerate;
 
 /* ---- expectations (SPEC §3.8) ---- */

@@ -11,6 +11,7 @@
 
 
 #include "scenario/generate.h"
+#include "scenario/montecarlo.h"
 
 /* RmmSparkMonteCarlo allocates (when it may) if a draw exceeds this. */
 #define ALLOC_THRESHOLD 0.40
@@ -475,6 +476,10 @@ gs_generate_tasks(GsWorkload *w)
 		return;
 	if (w->maker != NULL)
 		make_all(w);
+	if (g->model == GS_GENERATE_MONTECARLO) {
+		gs_montecarlo_tasks(w);
+		return;
+	}
 	n_threads = MAX(g->threads_per_task, 1);
 	first = w->tasks->len;
 
@@ -512,4 +517,30 @@ gs_generate_tasks(GsWorkload *w)
 		g_ptr_array_add(w->pool_threads,
 				build_shuffle(rand, g, name, k, g->shuffle_threads, first));
 	}
+}
+
+/* ---- what model montecarlo shares (montecarlo.c) ---- */
+
+GRand *
+gs_generate_rand_new(guint64 seed)
+{
+	return seeded(seed);
+}
+
+void
+gs_generate_prefixes(const GsWorkload *w, guint n_tasks, guint n_threads, guint n_shuffle,
+		     char **prefix, char **shuffle)
+{
+	g_autoptr(GHashTable) ids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GHashTable) threads = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+
+	for (guint i = 0; i < w->tasks->len; i++) {
+		GsTaskSpec *task = w->tasks->pdata[i];
+
+		g_hash_table_add(ids, g_strdup(task->id));
+		take_thread_names(threads, task->threads);
+	}
+	take_thread_names(threads, w->pool_threads);
+	*prefix = task_prefix(ids, threads, n_tasks, n_threads);
+	*shuffle = shuffle_prefix(threads, n_shuffle);
 }

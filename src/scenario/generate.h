@@ -2,6 +2,10 @@
  * gpusim: generated workloads (SPEC §3.7), in the spirit of the
  * spark-rapids-jni RmmSparkMonteCarlo simulator (reference §5.4).
  *
+ * generate.model picks the rules. This comment states those of model gpusim
+ * (the default); gs_generate_tasks() hands a section with model montecarlo,
+ * the tool's own rules, to montecarlo.h, whose comment states them.
+ *
  * This module decides which tasks and threads a `generate:` section adds to a
  * workload, and nothing else: the ops it writes are plain GsOp data that the
  * interpreter replays like any written by hand. The choices, in the order
@@ -101,9 +105,20 @@ G_BEGIN_DECLS
  * Appends w->generate.tasks generated tasks to w->tasks, made as a run
  * starts them (gs_workload_make_task()), and w->generate.shuffle_threads
  * shuffle threads to w->pool_threads, as the module comment describes; a
- * no-op unless w->generate.enabled.
+ * no-op unless w->generate.enabled. With model montecarlo it hands the
+ * section to gs_montecarlo_tasks() instead, which makes every task at once.
  */
 void gs_generate_tasks(GsWorkload *w);
+
+/*
+ * For model montecarlo (montecarlo.c), the same choices as model gpusim's:
+ * a GRand seeded from @seed as the Randomness paragraph says, and the
+ * prefixes of n_tasks task ids with n_threads threads each and of n_shuffle
+ * shuffle threads, as the Names paragraph says (both g_free'd by the caller).
+ */
+GRand *gs_generate_rand_new(guint64 seed);
+void gs_generate_prefixes(const GsWorkload *w, guint n_tasks, guint n_threads, guint n_shuffle,
+			  char **prefix, char **shuffle);
 
 G_END_DECLS
 

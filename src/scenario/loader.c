@@ -1254,6 +1254,8 @@ struct Field {
 G_STATIC_ASSERT(sizeof(GsOomPolicy) == sizeof(int));
 G_STATIC_ASSERT(sizeof(GsTier) == sizeof(int));
 G_STATIC_ASSERT(sizeof(GsKindFilter) == sizeof(int));
+G_STATIC_ASSERT(sizeof(GsGenerateModel) == sizeof(int));
+G_STATIC_ASSERT(sizeof(GsTemplateArithmetic) == sizeof(int));
 
 static gboolean read_fields(Loader *l, const Node *map, const char *where, const Field *fields,
 			    gpointer base);
@@ -1670,6 +1672,9 @@ static const Field skew_fields[] = {
 	{.key = NULL},
 };
 
+static const char *const generate_model_names[] = {"gpusim", "montecarlo", NULL};
+static const char *const template_arithmetic_names[] = {"intended", "code", NULL};
+
 static const Field generate_fields[] = {
 	FIELD("tasks", F_COUNT, GsWorkload, generate.tasks, .max = GS_MAX_THREADS),
 	FIELD("threads_per_task", F_COUNT, GsWorkload, generate.threads_per_task, .min = 1,
@@ -1682,19 +1687,103 @@ static const Field generate_fields[] = {
 	FIELD("jitter", F_FRACTION, GsWorkload, generate.jitter),
 	FIELD("shuffle_threads", F_COUNT, GsWorkload, generate.shuffle_threads,
 	      .max = GS_MAX_THREADS),
+	FIELD("model", F_ENUM, GsWorkload, generate.model, .names = generate_model_names),
+	FIELD("template", F_BOOL, GsWorkload, generate.use_template),
+	FIELD("template_change", F_NUMBER, GsWorkload, generate.template_change),
+	FIELD("template_arithmetic", F_ENUM, GsWorkload, generate.template_arithmetic,
+	      .names = template_arithmetic_names),
 	{.key = NULL},
 };
 
-/* Present means enabled; one thread per task and no skew unless said. */
+/* Keys one model reads and the other does not: naming one under the other is an error. */
+static const char *const montecarlo_keys[] = {"template", "template_change",
+					      "template_arithmetic", NULL};
+static const char *const gpusim_keys[] = {"jitter", NULL};
+
+/*
+ * Model montecarlo makes every task at once (montecarlo.h): at most this
+ * many allocations planned (tasks x max_allocs), some 3 ops each.
+ */
+#define MONTECARLO_MAX_ALLOCS ((guint64) GS_MAX_THREADS)
+
+/* RmmSparkMonteCarlo's defaults, for the keys a montecarlo section leaves out. */
+static void
+montecarlo_defaults(GsGenerate *g)
+{
+	g->tasks = 12;
+	g->task_max = 300 * (G_GINT64_CONSTANT(1) << 20);
+	g->max_allocs = 50;
+	g->max_compute = 100 * G_GINT64_CONSTANT(1000000);
+	g->retry_blocks = TRUE;
+	g->skew_factor = 2.0;
+	g->template_change = 0.05;
+}
+
+static gboolean
+fail_other_model(Loader *l, const Node *v, const char *const *keys, const char *model,
+		 const char *other)
+{
+	for (guint i = 0; keys[i] != NULL; i++) {
+		const Entry *e = find_entry(v, keys[i]);
+
+		if (e != NULL)
+			return fail(l, e->key,
+				    "generate.%s is a key of model %s, and generate.model is %s",
+				    keys[i], other, model);
+	}
+	return TRUE;
+}
+
+/* What the model asks of the keys read. */
+static gboolean
+check_generate_model(Loader *l, const Node *v)
+{
+	const GsGenerate *g = &l->w->generate;
+	const Node *n;
+
+	if (g->model == GS_GENERATE_GPUSIM)
+		return fail_other_model(l, v, montecarlo_keys, "gpusim", "montecarlo");
+	if (!fail_other_model(l, v, gpusim_keys, "montecarlo", "gpusim"))
+		return FALSE;
+	if ((n = find_value(v, "threads_per_task")) != NULL && g->threads_per_task != 1)
+		return fail(l, n, "generate.threads_per_task must be 1 with model montecarlo, "
+			    "whose tasks have one thread each, not %s", n->text);
+	if ((n = find_value(v, "max_allocs")) != NULL && g->max_allocs < 1)
+		return fail(l, n, "generate.max_allocs must be at least 1 with model montecarlo, "
+			    "not %s", n->text);
+	if ((n = find_value(v, "task_max")) != NULL && g->task_max < 1)
+		return fail(l, n, "generate.task_max must be at least 1 B with model montecarlo, "
+			    "not %s", n->text);
+	if ((guint64) g->tasks * g->max_allocs > MONTECARLO_MAX_ALLOCS)
+		return fail(l, v, "generate: model montecarlo makes every task at once, and %u tasks "
+			    "of up to %u allocations are more than the %" G_GUINT64_FORMAT
+			    " allocations it may plan", g->tasks, g->max_allocs,
+			    MONTECARLO_MAX_ALLOCS);
+	return TRUE;
+}
+
+/*
+ * Present means enabled. Model gpusim: one thread per task and no skew
+ * unless said; model montecarlo: the tool's defaults (read first, so that
+ * the keys written go over them).
+ */
 static gboolean
 read_generate(Loader *l, const Node *v, const char *path, gpointer base)
 {
 	GsWorkload *w = base;
+	const Node *model = find_value(v, "model");
 
 	w->generate.enabled = TRUE;
 	w->generate.threads_per_task = 1;
 	w->generate.skew_factor = 1.0;
-	return read_fields(l, v, path, generate_fields, base);
+	if (v->kind == NODE_MAP && !check_keys(l, v, path, generate_fields))
+		return FALSE;
+	if (model != NULL &&
+	    !convert_field(l, find_field(generate_fields, "model"), model, "generate.model", base))
+		return FALSE;
+	if (w->generate.model == GS_GENERATE_MONTECARLO)
+		montecarlo_defaults(&w->generate);
+	return read_fields(l, v, path, generate_fields, base) && check_generate_model(l, v);
 }
 
 /* ==== threads and their ops (SPEC §3.5) ==== */
