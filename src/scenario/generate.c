@@ -37,9 +37,8 @@ typedef struct {
 
 /* ---- drawing ---- */
 
-/* Uniform in [0, n) from two 32-bit draws (always both, so the order is fixed); 0 if n <= 0. */
-static gint64
-uniform(GRand *rand, gint64 n)
+gint64
+gs_generate_uniform(GRand *rand, gint64 n)
 {
 	guint64 hi = g_rand_int(rand);
 	guint64 lo = g_rand_int(rand);
@@ -49,9 +48,8 @@ uniform(GRand *rand, gint64 n)
 	return (gint64) (((hi << 32) | lo) % (guint64) n);
 }
 
-/* Uniform in [0, n) for a small count n >= 1. */
-static guint
-pick(GRand *rand, guint n)
+guint
+gs_generate_pick(GRand *rand, guint n)
 {
 	return (guint) g_rand_int_range(rand, 0, (gint32) MIN(n, (guint) G_MAXINT32));
 }
@@ -73,7 +71,7 @@ plan_thread(GRand *rand, gint64 budget, guint max_allocs, guint *n_allocs)
 	GArray *steps = g_array_new(FALSE, TRUE, sizeof(Step));
 	GArray *outstanding = g_array_new(FALSE, FALSE, sizeof(guint));
 	GArray *sizes = g_array_new(FALSE, FALSE, sizeof(gint64));
-	guint left = max_allocs > 0 ? 1 + pick(rand, max_allocs) : 0;
+	guint left = max_allocs > 0 ? 1 + gs_generate_pick(rand, max_allocs) : 0;
 	gint64 remaining = budget;
 
 	while (left > 0 || outstanding->len > 0) {
@@ -83,14 +81,14 @@ plan_thread(GRand *rand, gint64 budget, guint max_allocs, guint *n_allocs)
 		if (may && (outstanding->len == 0 || g_rand_double(rand) > ALLOC_THRESHOLD)) {
 			step.alloc = TRUE;
 			step.buf = sizes->len;
-			step.size = 1 + uniform(rand, remaining);
+			step.size = 1 + gs_generate_uniform(rand, remaining);
 			remaining -= step.size;
 			left--;
 			g_array_append_val(sizes, step.size);
 			g_array_append_val(outstanding, step.buf);
 			(*n_allocs)++;
 		} else if (outstanding->len > 0) {
-			guint i = pick(rand, outstanding->len);
+			guint i = gs_generate_pick(rand, outstanding->len);
 
 			step.buf = g_array_index(outstanding, guint, i);
 			g_array_remove_index(outstanding, i);
@@ -113,7 +111,7 @@ plan_task(GRand *rand, const GsGenerate *g, guint n_threads, Plan *plan)
 
 	plan->threads = g_ptr_array_new_with_free_func((GDestroyNotify) g_array_unref);
 	plan->n_allocs = 0;
-	plan->compute = uniform(rand, max_compute < G_MAXINT64 ? max_compute + 1 : G_MAXINT64);
+	plan->compute = gs_generate_uniform(rand, max_compute < G_MAXINT64 ? max_compute + 1 : G_MAXINT64);
 	for (guint k = 0; k < n_threads; k++) {
 		gint64 budget = task_max / n_threads + ((gint64) k < task_max % n_threads);
 
@@ -267,7 +265,7 @@ build_shuffle(GRand *rand, const GsGenerate *g, const char *name, guint k, guint
 
 	t->shuffle = TRUE;
 	for (guint i = k; i < g->tasks; i += every) {
-		guint n = 1 + pick(rand, SHUFFLE_MAX_ALLOCS);
+		guint n = 1 + gs_generate_pick(rand, SHUFFLE_MAX_ALLOCS);
 		guint bufs[SHUFFLE_MAX_ALLOCS];
 		GArray *set = t->ops;
 
@@ -276,7 +274,7 @@ build_shuffle(GRand *rand, const GsGenerate *g, const char *name, guint k, guint
 			set = add_retry(t->ops, GS_SPLIT_NONE);
 		for (guint j = 0; j < n; j++) {
 			bufs[j] = t->buffers->len;
-			add_alloc(t, set, 1 + uniform(rand, small), FALSE);
+			add_alloc(t, set, 1 + gs_generate_uniform(rand, small), FALSE);
 		}
 		add_free(set, bufs, n);
 		add_pool(t->ops, first + i, TRUE);

@@ -117,6 +117,12 @@ void gs_generate_tasks(GsWorkload *w);
  * shuffle threads, as the Names paragraph says (both g_free'd by the caller).
  */
 GRand *gs_generate_rand_new(guint64 seed);
+
+/** Uniform in [0, @n) from two 32-bit draws (both always drawn, so the order is fixed); 0 if @n <= 0. */
+gint64 gs_generate_uniform(GRand *rand, gint64 n);
+
+/** Uniform in [0, @n) for a count @n >= 1, from one draw. */
+guint gs_generate_pick(GRand *rand, guint n);
 void gs_generate_prefixes(const GsWorkload *w, guint n_tasks, guint n_threads, guint n_shuffle,
 			  char **prefix, char **shuffle);
 

@@ -70,31 +70,12 @@ gs_montecarlo_skewed_size(gint64 size, double factor)
 
 /* ---- drawing ---- */
 
-/* Uniform in [0, n) from two 32-bit draws (always both, so the order is fixed); 0 if n <= 0. */
-static gint64
-below(GRand *rand, gint64 n)
-{
-	guint64 hi = g_rand_int(rand);
-	guint64 lo = g_rand_int(rand);
-
-	if (n <= 0)
-		return 0;
-	return (gint64) (((hi << 32) | lo) % (guint64) n);
-}
-
-/* Uniform in [0, n) for a count n >= 1. */
-static guint
-pick(GRand *rand, guint n)
-{
-	return (guint) g_rand_int_range(rand, 0, (gint32) MIN(n, (guint) G_MAXINT32));
-}
-
 /* Rule 2: one task's steps (TaskOpSet's constructor). */
 static GArray *
 draw_task(GRand *rand, const GsGenerate *g)
 {
-	GsTime total = g->max_compute > 0 ? below(rand, g->max_compute) : 0;
-	guint n = 1 + pick(rand, MAX(g->max_allocs, 1));
+	GsTime total = g->max_compute > 0 ? gs_generate_uniform(rand, g->max_compute) : 0;
+	guint n = 1 + gs_generate_pick(rand, MAX(g->max_allocs, 1));
 	g_autofree double *weights = g_new(double, n);
 	g_autofree GsTime *shares = g_new(GsTime, n);
 	g_autofree gint64 *sizes = g_new(gint64, n);
@@ -114,7 +95,7 @@ draw_task(GRand *rand, const GsGenerate *g)
 		    (held->len == 0 || g_rand_double(rand) > ALLOC_THRESHOLD)) {
 			step.alloc = TRUE;
 			step.buf = made;
-			step.size = 1 + below(rand, room);
+			step.size = 1 + gs_generate_uniform(rand, room);
 			step.busy = shares[made];
 			sizes[made] = step.size;
 			bytes += step.size;
@@ -125,7 +106,7 @@ draw_task(GRand *rand, const GsGenerate *g)
 
 			/* 2n steps, n allocations: a free is due only while something is held. */
 			g_assert(held->len > 0);
-			j = pick(rand, held->len);
+			j = gs_generate_pick(rand, held->len);
 			step.buf = g_array_index(held, guint, j);
 			g_array_remove_index(held, j);
 			bytes -= sizes[step.buf];
@@ -173,7 +154,7 @@ draw_tasks(GRand *rand, const GsGenerate *g)
 	for (guint i = 0; i < g->tasks; i++)
 		order[i] = i;
 	for (guint j = 0; j < n_skewed; j++) {
-		guint p = j + pick(rand, g->tasks - j);
+		guint p = j + gs_generate_pick(rand, g->tasks - j);
 		GArray *steps = plans->pdata[order[p]];
 
 		order[p] = order[j];
