@@ -2,10 +2,11 @@
  * gpusim sim: the event queue of the discrete-event driver.
  *
  * This module decides one thing: the order in which scheduled events fire. It
- * is a min-heap (four children a node) ordered by (time, sequence). The sequence number is taken
- * from a counter in the heap when an event is pushed, so two events scheduled
- * for the same time fire in the order they were scheduled (FIFO), and no two
- * events ever compare equal: the order is total and therefore deterministic.
+ * is a min-heap (four children a node) ordered by (time, sequence). The
+ * sequence number is taken from a counter in the heap when an event is
+ * pushed, so two events scheduled for the same time fire in the order they
+ * were scheduled (FIFO), and no two events ever compare equal: the order is
+ * total and therefore deterministic.
  * The heap never reads a clock; times are whatever the caller passes.
  *
  * What it leaves to the caller: what an event means (kind and target are
