@@ -142,6 +142,16 @@ gs_batch_job_new(const GsBatchVariant *variant, const char *const *sets)
 	return job;
 }
 
+GsBatchJob *
+gs_batch_job_new_workload(GsWorkload *workload)
+{
+	GsBatchJob *job = g_new0(GsBatchJob, 1);
+
+	job->sets = g_new0(char *, 1);
+	job->workload = workload;
+	return job;
+}
+
 void
 gs_batch_job_free(GsBatchJob *job)
 {

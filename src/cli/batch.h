@@ -1,9 +1,10 @@
 /*
- * gpusim: many replays of one scenario, for `compare` and `sweep`.
+ * gpusim: many replays of one scenario, for `compare` and `sweep`, and
+ * many workloads made in code, for `montecarlo`.
  *
  * This module decides which runs a comparison is made of and how they are
  * carried out. A run ("job") is the scenario file, at most one of its
- * variants, and --set overrides; the variants a comparison uses are the
+ * variants, and --set overrides, or a workload the caller made in code; the variants a comparison uses are the
  * scenario's own, or, when it defines none, the three OOM policies fail,
  * block and retry (SPEC §3.6). Every job is loaded before any runs, so a bad
  * scenario or value stops the whole batch with nothing written. The jobs then
@@ -49,13 +50,13 @@ GPtrArray *gs_batch_variants(const char *path, const char *requested, GError **e
 
 /* One run. The caller fills the first group; the batch the second. */
 typedef struct {
-	const GsBatchVariant *variant; /* not owned */
+	const GsBatchVariant *variant; /* not owned; NULL for a job of a workload made in code */
 	char **sets;                   /* NULL-terminated KEY=VALUE overrides, owned */
 	GsOutput *json;                /* outputs to write, or NULL (owned by the caller's set) */
 	GsOutput *timeline;
 	GsOutput *trace;
 
-	GsWorkload *workload; /* after gs_batch_load() */
+	GsWorkload *workload; /* after gs_batch_load(), or given to gs_batch_job_new_workload() */
 	GsResult *result;     /* after gs_batch_run() */
 	gint64 wall_ns;
 	char *write_error;    /* why an output could not be written, or NULL */
@@ -64,6 +65,13 @@ typedef struct {
 /** A job of @variant with a copy of @sets (may be NULL). */
 GsBatchJob *gs_batch_job_new(const GsBatchVariant *variant, const char *const *sets);
 void gs_batch_job_free(GsBatchJob *job);
+
+/**
+ * A job of @workload, made in code rather than loaded from a scenario (the
+ * montecarlo command's situations): the job owns it, has no variant, and is
+ * ready for gs_batch_run() without gs_batch_load().
+ */
+GsBatchJob *gs_batch_job_new_workload(GsWorkload *workload);
 
 /**
  * Loads the scenario at @path for every job of @jobs (GsBatchJob*). On the
