@@ -90,4 +90,14 @@ grep -q "bad.yaml:3:[0-9]*: " "$tmp/err" || fail "invalid scenario message: $(ca
 [ "$(status "$gpusim" compare "$small" "$small")" = 2 ] || fail "two scenarios"
 for d in x1 x2 x3 x4 x5 x6; do [ ! -e "$tmp/$d" ] || fail "a failed compare wrote $d"; done
 [ "$(status "$gpusim" compare --out="$tmp/x7" --backend=cuda "$small")" = 3 ] || fail "--backend=cuda must exit 3"
+[ ! -e "$tmp/x7" ] || fail "a compare whose backend could not run wrote x7"
+
+# On real threads: the same variants, one run after another whatever --jobs says,
+# the same outcomes, each result naming its backend.
+[ "$(status "$gpusim" compare -q --out="$tmp/h" --backend=host --jobs=4 "$small")" = 0 ] ||
+	fail "compare --backend=host: $(cat "$tmp/err")"
+[ "$(grep -c . "$tmp/h/summary.csv")" = 3 ] || fail "host summary.csv: $(cat "$tmp/h/summary.csv")"
+grep -q '"backend": "host"' "$tmp/h/roomy.json" || fail "the host result does not name its backend"
+grep -q '"outcome": "completed"' "$tmp/h/roomy.json" || fail "roomy on host did not complete"
+grep -q '"outcome": "failed"' "$tmp/h/tight.json" || fail "tight on host did not fail"
 echo "gpusim compare: table, summary.csv, results, traces, determinism and errors behave"

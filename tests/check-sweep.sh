@@ -68,6 +68,12 @@ for n in 001 002 003 004; do
 	grep -q '"traceEvents"' "$tmp/two/run$n.trace.json" || fail "no trace for run $n"
 done
 
+# On real threads: the same grid, one run after another.
+"$gpusim" sweep -q --backend=host --jobs=4 --param memory.gpu.capacity=4MiB,8MiB \
+	--variants=roomy --out="$tmp/host" "$small" 2>"$tmp/err" || fail "sweep --backend=host: $(cat "$tmp/err")"
+[ "$(grep -c . "$tmp/host/sweep.csv")" = 3 ] || fail "host sweep.csv: $(cat "$tmp/host/sweep.csv")"
+[ "$(field "$tmp/host/sweep.csv" outcome 2)" = completed ] || fail "8 MiB on host: $(cat "$tmp/host/sweep.csv")"
+
 # Bad usage: exit 2, one clear message, nothing written.
 [ "$(status "$gpusim" sweep --out="$tmp/x1" "$small")" = 2 ] || fail "no --param"
 grep -q 'at least one --param' "$tmp/err" || fail "no --param message: $(cat "$tmp/err")"

@@ -161,6 +161,7 @@ gs_batch_job_free(GsBatchJob *job)
 	g_clear_pointer(&job->workload, gs_workload_free);
 	g_clear_pointer(&job->result, gs_result_free);
 	g_free(job->write_error);
+	g_clear_error(&job->run_error);
 	g_free(job);
 }
 
@@ -202,6 +203,7 @@ typedef struct {
 	guint done;
 	GsBatchProgress progress;
 	gpointer progress_data;
+	const GsDriver *driver;
 } Batch;
 
 static gboolean
@@ -219,17 +221,17 @@ write_one(GsOutput *out, char *contents, GsBatchJob *job)
 
 /* The run's result, written as it is made: a long run's is never whole in memory. */
 static void
-write_json(GsBatchJob *job, const GsWorkload *w)
+write_json(GsBatchJob *job, const GsWorkload *w, const char *backend)
 {
 	g_autoptr(GError) error = NULL;
 
-	if (!gs_report_json_write(job->json, w, job->result, "sim", job->wall_ns, NULL, &error))
+	if (!gs_report_json_write(job->json, w, job->result, backend, job->wall_ns, NULL, &error))
 		job->write_error = g_strdup(error->message);
 }
 
 /* One job, start to finish, on whichever worker picked it up. */
 static void
-run_job(GsBatchJob *job)
+run_job(GsBatchJob *job, const GsDriver *driver)
 {
 	g_autoptr(GsEventLog) log = job->trace != NULL ? gs_event_log_new() : NULL;
 	GsRunOptions options = {.log = log != NULL ? gs_event_log_add : NULL, .log_data = log,
@@ -238,10 +240,12 @@ run_job(GsBatchJob *job)
 	GsWorkload *w = job->workload;
 
 	gs_generate_tasks(w);
-	job->result = gs_sim_run(w, &options);
+	job->result = gs_driver_run(driver, w, &options, NULL, &job->run_error);
 	job->wall_ns = (g_get_monotonic_time() - started) * 1000;
+	if (job->result == NULL)
+		return;
 	if (job->json != NULL)
-		write_json(job, w);
+		write_json(job, w, driver->name);
 	if (job->timeline != NULL)
 		write_one(job->timeline, gs_report_timeline_csv(job->result), job);
 	if (job->trace != NULL)
@@ -264,7 +268,7 @@ worker(void *data)
 		}
 		job = batch->jobs->pdata[batch->next++];
 		pthread_mutex_unlock(&batch->lock);
-		run_job(job);
+		run_job(job, batch->driver);
 		pthread_mutex_lock(&batch->lock);
 		batch->done++;
 		if (batch->progress != NULL)
@@ -274,15 +278,17 @@ worker(void *data)
 }
 
 gboolean
-gs_batch_run(GPtrArray *jobs, guint workers, GsBatchProgress progress, gpointer progress_data,
-	     GError **error)
+gs_batch_run(GPtrArray *jobs, const GsDriver *driver, guint workers, GsBatchProgress progress,
+	     gpointer progress_data, GError **error)
 {
-	Batch batch = {.jobs = jobs, .progress = progress, .progress_data = progress_data};
+	Batch batch = {.jobs = jobs, .progress = progress, .progress_data = progress_data,
+		       .driver = driver != NULL ? driver : gs_driver_lookup(NULL, NULL)};
 	pthread_t *threads;
 	guint started = 0;
 
 	pthread_mutex_init(&batch.lock, NULL);
-	workers = MIN(MAX(workers, 1), MAX(jobs->len, 1));
+	/* Runs on one device must not overlap. */
+	workers = batch.driver->batches ? MIN(MAX(workers, 1), MAX(jobs->len, 1)) : 1;
 	/* The calling thread is one of the workers: one worker starts no thread. */
 	threads = g_new(pthread_t, workers);
 	for (guint i = 1; i < workers; i++) {
@@ -297,6 +303,10 @@ gs_batch_run(GPtrArray *jobs, guint workers, GsBatchProgress progress, gpointer 
 	for (guint i = 0; i < jobs->len; i++) {
 		const GsBatchJob *job = jobs->pdata[i];
 
+		if (job->run_error != NULL) {
+			g_propagate_error(error, g_error_copy(job->run_error));
+			return FALSE;
+		}
 		if (job->write_error != NULL) {
 			g_set_error(error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s",
 				    job->write_error);

@@ -9,11 +9,13 @@
  * block and retry (SPEC §3.6). Every job is loaded before any runs, so a bad
  * scenario or value stops the whole batch with nothing written. The jobs then
  * run on a pool of POSIX threads, each one wholly inside one worker (generate,
- * simulate, write its own outputs, which the caller's output set puts in
- * place once the whole command is done): a run stays single-threaded and
- * gives the same bytes whatever the number of workers, because the loader
- * and the simulator keep no mutable global state and results are kept by job
- * index, never in order of completion.
+ * run on the driver, write its own outputs, which the caller's output set
+ * puts in place once the whole command is done): a simulated run stays
+ * single-threaded and gives the same bytes whatever the number of workers,
+ * because the loader and the simulator keep no mutable global state and
+ * results are kept by job index, never in order of completion. A real
+ * backend's runs take one worker, one after another, since runs on one
+ * device must not overlap.
  *
  * It also writes the metrics every comparison reports, as CSV columns, so
  * that summary.csv and sweep.csv agree. It prints nothing; progress goes to a
@@ -25,6 +27,7 @@
 #include <gpusim/gpusim.h>
 
 #include "report/output.h"
+#include "cli/drivers.h"
 #include "sim/sim.h"
 
 G_BEGIN_DECLS
@@ -57,7 +60,8 @@ typedef struct {
 	GsOutput *trace;
 
 	GsWorkload *workload; /* after gs_batch_load(), or given to gs_batch_job_new_workload() */
-	GsResult *result;     /* after gs_batch_run() */
+	GsResult *result;     /* after gs_batch_run(); NULL when the backend failed */
+	GError *run_error;    /* why the backend failed it, or NULL */
 	gint64 wall_ns;
 	char *write_error;    /* why an output could not be written, or NULL */
 } GsBatchJob;
@@ -85,12 +89,14 @@ gboolean gs_batch_load(const char *path, GPtrArray *jobs, GError **error);
 typedef void (*GsBatchProgress)(const GsBatchJob *job, guint done, guint total, gpointer data);
 
 /**
- * Runs every loaded job on @workers threads (at least one) and writes each
- * job's outputs. Returns FALSE with @error set to the first (by job index)
- * output that could not be written; every job has run either way.
+ * Runs every loaded job on @driver (NULL: the simulator), on @workers
+ * threads (at least one; a driver that does not batch takes one), and
+ * writes each job's outputs. Returns FALSE with @error set to the first (by
+ * job index) run the backend failed (GS_BACKEND_ERROR) or output that could
+ * not be written; every job has run either way.
  */
-gboolean gs_batch_run(GPtrArray *jobs, guint workers, GsBatchProgress progress,
-		      gpointer progress_data, GError **error);
+gboolean gs_batch_run(GPtrArray *jobs, const GsDriver *driver, guint workers,
+		      GsBatchProgress progress, gpointer progress_data, GError **error);
 
 /* ---- the metrics of a comparison, as CSV ---- */
 

@@ -30,6 +30,7 @@
 
 typedef struct {
 	char *backend;
+	const GsDriver *driver; /* the backend's */
 	char *variants;
 	char *out;
 	char **sets;
@@ -400,9 +401,9 @@ run_and_write(GPtrArray *jobs, GsPlotter *plotter, const CompareOutputs *outs,
 	g_autofree char *csv = NULL;
 	const char *scenario_name = ((GsBatchJob *) jobs->pdata[0])->workload->name;
 
-	if (!gs_batch_run(jobs, (guint) o->jobs, NULL, NULL, &error)) {
+	if (!gs_batch_run(jobs, o->driver, (guint) o->jobs, NULL, NULL, &error)) {
 		fprintf(stderr, "gpusim compare: %s\n", error->message);
-		return GS_EXIT_USAGE;
+		return gs_cmd_backend_status(error);
 	}
 	csv = summary_csv(jobs);
 	if (!gs_output_write(outs->summary, csv, &error)) {
@@ -485,7 +486,9 @@ gs_cmd_compare(int argc, char **argv)
 		 "Variants run at once (default: one per processor)", "N"},
 		{"trace", 0, 0, G_OPTION_ARG_NONE, &o.trace,
 		 "Also write a Chrome/Perfetto trace per variant", NULL},
-		{"backend", 0, 0, G_OPTION_ARG_STRING, &o.backend, "sim (default) or cuda", "NAME"},
+		{"backend", 0, 0, G_OPTION_ARG_STRING, &o.backend,
+		 "sim (default), host, or cuda on a GPU; a real backend runs one variant at a time",
+		 "NAME"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "Print no table", NULL},
 		G_OPTION_ENTRY_NULL,
 	};
@@ -506,7 +509,8 @@ gs_cmd_compare(int argc, char **argv)
 		fprintf(stderr, "gpusim compare: %s\nTry 'gpusim compare --help'.\n",
 			error->message);
 		status = GS_EXIT_USAGE;
-	} else if (gs_cmd_check_batch("compare", argc, argv, &o.jobs, o.backend, &o.out, &status)) {
+	} else if (gs_cmd_check_batch("compare", argc, argv, &o.jobs, o.backend, &o.driver, &o.out,
+				      &status)) {
 		status = compare(argv[1], &o);
 	}
 	g_free(o.backend);

@@ -384,7 +384,7 @@ run_situations(const McOptions *o, GArray *rows)
 		for (guint i = 0; i < n; i++)
 			g_ptr_array_add(jobs, gs_batch_job_new_workload(situation_workload(
 						      o, situation_seed(o->seed, first + i))));
-		if (!gs_batch_run(jobs, (guint) o->jobs, dots ? show_progress : NULL, &progress,
+		if (!gs_batch_run(jobs, NULL, (guint) o->jobs, dots ? show_progress : NULL, &progress,
 				  &error)) {
 			fprintf(stderr, "gpusim montecarlo: %s\n", error->message);
 			return FALSE;

@@ -89,9 +89,8 @@ default_out(const char *path, const char *suffix)
 
 gboolean
 gs_cmd_check_batch(const char *command, int argc, char **argv, gint *jobs, const char *backend,
-		   char **out, int *status)
+		   const GsDriver **driver, char **out, int *status)
 {
-	const GsDriver *driver;
 
 	if (argc != 2) {
 		fprintf(stderr, "gpusim %s: give one scenario file\nTry 'gpusim %s --help'.\n",
@@ -104,20 +103,15 @@ gs_cmd_check_batch(const char *command, int argc, char **argv, gint *jobs, const
 		*status = GS_EXIT_USAGE;
 		return FALSE;
 	}
-	driver = check_driver(backend, status);
-	if (driver == NULL)
+	*driver = check_driver(backend, status);
+	if (*driver == NULL)
 		return FALSE;
-	if (!driver->batches) {
-		fprintf(stderr, "gpusim: the %s backend runs one scenario at a time: use 'gpusim "
-				"run --backend=%s'; compare and sweep use the simulator\n",
-			driver->name, driver->name);
-		*status = GS_EXIT_BACKEND;
-		return FALSE;
-	}
 	if (*out == NULL)
 		*out = default_out(argv[1], command);
 	if (*jobs == 0)
 		*jobs = (gint) g_get_num_processors();
+	if (!(*driver)->batches)
+		*jobs = 1;
 	return TRUE;
 }
 

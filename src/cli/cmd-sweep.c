@@ -39,6 +39,7 @@
 
 typedef struct {
 	char *backend;
+	const GsDriver *driver; /* the backend's */
 	char *variants;
 	char *out;
 	char **params;
@@ -570,10 +571,10 @@ load_and_run(const char *path, GPtrArray *jobs, GsOutputSet *set, gboolean plott
 	for (guint i = 0; o->seed >= 0 && i < jobs->len; i++)
 		((GsBatchJob *) jobs->pdata[i])->workload->seed = (guint64) o->seed;
 	if (!add_outputs(set, jobs, plotting, o, outs, &error) ||
-	    !gs_batch_run(jobs, (guint) o->jobs, o->quiet ? NULL : show_progress, &progress,
-			  &error)) {
+	    !gs_batch_run(jobs, o->driver, (guint) o->jobs, o->quiet ? NULL : show_progress,
+			  &progress, &error)) {
 		fprintf(stderr, "gpusim sweep: %s\n", error->message);
-		return GS_EXIT_USAGE;
+		return gs_cmd_backend_status(error);
 	}
 	return GS_EXIT_OK;
 }
@@ -640,7 +641,9 @@ gs_cmd_sweep(int argc, char **argv)
 		{"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "Seed for generators and jitter", "N"},
 		{"trace", 0, 0, G_OPTION_ARG_NONE, &o.trace,
 		 "Also write a Chrome/Perfetto trace per run", NULL},
-		{"backend", 0, 0, G_OPTION_ARG_STRING, &o.backend, "sim (default) or cuda", "NAME"},
+		{"backend", 0, 0, G_OPTION_ARG_STRING, &o.backend,
+		 "sim (default), host, or cuda on a GPU; a real backend runs one run at a time",
+		 "NAME"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "Print no progress or summary", NULL},
 		G_OPTION_ENTRY_NULL,
 	};
@@ -661,7 +664,8 @@ gs_cmd_sweep(int argc, char **argv)
 	if (!g_option_context_parse(context, &argc, &argv, &error)) {
 		fprintf(stderr, "gpusim sweep: %s\nTry 'gpusim sweep --help'.\n", error->message);
 		status = GS_EXIT_USAGE;
-	} else if (gs_cmd_check_batch("sweep", argc, argv, &o.jobs, o.backend, &o.out, &status)) {
+	} else if (gs_cmd_check_batch("sweep", argc, argv, &o.jobs, o.backend, &o.driver, &o.out,
+				      &status)) {
 		status = sweep(argv[1], &o);
 	}
 	g_free(o.backend);

@@ -9,6 +9,8 @@
 
 #include <glib.h>
 
+#include "cli/drivers.h"
+
 enum {
 	GS_EXIT_OK = 0,
 	GS_EXIT_EXPECTATION = 1, /* ran, and an expectation failed */
@@ -28,15 +30,16 @@ int gs_cmd_calibrate(int argc, char **argv);
 /*
  * What compare and sweep (gpusim @command) check alike once their options are
  * parsed: one scenario file left in @argv, --jobs not negative (0 becomes
- * one per processor), and @backend NULL or "sim" (both run only the
- * simulator). TRUE when all hold; *@out is then the output directory, the one
- * given or NAME.@command for the scenario NAME.yaml, in the working
- * directory. Otherwise prints why and sets *@status to GS_EXIT_USAGE (bad
- * usage, an unknown backend) or GS_EXIT_BACKEND (a real backend: not in this
- * build, or available to `gpusim run` only).
+ * one per processor), and @backend a driver of this build (NULL: the
+ * simulator), which goes to *@driver; a real backend's runs go one at a
+ * time (*@jobs becomes 1), since runs on one device must not overlap. TRUE
+ * when all hold; *@out is then the output directory, the one given or
+ * NAME.@command for the scenario NAME.yaml, in the working directory.
+ * Otherwise prints why and sets *@status to GS_EXIT_USAGE (bad usage, an
+ * unknown backend) or GS_EXIT_BACKEND (a backend not in this build).
  */
 gboolean gs_cmd_check_batch(const char *command, int argc, char **argv, gint *jobs,
-			    const char *backend, char **out, int *status);
+			    const char *backend, const GsDriver **driver, char **out, int *status);
 
 /*
  * The exit status for a driver's or backend's error (GS_BACKEND_ERROR_*):
