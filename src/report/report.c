@@ -263,6 +263,42 @@ json_finish(Json *j)
 	return g_string_free(j->s, FALSE);
 }
 
+/* What JSON strings must escape: the quote, the backslash and the control characters. */
+static const char json_specials[] = "\"\\"
+				    "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
+				    "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f";
+
+static void
+append_escaped_char(GString *s, unsigned char c)
+{
+	switch (c) {
+	case '"':
+		g_string_append(s, "\\\"");
+		break;
+	case '\\':
+		g_string_append(s, "\\\\");
+		break;
+	case '\n':
+		g_string_append(s, "\\n");
+		break;
+	case '\r':
+		g_string_append(s, "\\r");
+		break;
+	case '\t':
+		g_string_append(s, "\\t");
+		break;
+	case '\b':
+		g_string_append(s, "\\b");
+		break;
+	case '\f':
+		g_string_append(s, "\\f");
+		break;
+	default:
+		g_string_append_printf(s, "\\u%04x", c);
+	}
+}
+
+/* Runs of plain characters go in one piece: event logs are mostly names and numbers. */
 static void
 append_escaped(GString *s, const char *text)
 {
@@ -271,35 +307,13 @@ append_escaped(GString *s, const char *text)
 	if (!g_utf8_validate(text, -1, NULL))
 		text = valid = g_utf8_make_valid(text, -1);
 	g_string_append_c(s, '"');
-	for (const unsigned char *p = (const unsigned char *) text; *p != '\0'; p++) {
-		switch (*p) {
-		case '"':
-			g_string_append(s, "\\\"");
-			break;
-		case '\\':
-			g_string_append(s, "\\\\");
-			break;
-		case '\n':
-			g_string_append(s, "\\n");
-			break;
-		case '\r':
-			g_string_append(s, "\\r");
-			break;
-		case '\t':
-			g_string_append(s, "\\t");
-			break;
-		case '\b':
-			g_string_append(s, "\\b");
-			break;
-		case '\f':
-			g_string_append(s, "\\f");
-			break;
-		default:
-			if (*p < 0x20)
-				g_string_append_printf(s, "\\u%04x", *p);
-			else
-				g_string_append_c(s, (char) *p);
-		}
+	while (*text != '\0') {
+		size_t plain = strcspn(text, json_specials);
+
+		g_string_append_len(s, text, (gssize) plain);
+		text += plain;
+		if (*text != '\0')
+			append_escaped_char(s, (unsigned char) *text++);
 	}
 	g_string_append_c(s, '"');
 }
