@@ -152,9 +152,8 @@ index_array(const guint *indices, guint n)
 	return a;
 }
 
-/* Appends a retry block around a fresh op list and returns that list. */
-static GArray *
-add_retry(GArray *ops, GsSplitMode split)
+GArray *
+gs_generate_add_retry(GArray *ops, GsSplitMode split)
 {
 	GsOp op = {.kind = GS_OP_RETRY};
 
@@ -165,14 +164,12 @@ add_retry(GArray *ops, GsSplitMode split)
 	return op.retry.ops;
 }
 
-/* Appends an allocation of a new buffer, named b<n> for the thread's n-th. */
-static void
-add_alloc(GsThreadSpec *t, GArray *ops, gint64 size, gboolean spillable)
+void
+gs_generate_add_alloc(GArray *ops, guint buf, gint64 size, gboolean spillable)
 {
 	GsOp op = {.kind = GS_OP_ALLOC};
 
-	op.alloc.buf = t->buffers->len;
-	g_ptr_array_add(t->buffers, g_strdup_printf("b%u", t->buffers->len));
+	op.alloc.buf = buf;
 	op.alloc.size = size;
 	op.alloc.kind = GS_KIND_GPU;
 	op.alloc.blocking = TRUE;
@@ -183,19 +180,29 @@ add_alloc(GsThreadSpec *t, GArray *ops, gint64 size, gboolean spillable)
 	g_array_append_val(ops, op);
 }
 
+/* Appends an allocation of a new buffer of @t, named b<n> for the thread's n-th. */
 static void
-add_free(GArray *ops, const guint *bufs, guint n)
+add_alloc(GsThreadSpec *t, GArray *ops, gint64 size, gboolean spillable)
+{
+	guint buf = t->buffers->len;
+
+	g_ptr_array_add(t->buffers, g_strdup_printf("b%u", buf));
+	gs_generate_add_alloc(ops, buf, size, spillable);
+}
+
+GsOp *
+gs_generate_add_free(GArray *ops, const guint *bufs, guint n)
 {
 	GsOp op = {.kind = GS_OP_FREE};
 
 	for (guint i = 0; i < n; i++)
 		gs_names_append(&op.free.bufs, bufs[i]);
 	g_array_append_val(ops, op);
+	return &g_array_index(ops, GsOp, ops->len - 1);
 }
 
-/* A compute of @time; with @uses >= 0 it uses that buffer (brought back first if spilled). */
-static void
-add_compute(GArray *ops, GsTime time, gint uses)
+void
+gs_generate_add_compute(GArray *ops, GsTime time, gint uses)
 {
 	GsOp op = {.kind = GS_OP_COMPUTE};
 
@@ -206,8 +213,8 @@ add_compute(GArray *ops, GsTime time, gint uses)
 	g_array_append_val(ops, op);
 }
 
-static void
-add_pool(GArray *ops, guint task, gboolean done)
+void
+gs_generate_add_pool(GArray *ops, guint task, gboolean done)
 {
 	GsOp op = {.kind = GS_OP_POOL};
 
@@ -239,17 +246,17 @@ build_task(GsTaskSpec *task, const Plan *plan, double factor, gboolean retry_blo
 			GsTime share;
 
 			if (!step->alloc) {
-				add_free(set, &step->buf, 1);
+				gs_generate_add_free(set, &step->buf, 1);
 				continue;
 			}
 			share = plan->compute / plan->n_allocs +
 				(nth_alloc < plan->compute % plan->n_allocs);
 			nth_alloc++;
 			if (retry_blocks)
-				set = add_retry(t->ops, GS_SPLIT_HALVES);
+				set = gs_generate_add_retry(t->ops, GS_SPLIT_HALVES);
 			g_assert(step->buf == t->buffers->len);
 			add_alloc(t, set, scale(step->size, factor), spillable);
-			add_compute(set, share, spillable ? (gint) step->buf : -1);
+			gs_generate_add_compute(set, share, spillable ? (gint) step->buf : -1);
 		}
 		g_ptr_array_add(task->threads, t);
 	}
@@ -269,15 +276,15 @@ build_shuffle(GRand *rand, const GsGenerate *g, const char *name, guint k, guint
 		guint bufs[SHUFFLE_MAX_ALLOCS];
 		GArray *set = t->ops;
 
-		add_pool(t->ops, first + i, FALSE);
+		gs_generate_add_pool(t->ops, first + i, FALSE);
 		if (g->retry_blocks)
-			set = add_retry(t->ops, GS_SPLIT_NONE);
+			set = gs_generate_add_retry(t->ops, GS_SPLIT_NONE);
 		for (guint j = 0; j < n; j++) {
 			bufs[j] = t->buffers->len;
 			add_alloc(t, set, 1 + gs_generate_uniform(rand, small), FALSE);
 		}
-		add_free(set, bufs, n);
-		add_pool(t->ops, first + i, TRUE);
+		gs_generate_add_free(set, bufs, n);
+		gs_generate_add_pool(t->ops, first + i, TRUE);
 	}
 	return t;
 }

@@ -126,6 +126,26 @@ guint gs_generate_pick(GRand *rand, guint n);
 void gs_generate_prefixes(const GsWorkload *w, guint n_tasks, guint n_threads, guint n_shuffle,
 			  char **prefix, char **shuffle);
 
+/*
+ * Ops as both models write them: a retry block splits up to 16 times (SPEC
+ * §3.5's default); an allocation is of GPU memory, blocking, preferring
+ * pinned host memory when spilled, with no reservation, on device 0; a
+ * compute runs on no stream.
+ */
+/** Appends a retry block splitting by @split around a fresh op list and returns that list. */
+GArray *gs_generate_add_retry(GArray *ops, GsSplitMode split);
+
+void gs_generate_add_alloc(GArray *ops, guint buf, gint64 size, gboolean spillable);
+
+/** A compute of @time; with @uses >= 0 it uses that buffer (brought back first if spilled). */
+void gs_generate_add_compute(GArray *ops, GsTime time, gint uses);
+
+/** A free of the @n buffers @bufs; the returned op's thread names another thread's. */
+GsOp *gs_generate_add_free(GArray *ops, const guint *bufs, guint n);
+
+/** `pool: {work_for: [@task]}`, or with @done `pool: {done_for: [@task]}`. */
+void gs_generate_add_pool(GArray *ops, guint task, gboolean done);
+
 G_END_DECLS
 
 #endif /* GPUSIM_SIM_GENERATE_H */

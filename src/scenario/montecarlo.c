@@ -15,8 +15,6 @@
 #define ALLOC_THRESHOLD 0.40
 /* What TaskOpSet adds to each sleep weight, so that none is 0. */
 #define WEIGHT_FLOOR 0.00001
-/* Retry blocks, as SPEC §3.5 defaults them (the tool has no cap). */
-#define MAX_SPLITS 16
 
 /* One step of a task: allocate buffer @buf of @size bytes and then be busy @busy, or free it. */
 typedef struct {
@@ -170,12 +168,6 @@ draw_tasks(GRand *rand, const GsGenerate *g)
 
 /* ---- building ops ---- */
 
-static GArray *
-ops_new(void)
-{
-	return g_array_new(FALSE, TRUE, sizeof(GsOp));
-}
-
 /* A new buffer name of @t: its index. */
 static guint
 add_buffer(GsThreadSpec *t, char *name)
@@ -199,66 +191,26 @@ give_away(GsThreadSpec *t, guint buf)
 static GArray *
 open_retry(GArray *ops, gboolean retry_blocks, GsSplitMode split)
 {
-	GsOp op = {.kind = GS_OP_RETRY};
-
-	if (!retry_blocks)
-		return ops;
-	op.retry.split = split;
-	op.retry.max_splits = MAX_SPLITS;
-	op.retry.ops = ops_new();
-	g_array_append_val(ops, op);
-	return op.retry.ops;
-}
-
-static void
-add_alloc(GArray *ops, guint buf, gint64 size)
-{
-	GsOp op = {.kind = GS_OP_ALLOC};
-
-	op.alloc.buf = buf;
-	op.alloc.size = size;
-	op.alloc.kind = GS_KIND_GPU;
-	op.alloc.blocking = TRUE;
-	op.alloc.prefer_pinned = TRUE;
-	op.alloc.reservation = -1;
-	g_array_append_val(ops, op);
+	return retry_blocks ? gs_generate_add_retry(ops, split) : ops;
 }
 
 static void
 add_busy(GArray *ops, GsTime time)
 {
-	GsOp op = {.kind = GS_OP_COMPUTE};
-
-	if (time <= 0)
-		return;
-	op.compute.time = time;
-	op.compute.stream = -1;
-	g_array_append_val(ops, op);
+	if (time > 0)
+		gs_generate_add_compute(ops, time, -1);
 }
 
 /* A free of buffer @buf, of @owner's (then given away) or, with @owner NULL, the thread's own. */
 static void
 add_free(GArray *ops, guint buf, GsThreadSpec *owner)
 {
-	GsOp op = {.kind = GS_OP_FREE};
+	GsOp *op = gs_generate_add_free(ops, &buf, 1);
 
-	gs_names_append(&op.free.bufs, buf);
 	if (owner != NULL) {
-		op.free.thread = g_strdup(owner->name);
+		op->free.thread = g_strdup(owner->name);
 		give_away(owner, buf);
 	}
-	g_array_append_val(ops, op);
-}
-
-static void
-add_pool(GArray *ops, guint task, gboolean done)
-{
-	GsOp op = {.kind = GS_OP_POOL};
-
-	op.pool.tasks = g_array_sized_new(FALSE, FALSE, sizeof(guint), 1);
-	g_array_append_val(op.pool.tasks, task);
-	op.pool.done = done;
-	g_array_append_val(ops, op);
 }
 
 static void
@@ -296,14 +248,14 @@ build_task(GsTaskSpec *task, guint index, const GArray *steps, const GsGenerate 
 		ready = add_buffer(shuffle, g_strdup_printf("%s.ready", task->id));
 		/* The shuffle thread: the submission, then allocation 0 for the task. */
 		add_free(shuffle->ops, submit, t);
-		add_pool(shuffle->ops, index, FALSE);
+		gs_generate_add_pool(shuffle->ops, index, FALSE);
 		work = open_retry(shuffle->ops, g->retry_blocks, GS_SPLIT_NONE);
-		add_alloc(work, bufs[0], step->size);
+		gs_generate_add_alloc(work, bufs[0], step->size, FALSE);
 		add_busy(work, step->busy);
-		add_pool(shuffle->ops, index, TRUE);
-		add_alloc(shuffle->ops, ready, 0);
+		gs_generate_add_pool(shuffle->ops, index, TRUE);
+		gs_generate_add_alloc(shuffle->ops, ready, 0, FALSE);
 		/* The task: submit, and wait on the pool until allocation 0 is made. */
-		add_alloc(set, submit, 0);
+		gs_generate_add_alloc(set, submit, 0, FALSE);
 		add_wait_on_pool(set, TRUE);
 		add_free(set, ready, shuffle);
 		add_wait_on_pool(set, FALSE);
@@ -318,7 +270,7 @@ build_task(GsTaskSpec *task, guint index, const GArray *steps, const GsGenerate 
 			continue;
 		}
 		bufs[step->buf] = add_buffer(t, g_strdup_printf("b%u", step->buf));
-		add_alloc(set, bufs[step->buf], step->size);
+		gs_generate_add_alloc(set, bufs[step->buf], step->size, FALSE);
 		add_busy(set, step->busy);
 	}
 	g_ptr_array_add(task->threads, t);
