@@ -309,25 +309,30 @@ copies_landed(Sim *s, SimThread *t)
 
 /* ---- allocations ---- */
 
-/*
- * @b: the buffer a successful allocation made (its pool goes in the log), or
- * NULL for a refused one, which counts in the run's refusals by @why.
- */
+/* @b: the buffer the allocation made in @tier (its pool goes in the log). */
 static void
-log_alloc(Sim *s, SimThread *t, const GsEffect *effect, GsTier tier, const GsMemBuf *b,
-	  gint64 usage, GsRefusal why)
+log_granted(Sim *s, SimThread *t, const GsEffect *effect, GsTier tier, const GsMemBuf *b)
 {
 	GsLogEntry e;
 
 	s->changed = TRUE;
-	if (b == NULL)
-		s->r->totals.refused[why]++;
 	if (!logging(s))
 		return;
-	e = gs_run_alloc_entry(t->result->name, t->spec, effect, tier, b != NULL, usage, why);
+	e = gs_run_alloc_granted(t->result->name, t->spec, effect, tier);
 	e.pool = gs_memory_pool_name(s->mem, b);
-	e.fallback = b != NULL && b->fallback;
+	e.fallback = b->fallback;
 	emit(s, &e);
+}
+
+static void
+log_refused(Sim *s, SimThread *t, const GsEffect *effect, GsTier tier, gint64 usage,
+	    GsRefusal why)
+{
+	GsLogEntry e = gs_run_alloc_refused(s->r, t->result->name, t->spec, effect, tier, usage, why);
+
+	s->changed = TRUE;
+	if (logging(s))
+		emit(s, &e);
 }
 
 static void
@@ -357,7 +362,7 @@ alloc_kept(Sim *s, SimThread *t, const GsEffect *effect, GsMemAlloc *a)
 		return FALSE;
 	}
 	keep_buffer(s, t, a->buf, effect);
-	log_alloc(s, t, effect, a->tier, a->buf, 0, GS_REFUSED_NO_ROOM);
+	log_granted(s, t, effect, a->tier, a->buf);
 	gs_interp_alloc_done(interp_of(t), TRUE, (guint64) (guintptr) a->buf, s->now);
 	sim_owner_moved(s, t); /* a thread waiting to free this buffer may now */
 	return TRUE;
@@ -395,7 +400,7 @@ sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 	}
 	req = gs_run_request(&s->tier_ops, t, t->id, effect, s->engine, s->now);
 	if (gs_run_host_never_fits(&s->tier_ops, effect, &req, &thrown)) {
-		log_alloc(s, t, effect, GS_TIER_HOST, NULL, 0, GS_REFUSED_NEVER_FITS);
+		log_refused(s, t, effect, GS_TIER_HOST, 0, GS_REFUSED_NEVER_FITS);
 		if (thrown != GS_EXC_NONE)
 			gs_interp_alloc_throw(interp_of(t), thrown, s->now);
 		else
@@ -403,8 +408,8 @@ sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 		return;
 	}
 	if (!gs_run_fair_share_take(&s->tier_ops, task_of(t), effect->alloc_kind, effect->size)) {
-		log_alloc(s, t, effect, req.kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, NULL,
-			  0, GS_REFUSED_FAIR_SHARE);
+		log_refused(s, t, effect, req.kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU, 0,
+			    GS_REFUSED_FAIR_SHARE);
 		gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
 		return;
 	}
@@ -416,7 +421,7 @@ sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 		return;
 	if (a.outcome == GS_MEM_NO_ROOM && a.short_by > 0 && called_back(s, t, effect, &req, &a))
 		return;
-	log_alloc(s, t, effect, a.tier, NULL, a.usage, gs_run_refusal_of(&a));
+	log_refused(s, t, effect, a.tier, a.usage, gs_run_refusal_of(&a));
 	if (a.outcome == GS_MEM_OVER_RESERVATION)
 		gs_interp_alloc_throw(interp_of(t), GS_EXC_RESERVATION_FAILED, s->now);
 	else
@@ -504,7 +509,7 @@ try_unspill(Sim *s, SimThread *t, const GsEffect *effect)
 		return;
 	if (gs_memory_unlock_all(s->mem, m->res.locked, NULL))
 		memory_freed(s, t->id, GS_TIER_GPU);
-	log_alloc(s, t, effect, GS_TIER_GPU, NULL, 0, GS_REFUSED_NO_ROOM);
+	log_refused(s, t, effect, GS_TIER_GPU, 0, GS_REFUSED_NO_ROOM);
 	gs_interp_alloc_done(interp_of(t), FALSE, 0, s->now);
 }
 

@@ -95,28 +95,28 @@ threads_take_memory(Worker *t, const GsEffect *e, guint64 *handle, gint64 *usage
 	return TRUE;
 }
 
-void
-threads_log_alloc(Worker *t, const GsEffect *e, gboolean ok, gint64 usage, GsRefusal why)
+static GsTier
+tier_of(const GsEffect *e)
 {
-	GsLogEntry le = gs_run_alloc_entry(t->result->name, t->spec, e,
-					   e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU,
-					   ok, usage, why);
+	return e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU;
+}
 
-	if (!ok)
-		atomic_fetch_add_explicit(&t->r->refused[why], 1, memory_order_relaxed);
+void
+threads_log_granted(Worker *t, const GsEffect *e, const char *pool, gboolean fallback)
+{
+	GsLogEntry le = gs_run_alloc_granted(t->result->name, t->spec, e, tier_of(e));
+
+	le.pool = pool;
+	le.fallback = fallback;
 	threads_log_to(t->r, t->log, &le);
 }
 
 void
-threads_log_alloc_in(Worker *t, const GsEffect *e, gboolean ok, gint64 usage, const char *pool,
-		     gboolean fallback)
+threads_log_refused(Worker *t, const GsEffect *e, gint64 usage, GsRefusal why)
 {
-	GsLogEntry le = gs_run_alloc_entry(t->result->name, t->spec, e,
-					   e->alloc_kind == GS_KIND_HOST ? GS_TIER_HOST : GS_TIER_GPU,
-					   ok, usage, GS_REFUSED_NO_ROOM);
+	GsLogEntry le = gs_run_alloc_refused(t->r->res, t->result->name, t->spec, e, tier_of(e),
+					     usage, why);
 
-	le.pool = pool;
-	le.fallback = fallback;
 	threads_log_to(t->r, t->log, &le);
 }
 
@@ -150,7 +150,7 @@ threads_fast_alloc(gpointer data, const GsEffect *alloc, guint64 *handle)
 		return FALSE;
 	atomic_fetch_or(&t->reached, 1u << GS_THREAD_ALLOC);
 	log_own_state(t, GS_THREAD_RUNNING, GS_THREAD_ALLOC);
-	threads_log_alloc(t, alloc, TRUE, 0, GS_REFUSED_NO_ROOM);
+	threads_log_granted(t, alloc, NULL, FALSE);
 	log_own_state(t, GS_THREAD_ALLOC, GS_THREAD_RUNNING);
 	atomic_fetch_add_explicit(&r->fast_allocs, 1, memory_order_relaxed);
 	return TRUE;

@@ -160,7 +160,6 @@ struct Threads {
 	atomic_uint_fast64_t seq;
 	atomic_uint_fast64_t events; /* the result's events_processed */
 	atomic_uint_fast64_t fast_allocs, locked_allocs, fast_frees, frees;
-	atomic_uint_fast64_t refused[GS_N_REFUSALS]; /* the result's totals.refused */
 	GPtrArray *tasks;        /* Task*, every attempt (under lock) */
 	GPtrArray *threads;      /* Worker*, index id - 1 (under lock) */
 	/* Worker* not done (under lock): what the watchdog, samples and virtual clock look at */
@@ -285,11 +284,11 @@ G_GNUC_INTERNAL void threads_space_give(Space *s, gint64 n);
 G_GNUC_INTERNAL void threads_count_footprint(Worker *t, gint64 bytes);
 G_GNUC_INTERNAL gboolean threads_take_memory(Worker *t, const GsEffect *e, guint64 *handle,
 					     gint64 *usage);
-G_GNUC_INTERNAL void threads_log_alloc(Worker *t, const GsEffect *e, gboolean ok, gint64 usage,
-				       GsRefusal why);
-/* The same, with the host pool that served it (NULL: none to name) and whether it fell back. */
-G_GNUC_INTERNAL void threads_log_alloc_in(Worker *t, const GsEffect *e, gboolean ok, gint64 usage,
-					  const char *pool, gboolean fallback);
+/* Allocation @e granted, by the host pool @pool (NULL: none to name), @fallback if it fell back. */
+G_GNUC_INTERNAL void threads_log_granted(Worker *t, const GsEffect *e, const char *pool,
+					 gboolean fallback);
+/* Allocation @e refused, @why, with @usage the would-be counter of the space without room. */
+G_GNUC_INTERNAL void threads_log_refused(Worker *t, const GsEffect *e, gint64 usage, GsRefusal why);
 G_GNUC_INTERNAL gboolean threads_fast_alloc(gpointer data, const GsEffect *alloc, guint64 *handle);
 G_GNUC_INTERNAL gboolean threads_fast_free(gpointer data, const GsEffect *freed);
 

@@ -124,7 +124,10 @@ do_alloc(Worker *t, const GsEffect *e)
 	}
 	threads_interp_lock(t);
 	ok = threads_take_memory(t, e, &handle, &usage);
-	threads_log_alloc(t, e, ok, usage, GS_REFUSED_NO_ROOM);
+	if (ok)
+		threads_log_granted(t, e, NULL, FALSE);
+	else
+		threads_log_refused(t, e, usage, GS_REFUSED_NO_ROOM);
 	atomic_fetch_add_explicit(&t->r->locked_allocs, 1, memory_order_relaxed);
 	gs_interp_alloc_done(t->interp, ok, handle, now(t->r));
 	threads_interp_unlock(t);
@@ -1123,8 +1126,6 @@ threads_finish(Threads *r)
 	threads_release_given_away(r);
 	gs_result_sum_tasks(res);
 	res->events_processed = atomic_load(&r->events);
-	for (guint why = 0; why < GS_N_REFUSALS; why++)
-		res->totals.refused[why] = atomic_load(&r->refused[why]);
 }
 
 static void

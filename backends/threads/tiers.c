@@ -520,7 +520,7 @@ refused_at_once(Worker *t, const GsEffect *e)
 	if (!gs_run_host_never_fits(&r->tier_ops, e, &req, &thrown))
 		return FALSE;
 	threads_engine_unlock(r);
-	threads_log_alloc(t, e, FALSE, 0, GS_REFUSED_NEVER_FITS);
+	threads_log_refused(t, e, 0, GS_REFUSED_NEVER_FITS);
 	if (thrown != GS_EXC_NONE)
 		alloc_throw(t, thrown);
 	else
@@ -549,7 +549,7 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 		return;
 	if (!gs_run_fair_share_take(&r->tier_ops, task_of(t), e->alloc_kind, e->size)) {
 		threads_engine_unlock(r);
-		threads_log_alloc(t, e, FALSE, 0, GS_REFUSED_FAIR_SHARE);
+		threads_log_refused(t, e, 0, GS_REFUSED_FAIR_SHARE);
 		alloc_done(t, FALSE, 0);
 		return;
 	}
@@ -571,7 +571,7 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 	pool = a.outcome == GS_MEM_OK ? gs_memory_pool_name(r->mem, a.buf) : NULL;
 	fallback = a.outcome == GS_MEM_OK && a.buf->fallback;
 	if (a.outcome == GS_MEM_OK && tiered_take(t, e, a.buf, req.spillable, &handle)) {
-		threads_log_alloc_in(t, e, TRUE, 0, pool, fallback);
+		threads_log_granted(t, e, pool, fallback);
 		/* In the interpreter before a thread waiting to free it may take it. */
 		threads_interp_lock(t);
 		gs_interp_alloc_done(t->interp, TRUE, handle, now(r));
@@ -583,7 +583,7 @@ threads_tiered_alloc(Worker *t, const GsEffect *e)
 		pthread_mutex_lock(&r->lock); /* tiered_take let it go */
 	gs_run_fair_share_give(&r->tier_ops, task_of(t), e->alloc_kind, e->size);
 	threads_engine_unlock(r);
-	threads_log_alloc(t, e, FALSE, a.usage, gs_run_refusal_of(&a));
+	threads_log_refused(t, e, a.usage, gs_run_refusal_of(&a));
 	if (a.outcome == GS_MEM_OVER_RESERVATION)
 		alloc_throw(t, GS_EXC_RESERVATION_FAILED);
 	else
@@ -739,7 +739,7 @@ tiered_unspill(Worker *t, const GsEffect *e)
 		memory_freed(r, t->id, GS_TIER_GPU);
 	threads_engine_unlock(r);
 	if (!ok)
-		threads_log_alloc(t, e, FALSE, 0, GS_REFUSED_NO_ROOM);
+		threads_log_refused(t, e, 0, GS_REFUSED_NO_ROOM);
 	alloc_done(t, ok, 0);
 }
 

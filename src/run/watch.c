@@ -58,15 +58,28 @@ gs_run_watch(GsRunWatch *watch, GsEngine *engine, GsResult *result,
 	gs_engine_set_observer(engine, &observer, watch);
 }
 
-GsLogEntry
-gs_run_alloc_entry(const char *thread, const GsThreadSpec *spec, const GsEffect *e, GsTier tier,
-		   gboolean ok, gint64 usage, GsRefusal why)
+static const char *
+buffer_name(const GsThreadSpec *spec, const GsEffect *e)
 {
 	/* The room a compute's spilled buffers need has no buffer name of its own. */
-	const char *buf = e->buf == GS_INTERP_UNSPILL_BUF ? "(unspill)" : spec->buffers->pdata[e->buf];
+	return e->buf == GS_INTERP_UNSPILL_BUF ? "(unspill)" : spec->buffers->pdata[e->buf];
+}
 
-	return (GsLogEntry){.kind = GS_LOG_ALLOC, .thread = thread, .buf = buf, .bytes = e->size,
-			    .tier = tier, .ok = ok, .usage = ok ? 0 : usage, .refusal = why};
+GsLogEntry
+gs_run_alloc_granted(const char *thread, const GsThreadSpec *spec, const GsEffect *e, GsTier tier)
+{
+	return (GsLogEntry){.kind = GS_LOG_ALLOC, .thread = thread, .buf = buffer_name(spec, e),
+			    .bytes = e->size, .tier = tier, .ok = TRUE};
+}
+
+GsLogEntry
+gs_run_alloc_refused(GsResult *result, const char *thread, const GsThreadSpec *spec,
+		     const GsEffect *e, GsTier tier, gint64 usage, GsRefusal why)
+{
+	__atomic_fetch_add(&result->totals.refused[why], 1, __ATOMIC_RELAXED);
+	return (GsLogEntry){.kind = GS_LOG_ALLOC, .thread = thread, .buf = buffer_name(spec, e),
+			    .bytes = e->size, .tier = tier, .ok = FALSE, .usage = usage,
+			    .refusal = why};
 }
 
 GsRefusal

@@ -38,13 +38,17 @@ GsLogEntry gs_run_throw_entry(const char *thread, const GsSeenException *x);
 /** The log entry of @thread's value @name (@spec names it) after @what made it @value. */
 GsLogEntry gs_run_value_entry(const char *thread, const GsThreadSpec *spec, guint name,
 			      gint64 value, const char *what);
+/** The entry of allocation @e granted to thread @thread (@spec names its buffers) in @tier. */
+GsLogEntry gs_run_alloc_granted(const char *thread, const GsThreadSpec *spec, const GsEffect *e,
+				GsTier tier);
 /**
- * The entry of allocation @e by thread @thread (@spec names its buffers) in
- * @tier; refused, @why it was, and @usage the would-be counter of the space
- * that had no room (0: refused for another reason).
+ * The entry of allocation @e refused to @thread in @tier, @why it was, and
+ * @usage the would-be counter of the space that had no room (0: refused for
+ * another reason). The refusal counts in @result's totals; threads refused
+ * at once may call this together.
  */
-GsLogEntry gs_run_alloc_entry(const char *thread, const GsThreadSpec *spec, const GsEffect *e,
-			      GsTier tier, gboolean ok, gint64 usage, GsRefusal why);
+GsLogEntry gs_run_alloc_refused(GsResult *result, const char *thread, const GsThreadSpec *spec,
+				const GsEffect *e, GsTier tier, gint64 usage, GsRefusal why);
 
 /** Why the allocation that got @a was refused (a device's own refusal when @a is OK). */
 GsRefusal gs_run_refusal_of(const GsMemAlloc *a);
