@@ -7,8 +7,9 @@
  * waiting for its copies), SLEEPING, PARKED (waiting in the engine for a
  * wake-up), SEMAPHORE (waiting for a GPU permit), RESERVE (a blocking
  * reservation), GATE (a copy waiting for the evacuation gate to drain) and
- * DONE. Every scheduled resumption carries the thread's generation; bumping
- * it cancels the ones in flight (when a task ends under a busy thread).
+ * DONE. A thread expects the one resumption it scheduled last (its sequence
+ * number in the heap); forgetting it cancels the one in flight (when a task
+ * ends under a busy thread).
  *
  * The memory tiers (src/tiers/memory.h) decide where buffers live and what
  * each space is charged; the simulator's tiers.c decides when to spill
@@ -36,6 +37,9 @@
 #include "tiers/memory.h"
 
 typedef enum { EV_TASK_ARRIVE, EV_THREAD_RESUME, EV_WATCHDOG, EV_PROACTIVE } EventKind;
+
+/* SimThread.resume_seq of a thread that expects no resumption: no event has it. */
+#define NO_RESUME G_MAXUINT64
 
 typedef GsRunStatus Status;
 
@@ -121,7 +125,8 @@ typedef struct {
 	const GsThreadSpec *spec;
 	GsThreadId id;
 	SimTask *task;          /* NULL for pool threads */
-	guint64 generation;
+	guint64 resume_seq;     /* the resumption it expects; NO_RESUME: none */
+	const void *next_read;  /* what its interpreter reads first when it resumes */
 	guint8 status;          /* Status */
 	guint try_due : 1;       /* the interpreter's allocation is tried when it resumes */
 	guint reported : 1;      /* its final state and exceptions are in its result */
@@ -213,8 +218,8 @@ emit(Sim *s, GsLogEntry *entry)
 /* sim.c: the loop, threads and tasks */
 G_GNUC_INTERNAL void sim_log_entry(gpointer data, GsLogEntry *entry);
 G_GNUC_INTERNAL void sim_set_status(Sim *s, SimThread *t, Status status);
-G_GNUC_INTERNAL void sim_schedule(Sim *s, GsTime time, EventKind kind, guint64 target,
-				  guint64 generation);
+/* Returns the event's sequence number. */
+G_GNUC_INTERNAL guint64 sim_schedule(Sim *s, GsTime time, EventKind kind, guint target);
 G_GNUC_INTERNAL void sim_resume_at(Sim *s, SimThread *t, GsTime time, Status status);
 G_GNUC_INTERNAL void sim_note_peak(Sim *s, GsTier tier);
 G_GNUC_INTERNAL void sim_do_association(Sim *s, SimThread *t, const GsOp *op);

@@ -7,11 +7,8 @@
  * line or two, so a pop, which walks from the root to a leaf, misses the
  * cache about half as often. Sifting moves a hole instead of swapping, so
  * each level costs one copy of a node.
- * The heap orders small nodes (time, seq, the index of the event's slot and,
- * in what would be padding, its kind: 24 bytes); the rest of the caller's
- * part (target, generation) waits in a slot array and is read once, when
- * the event is popped. Sifting is where a large queue spends its time, and
- * it goes through half as many cache lines as with whole events in the heap.
+ * The nodes are whole events of 24 bytes (a 32-bit target and kind share
+ * what would be padding), so that a pop reads nothing beside the heap array.
  */
 #include "config.h"
 
@@ -22,26 +19,14 @@
 /* The first allocation: enough for a small scenario without regrowing. */
 #define INITIAL_CAPACITY 64
 
-typedef struct {
-	GsTime time;
-	guint64 seq;
-	guint slot; /* where the rest of the event waits in GsHeap.slots */
-	guint kind; /* the caller's: in what would be padding */
-} Node;
-
-/* The rest of the caller's part of an event, waiting for its node to reach the root. */
-typedef struct {
-	guint64 target;
-	guint64 generation;
-} Payload;
+/* An event as it waits: 24 bytes, so that a node's four children span 96. */
+typedef GsEvent Node;
+G_STATIC_ASSERT(sizeof(Node) == 24);
 
 struct GsHeap {
 	Node *nodes;      /* nodes[0 .. len) form a min-heap by (time, seq) */
 	guint len;
-	guint cap;        /* of nodes and of slots alike */
-	Payload *slots;
-	guint *free_slots; /* a stack of the slots no node uses */
-	guint n_free;
+	guint cap;
 	guint64 next_seq; /* the sequence number the next push gets */
 };
 
@@ -57,8 +42,6 @@ gs_heap_free(GsHeap *heap)
 	if (heap == NULL)
 		return;
 	g_free(heap->nodes);
-	g_free(heap->slots);
-	g_free(heap->free_slots);
 	g_free(heap);
 }
 
@@ -116,11 +99,6 @@ resize(GsHeap *heap, guint cap)
 	/* sift_down computes ARITY i + ARITY in a guint; keep that from wrapping. */
 	g_assert(cap < G_MAXUINT / ARITY - 1);
 	heap->nodes = g_renew(Node, heap->nodes, cap);
-	heap->slots = g_renew(Payload, heap->slots, cap);
-	heap->free_slots = g_renew(guint, heap->free_slots, cap);
-	/* The new slots are free, lowest on top of the stack. */
-	for (guint i = cap; i-- > heap->cap;)
-		heap->free_slots[heap->n_free++] = i;
 	heap->cap = cap;
 }
 
@@ -138,30 +116,14 @@ gs_heap_reserve(GsHeap *heap, guint n)
 		resize(heap, n);
 }
 
-/* A whole event from a node and the payload in its slot. */
-static GsEvent
-event_of(const GsHeap *heap, const Node *n)
-{
-	const Payload *p = &heap->slots[n->slot];
-
-	return (GsEvent){.time = n->time, .seq = n->seq, .kind = n->kind, .target = p->target,
-			 .generation = p->generation};
-}
-
 guint64
-gs_heap_push(GsHeap *heap, GsTime time, guint kind, guint64 target, guint64 generation)
+gs_heap_push(GsHeap *heap, GsTime time, guint kind, guint target)
 {
-	Node *n;
-
 	g_return_val_if_fail(heap != NULL, G_MAXUINT64);
 	if (heap->len == heap->cap)
 		grow(heap);
-	n = &heap->nodes[heap->len];
-	n->time = time;
-	n->seq = heap->next_seq++;
-	n->slot = heap->free_slots[--heap->n_free];
-	n->kind = kind;
-	heap->slots[n->slot] = (Payload){.target = target, .generation = generation};
+	heap->nodes[heap->len] =
+		(Node){.time = time, .seq = heap->next_seq++, .kind = kind, .target = target};
 	/* The new node starts at the end and rises. */
 	sift_up(heap, heap->len++);
 	return heap->next_seq - 1;
@@ -174,7 +136,7 @@ gs_heap_peek(const GsHeap *heap, GsEvent *out)
 	if (heap->len == 0)
 		return FALSE;
 	if (out != NULL)
-		*out = event_of(heap, &heap->nodes[0]);
+		*out = heap->nodes[0];
 	return TRUE;
 }
 
@@ -185,8 +147,7 @@ gs_heap_pop(GsHeap *heap, GsEvent *out)
 	if (heap->len == 0)
 		return FALSE;
 	if (out != NULL)
-		*out = event_of(heap, &heap->nodes[0]);
-	heap->free_slots[heap->n_free++] = heap->nodes[0].slot;
+		*out = heap->nodes[0];
 	heap->len--;
 	if (heap->len > 0) {
 		/* Move the last node into the root's hole and let it sink. */
@@ -233,6 +194,13 @@ gs_heap_pop_due_before(GsHeap *heap, GsTime now, guint64 before, GsEvent *out)
 }
 
 guint
+gs_heap_soon(const GsHeap *heap, const GsEvent **soon)
+{
+	*soon = heap->nodes;
+	return MIN(heap->len, 1 + ARITY);
+}
+
+guint
 gs_heap_len(const GsHeap *heap)
 {
 	g_return_val_if_fail(heap != NULL, 0);
@@ -243,8 +211,6 @@ void
 gs_heap_clear(GsHeap *heap)
 {
 	g_return_if_fail(heap != NULL);
-	for (guint i = 0; i < heap->len; i++)
-		heap->free_slots[heap->n_free++] = heap->nodes[i].slot;
 	heap->len = 0;
 }
 
@@ -255,13 +221,9 @@ gs_heap_check(const GsHeap *heap)
 		return "the heap is NULL";
 	if (heap->len > heap->cap)
 		return "the heap holds more events than its storage";
-	if (heap->len + heap->n_free != heap->cap)
-		return "every slot is either free or held by one node";
 	for (guint i = 0; i < heap->len; i++) {
 		if (heap->nodes[i].seq >= heap->next_seq)
 			return "an event's sequence number was never handed out";
-		if (heap->nodes[i].slot >= heap->cap)
-			return "a node's slot lies outside the slot array";
 		if (i > 0 && earlier(&heap->nodes[i], &heap->nodes[(i - 1) / ARITY]))
 			return "an event fires before its parent in the heap";
 	}

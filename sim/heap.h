@@ -12,10 +12,9 @@
  * What it leaves to the caller: what an event means (kind and target are
  * opaque numbers), the current time (the heap accepts any time, including one
  * earlier than events already fired; the driver must not schedule into the
- * past), and cancellation. Cancellation is lazy: the caller stamps each event
- * with its own current generation for the target, bumps the generation to
- * cancel, and drops events whose generation is stale when they fire. The heap
- * never looks at the generation.
+ * past), and cancellation. Cancellation is lazy: the caller keeps the
+ * sequence number of the event a target still expects, forgets it to
+ * cancel, and drops the events it no longer expects when they fire.
  *
  * Firing order and the two phases. A driver's loop is
  *
@@ -24,7 +23,7 @@
  *             g_array_set_size(due, 0);
  *             gs_heap_pop_due(heap, now, due);      (phase 1: collect)
  *             for each event in due, in order:      (phase 2: run)
- *                     if its generation is current, run it (it may push more)
+ *                     if it is still expected, run it (it may push more)
  *     }
  *
  * Phase 1 moves every event with time <= now out of the heap, in ascending
@@ -34,11 +33,10 @@
  * every event already collected, the overall firing order is still exactly
  * ascending (time, seq), as long as nothing is scheduled before now.
  *
- * Storage: the heap orders small nodes (time, seq, slot) in one array; the
- * rest of each event waits in a slot array beside it. Both double when full
- * (gs_heap_reserve() sizes them up front), so a push allocates only when they
- * grow, and they never shrink (gs_heap_clear keeps the storage). Push and pop
- * are O(log n), peek and len O(1).
+ * Storage: one array of events, which doubles when full (gs_heap_reserve()
+ * sizes it up front), so a push allocates only when it grows, and it never
+ * shrinks (gs_heap_clear keeps the storage). Push and pop are O(log n),
+ * peek and len O(1).
  */
 #ifndef GPUSIM_SIM_HEAP_H
 #define GPUSIM_SIM_HEAP_H
@@ -49,11 +47,10 @@ G_BEGIN_DECLS
 
 /** One scheduled event, stored and returned by value. */
 typedef struct {
-	GsTime time;        /* when it fires */
-	guint64 seq;        /* set by the heap at push: the tie-breaker */
-	guint kind;         /* the caller's: what to do */
-	guint64 target;     /* the caller's: to whom */
-	guint64 generation; /* the caller's: for lazy cancellation */
+	GsTime time;  /* when it fires */
+	guint64 seq;  /* set by the heap at push: the tie-breaker */
+	guint kind;   /* the caller's: what to do */
+	guint target; /* the caller's: to whom */
 } GsEvent;
 
 typedef struct GsHeap GsHeap;
@@ -68,7 +65,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsHeap, gs_heap_free)
  * push into a new heap, then one more for every push (clearing does not reset
  * the counter, so a sequence number is never reused within one heap).
  */
-guint64 gs_heap_push(GsHeap *heap, GsTime time, guint kind, guint64 target, guint64 generation);
+guint64 gs_heap_push(GsHeap *heap, GsTime time, guint kind, guint target);
 
 /**
  * Makes room for @n events in all, so that pushes up to that many allocate
@@ -103,6 +100,15 @@ guint64 gs_heap_next_seq(const GsHeap *heap);
  * and waits for the next pass.
  */
 gboolean gs_heap_pop_due_before(GsHeap *heap, GsTime now, guint64 before, GsEvent *out);
+
+/**
+ * The events at the top of the heap, for a caller that prefetches what they
+ * will touch: *@soon points at the next event to fire and then its children
+ * in the heap, among which is, unless a push comes first, the one after it.
+ * Returns how many there are (up to 5); they are valid until the next push
+ * or pop.
+ */
+guint gs_heap_soon(const GsHeap *heap, const GsEvent **soon);
 
 /** The number of events scheduled. */
 guint gs_heap_len(const GsHeap *heap);

@@ -779,7 +779,7 @@ proactive_step(Sim *s, guint device)
 	if (b == NULL || !gs_memory_copy_begin(s->mem, b, GS_TIER_HOST, &duration))
 		return;
 	*copy = b->id;
-	sim_schedule(s, gs_time_add(s->now, duration), EV_PROACTIVE, device, 0);
+	sim_schedule(s, gs_time_add(s->now, duration), EV_PROACTIVE, device);
 }
 
 void

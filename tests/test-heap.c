@@ -7,6 +7,7 @@
  */
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "testlib.h"
 #include "sim/heap.h"
@@ -34,7 +35,6 @@ ck_same_event(const GsEvent *a, const GsEvent *b)
 	ck_assert_uint_eq(a->seq, b->seq);
 	ck_assert_uint_eq(a->kind, b->kind);
 	ck_assert_uint_eq(a->target, b->target);
-	ck_assert_uint_eq(a->generation, b->generation);
 }
 
 /* ---- ordering by time, then by seq ---- */
@@ -67,7 +67,7 @@ START_TEST(test_order)
 	GsEvent e, peeked;
 
 	for (guint i = 0; i < row->n; i++) {
-		ck_assert_uint_eq(gs_heap_push(heap, row->times[i], 0, (guint64) i, 0), i);
+		ck_assert_uint_eq(gs_heap_push(heap, row->times[i], 0, (guint) i), i);
 		ck_heap(heap);
 	}
 	ck_assert_uint_eq(gs_heap_len(heap), row->n);
@@ -110,10 +110,10 @@ START_TEST(test_fields)
 {
 	g_autoptr(GsHeap) heap = gs_heap_new();
 	GsEvent e;
-	guint64 current_gen = 0; /* the caller's generation for target 7 */
+	guint64 expected; /* the caller's: the event target 7 still expects */
 	guint fired = 0;
 
-	gs_heap_push(heap, 100, 3, 7, current_gen);
+	gs_heap_push(heap, 100, 3, 7);
 	ck_assert(gs_heap_peek(heap, NULL));
 	ck_assert_uint_eq(gs_heap_len(heap), 1);
 	ck_assert(gs_heap_pop(heap, &e));
@@ -121,24 +121,56 @@ START_TEST(test_fields)
 	ck_assert_uint_eq(e.seq, 0);
 	ck_assert_uint_eq(e.kind, 3);
 	ck_assert_uint_eq(e.target, 7);
-	ck_assert_uint_eq(e.generation, 0);
 
-	/* Lazy cancellation as a driver does it: bump, reschedule, drop stale. */
-	gs_heap_push(heap, 50, 1, 7, current_gen);
-	current_gen++;
-	gs_heap_push(heap, 60, 2, 7, current_gen);
-	gs_heap_push(heap, 40, G_MAXUINT, G_MAXUINT64, G_MAXUINT64);
+	/* Lazy cancellation as a driver does it: reschedule, drop what is no longer expected. */
+	gs_heap_push(heap, 50, 1, 7);
+	expected = gs_heap_push(heap, 60, 2, 7);
+	gs_heap_push(heap, 40, G_MAXUINT, G_MAXUINT);
 	ck_assert(gs_heap_pop(heap, &e));
 	ck_assert_uint_eq(e.kind, G_MAXUINT);
-	ck_assert_uint_eq(e.target, G_MAXUINT64);
-	ck_assert_uint_eq(e.generation, G_MAXUINT64);
+	ck_assert_uint_eq(e.target, G_MAXUINT);
 	while (gs_heap_pop(heap, &e)) {
-		if (e.generation != current_gen)
+		if (e.seq != expected)
 			continue;
 		fired++;
 		ck_assert_uint_eq(e.kind, 2);
 	}
 	ck_assert_uint_eq(fired, 1);
+}
+END_TEST
+
+/* The next event and its children: the one after it is among them, whatever the pushes. */
+START_TEST(test_soon)
+{
+	g_autoptr(GsHeap) heap = gs_heap_new();
+	GRand *rand = g_rand_new_with_seed(11);
+	const GsEvent *soon;
+	GsEvent next, after = {0};
+
+	ck_assert_uint_eq(gs_heap_soon(heap, &soon), 0);
+	gs_heap_push(heap, 5, 0, 1);
+	ck_assert_uint_eq(gs_heap_soon(heap, &soon), 1);
+	ck_assert_uint_eq(soon[0].target, 1);
+	for (guint i = 0; i < 300; i++)
+		gs_heap_push(heap, g_rand_int_range(rand, 0, 50), 0, i);
+	while (gs_heap_len(heap) > 1) {
+		guint n = gs_heap_soon(heap, &soon);
+		GsEvent copy[5];
+		gboolean found = FALSE;
+
+		ck_assert_uint_eq(n, MIN(gs_heap_len(heap), 5));
+		memcpy(copy, soon, n * sizeof(GsEvent)); /* valid until the pop */
+		gs_heap_pop(heap, &next);
+		ck_assert_uint_eq(next.seq, copy[0].seq);
+		ck_assert(gs_heap_peek(heap, &after));
+		gs_heap_push(heap, next.time + g_rand_int_range(rand, 1, 20), 0, next.target);
+		for (guint i = 1; i < n; i++)
+			found |= copy[i].seq == after.seq;
+		ck_assert(found);
+		if (g_rand_boolean(rand))
+			gs_heap_pop(heap, NULL);
+	}
+	g_rand_free(rand);
 }
 END_TEST
 
@@ -154,9 +186,9 @@ START_TEST(test_same_time_fifo)
 
 	for (guint i = 0; i < n; i++) {
 		/* Later times pushed in between must not disturb the tie order. */
-		gs_heap_push(heap, 42, 0, (guint64) i, 0);
+		gs_heap_push(heap, 42, 0, (guint) i);
 		if (i % 7 == 0)
-			gs_heap_push(heap, 43 + i % 5, 0, (guint64) (-1), 0);
+			gs_heap_push(heap, 43 + i % 5, 0, G_MAXUINT);
 		if (_i == 1 && i % 3 == 2) {
 			ck_assert(gs_heap_pop(heap, &e));
 			ck_assert_int_eq(e.time, 42);
@@ -175,7 +207,7 @@ START_TEST(test_same_time_fifo)
 
 		while (gs_heap_pop(heap, &e)) {
 			ck_assert(fires_before(&prev, &e));
-			ck_assert_int_eq((gint64) e.target, -1);
+			ck_assert_uint_eq(e.target, G_MAXUINT);
 			prev = e;
 		}
 	}
@@ -224,10 +256,9 @@ START_TEST(test_random_vs_reference)
 				.seq = next_seq++,
 				.kind = g_rand_int_range(rand, 0, 4),
 				.target = g_rand_int(rand),
-				.generation = g_rand_int_range(rand, 0, 3),
 			};
 
-			ck_assert_uint_eq(gs_heap_push(heap, r.time, r.kind, r.target, r.generation),
+			ck_assert_uint_eq(gs_heap_push(heap, r.time, r.kind, r.target),
 					  r.seq);
 			g_array_insert_val(ref, ref_position(ref, &r), r);
 			pushes++;
@@ -263,7 +294,7 @@ START_TEST(test_pop_due_basic)
 	GsEvent e;
 
 	for (guint i = 0; i < G_N_ELEMENTS(times); i++)
-		gs_heap_push(heap, times[i], 0, (guint64) i, 0);
+		gs_heap_push(heap, times[i], 0, (guint) i);
 	/* Nothing due yet: @due is left alone. */
 	ck_assert_uint_eq(gs_heap_pop_due(heap, 4, due), 0);
 	ck_assert_uint_eq(due->len, 0);
@@ -291,15 +322,15 @@ START_TEST(test_pop_due_two_phase)
 	g_autoptr(GsHeap) heap = gs_heap_new();
 	g_autoptr(GArray) due = g_array_new(FALSE, FALSE, sizeof(GsEvent));
 
-	gs_heap_push(heap, 10, 0, 1, 0);
-	gs_heap_push(heap, 10, 0, 2, 0);
+	gs_heap_push(heap, 10, 0, 1);
+	gs_heap_push(heap, 10, 0, 2);
 	ck_assert_uint_eq(gs_heap_pop_due(heap, 10, due), 2);
 	/* "Running" the pass: each event schedules one at now and one later. */
 	for (guint i = 0; i < due->len; i++) {
-		guint64 target = g_array_index(due, GsEvent, i).target;
+		guint target = g_array_index(due, GsEvent, i).target;
 
-		gs_heap_push(heap, 10, 0, target * 10, 0);
-		gs_heap_push(heap, 11, 0, target * 100, 0);
+		gs_heap_push(heap, 10, 0, target * 10);
+		gs_heap_push(heap, 11, 0, target * 100);
 	}
 	ck_assert_uint_eq(due->len, 2);
 	ck_heap(heap);
@@ -332,8 +363,8 @@ START_TEST(test_pop_due_before)
 	for (guint i = 0; i < 200; i++) {
 		GsTime t = g_rand_int_range(rand, 0, 20);
 
-		gs_heap_push(a, t, 0, (guint64) i, 0);
-		gs_heap_push(b, t, 0, (guint64) i, 0);
+		gs_heap_push(a, t, 0, (guint) i);
+		gs_heap_push(b, t, 0, (guint) i);
 	}
 	while (gs_heap_peek(a, &next)) {
 		guint64 before = gs_heap_next_seq(b);
@@ -348,8 +379,8 @@ START_TEST(test_pop_due_before)
 			ck_assert_uint_eq(e.target, x->target);
 			/* Both schedule the same follow-up; it must wait for the next pass. */
 			if (x->target < 400) {
-				gs_heap_push(a, next.time, 0, x->target + 200, 0);
-				gs_heap_push(b, next.time, 0, x->target + 200, 0);
+				gs_heap_push(a, next.time, 0, x->target + 200);
+				gs_heap_push(b, next.time, 0, x->target + 200);
 			}
 		}
 		ck_assert(!gs_heap_pop_due_before(b, next.time, before, &e));
@@ -377,7 +408,7 @@ START_TEST(test_driver_loop)
 	guint64 pushed = 0; /* the heap's sequence counter, as seen from outside */
 
 	for (guint i = 0; i < 50; i++)
-		ck_assert_uint_eq(gs_heap_push(heap, g_rand_int_range(rand, 0, 100), 0, 0, 0),
+		ck_assert_uint_eq(gs_heap_push(heap, g_rand_int_range(rand, 0, 100), 0, 0),
 				  pushed++);
 	while (gs_heap_peek(heap, &next)) {
 		GsTime now = next.time;
@@ -404,7 +435,7 @@ START_TEST(test_driver_loop)
 						       : g_rand_int_range(rand, 1, 50);
 
 				same_instant += delay == 0;
-				ck_assert_uint_eq(gs_heap_push(heap, now + delay, 0, (guint64) fired, 0),
+				ck_assert_uint_eq(gs_heap_push(heap, now + delay, 0, (guint) fired),
 						  pushed++);
 			}
 		}
@@ -430,7 +461,7 @@ START_TEST(test_growth)
 
 	/* Descending times: every push rises to the root. */
 	for (guint i = 0; i < n; i++)
-		ck_assert_uint_eq(gs_heap_push(heap, (GsTime) (n - i), 0, (guint64) i, 0), i);
+		ck_assert_uint_eq(gs_heap_push(heap, (GsTime) (n - i), 0, (guint) i), i);
 	ck_assert_uint_eq(gs_heap_len(heap), n);
 	ck_heap(heap);
 	for (guint i = 0; i < n; i++) {
@@ -449,15 +480,15 @@ START_TEST(test_clear)
 	GsEvent e;
 
 	for (guint i = 0; i < 100; i++)
-		gs_heap_push(heap, i % 10, 0, (guint64) i, 0);
+		gs_heap_push(heap, i % 10, 0, (guint) i);
 	gs_heap_clear(heap);
 	ck_heap(heap);
 	ck_assert_uint_eq(gs_heap_len(heap), 0);
 	ck_assert(!gs_heap_peek(heap, &e));
 	ck_assert(!gs_heap_pop(heap, &e));
 	/* The counter goes on: sequence numbers are never reused. */
-	ck_assert_uint_eq(gs_heap_push(heap, 5, 0, 1, 0), 100);
-	ck_assert_uint_eq(gs_heap_push(heap, 3, 0, 2, 0), 101);
+	ck_assert_uint_eq(gs_heap_push(heap, 5, 0, 1), 100);
+	ck_assert_uint_eq(gs_heap_push(heap, 3, 0, 2), 101);
 	ck_heap(heap);
 	ck_assert(gs_heap_pop(heap, &e));
 	ck_assert_uint_eq(e.target, 2);
@@ -481,6 +512,7 @@ gs_test_suite_heap(void)
 	tcase_add_loop_test(tc, test_order, 0, G_N_ELEMENTS(order_rows));
 	tcase_add_test(tc, test_empty);
 	tcase_add_test(tc, test_fields);
+	tcase_add_test(tc, test_soon);
 	tcase_add_loop_test(tc, test_same_time_fifo, 0, 2);
 	tcase_add_loop_test(tc, test_random_vs_reference, 0, G_N_ELEMENTS(random_seeds));
 	suite_add_tcase(s, tc);

@@ -301,6 +301,40 @@ START_TEST(repeat_runs_its_ops_that_many_times)
 }
 END_TEST
 
+/* What the next step reads first: the op after a compute, or a repeat's first on its way round. */
+START_TEST(next_read_is_the_op_a_resumed_thread_reads)
+{
+	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
+	GArray *inner = ops_new();
+	const GArray *ops;
+	Driver d;
+	GsInterp *it;
+	GsEffect e;
+
+	add_time(inner, GS_OP_COMPUTE, 1000);
+	add_time(inner, GS_OP_COMPUTE, 2000);
+	add_repeat(t->ops, inner, 2);
+	add_alloc(t, t->ops, "a", 100, GPU, TRUE);
+	driver_init(&d, NULL, 1000);
+	ck_assert_int_eq(gs_engine_register_dedicated(d.engine, 1, 1, 0), GS_ENGINE_ERROR_NONE);
+	it = gs_interp_new(d.engine, t, 1, GS_OOM_RETRY);
+	ops = g_array_index(t->ops, GsOp, 0).repeat.ops;
+	e = gs_interp_step(it, 0);
+	ck_assert_int_eq(e.kind, GS_EFFECT_COMPUTE);
+	ck_assert_ptr_eq(gs_interp_next_read(it), &g_array_index(ops, GsOp, 1));
+	e = gs_interp_step(it, 1000);
+	ck_assert_int_eq(e.time, 2000);
+	ck_assert_ptr_eq(gs_interp_next_read(it), &g_array_index(ops, GsOp, 0));
+	gs_interp_step(it, 3000);
+	gs_interp_step(it, 4000);
+	e = gs_interp_step(it, 6000);
+	ck_assert_int_eq(e.kind, GS_EFFECT_ALLOC);
+	ck_assert_ptr_null(gs_interp_next_read(it)); /* waiting for the allocation's answer */
+	gs_interp_free(it);
+	driver_clear(&d);
+}
+END_TEST
+
 START_TEST(injected_retry_reruns_the_attempt)
 {
 	g_autoptr(GsThreadSpec) t = gs_thread_spec_new("A.0");
@@ -880,6 +914,7 @@ gs_test_suite_interp(void)
 	tcase_add_test(tc, split_time_halves_without_a_floor);
 	tcase_add_test(tc, plain_ops_in_order);
 	tcase_add_test(tc, repeat_runs_its_ops_that_many_times);
+	tcase_add_test(tc, next_read_is_the_op_a_resumed_thread_reads);
 	tcase_add_test(tc, injected_retry_reruns_the_attempt);
 	tcase_add_loop_test(tc, inject_in_block_arms_at_first_attempt, 0,
 			    G_N_ELEMENTS(inject_in_block_rows));

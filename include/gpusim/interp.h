@@ -121,6 +121,14 @@ GS_API void gs_interp_clear(GsInterp *it);
 GS_API GsEffect gs_interp_step(GsInterp *it, GsTime now);
 
 /**
+ * The op the next gs_interp_step() will read first, when the thread resumes
+ * where its last effect left it (NULL: not known). A driver with many
+ * threads prefetches it, and the interpreter, while other threads run: the
+ * op lists of a hundred thousand threads lie where no cache holds them.
+ */
+GS_API const void *gs_interp_next_read(const GsInterp *it);
+
+/**
  * Whether GPU allocations must first ask for a permit (GS_EFFECT_PERMIT), as
  * the Spark GPU semaphore requires before a task touches the GPU. Off by
  * default. The permit is asked for before the allocation protocol begins, so a

@@ -1359,6 +1359,18 @@ gs_interp_step(GsInterp *it, GsTime now)
 	return out;
 }
 
+const void *
+gs_interp_next_read(const GsInterp *it)
+{
+	const Frame *f;
+
+	if (it->mode != MODE_RUN || it->n_frames == 0)
+		return NULL;
+	f = &it->frames[it->n_frames - 1];
+	/* At the end of its list a repeat frame starts over; another frame's end reads more. */
+	return f->pos < f->n_ops ? &f->ops[f->pos] : f->ops;
+}
+
 void
 gs_interp_abort(GsInterp *it, GsTime now)
 {
