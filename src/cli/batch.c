@@ -35,18 +35,29 @@ variant_new(const char *label, const char *variant, const char *set)
 	return v;
 }
 
+gboolean
+gs_batch_builtin_policy(const char *name, GsOomPolicy *oom)
+{
+	for (guint i = 0; i < GS_N_OOM_POLICIES; i++) {
+		if (strcmp(name, gs_oom_policy_names[i]) == 0) {
+			*oom = (GsOomPolicy) i;
+			return TRUE;
+		}
+	}
+	return FALSE;
+}
+
 /* A built-in variant, one per OOM policy: what is compared when a scenario defines none (SPEC §3.6). */
 static GsBatchVariant *
 builtin_variant(const char *name)
 {
-	for (guint i = 0; i < GS_N_OOM_POLICIES; i++) {
-		if (strcmp(name, gs_oom_policy_names[i]) == 0) {
-			g_autofree char *set = g_strconcat("policy.oom=", name, NULL);
+	GsOomPolicy oom;
+	g_autofree char *set = NULL;
 
-			return variant_new(name, NULL, set);
-		}
-	}
-	return NULL;
+	if (!gs_batch_builtin_policy(name, &oom))
+		return NULL;
+	set = g_strconcat("policy.oom=", gs_oom_policy_names[oom], NULL);
+	return variant_new(name, NULL, set);
 }
 
 static gboolean
@@ -99,28 +110,44 @@ gs_batch_variants(const char *path, const char *requested, GError **error)
 			g_ptr_array_add(chosen, builtin_variant(gs_oom_policy_names[i]));
 		return g_steal_pointer(&chosen);
 	}
-	names = g_strsplit(requested, ",", -1);
+	if ((names = gs_batch_split_names("--variants", requested, error)) == NULL)
+		return NULL;
 	for (guint i = 0; names[i] != NULL; i++) {
-		const char *name = g_strstrip(names[i]);
-		GsBatchVariant *v;
+		GsBatchVariant *v = resolve_variant(defined, names[i], error);
 
-		if (*name == '\0') {
-			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-				    "--variants: an empty name in '%s'", requested);
-			return NULL;
-		}
-		for (guint k = 0; k < chosen->len; k++) {
-			if (strcmp(((GsBatchVariant *) chosen->pdata[k])->label, name) == 0) {
-				g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-					    "--variants: '%s' is named twice", name);
-				return NULL;
-			}
-		}
-		if ((v = resolve_variant(defined, name, error)) == NULL)
+		if (v == NULL)
 			return NULL;
 		g_ptr_array_add(chosen, v);
 	}
 	return g_steal_pointer(&chosen);
+}
+
+GStrv
+gs_batch_split_names(const char *option, const char *list, GError **error)
+{
+	g_auto(GStrv) names = g_strsplit(list, ",", -1);
+
+	if (names[0] == NULL) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: no name given",
+			    option);
+		return NULL;
+	}
+	for (guint i = 0; names[i] != NULL; i++) {
+		g_strstrip(names[i]);
+		if (*names[i] == '\0') {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "%s: an empty name in '%s'", option, list);
+			return NULL;
+		}
+		for (guint k = 0; k < i; k++) {
+			if (strcmp(names[k], names[i]) == 0) {
+				g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+					    "%s: '%s' is named twice", option, names[i]);
+				return NULL;
+			}
+		}
+	}
+	return g_steal_pointer(&names);
 }
 
 /* ---- jobs ---- */

@@ -51,6 +51,20 @@ void gs_batch_variant_free(GsBatchVariant *v);
  */
 GPtrArray *gs_batch_variants(const char *path, const char *requested, GError **error);
 
+/**
+ * The comma-separated names of @list, each stripped of blanks, as the option
+ * @option takes them (compare's --variants, montecarlo's --policies): NULL
+ * with @error set (G_OPTION_ERROR_BAD_VALUE, naming @option) when @list is
+ * empty, or a name is empty or named twice.
+ */
+GStrv gs_batch_split_names(const char *option, const char *list, GError **error);
+
+/**
+ * The OOM policy of the built-in variant @name (fail, block or retry, as
+ * gs_oom_policy_names spells them), into *@oom; FALSE when @name is none.
+ */
+gboolean gs_batch_builtin_policy(const char *name, GsOomPolicy *oom);
+
 /* One run. The caller fills the first group; the batch the second. */
 typedef struct {
 	const GsBatchVariant *variant; /* not owned; NULL for a job of a workload made in code */
