@@ -105,7 +105,7 @@ static const struct {
 	{8, {8, 7, 6, 5, 4, 3, 2, 1}, 4, 5, {{1, 0}, {2, 0.25}, {4, 0.5}, {6, 0.75}, {8, 1}}},
 	/* A jump past several thresholds counts once. */
 	{5, {1, 2, 2, 2, 3}, 5, 4, {{1, 0}, {1, 0.2}, {2, 0.8}, {3, 1}}},
-	/* Fewer distinct values than max_points: all of them. */
+	/* Every jump at least 1/max_points: every point. */
 	{4, {9, 9, 1, 1}, 100, 3, {{1, 0}, {1, 0.5}, {9, 1}}},
 };
 
@@ -166,7 +166,8 @@ START_TEST(test_cdf_properties)
 	const GsCdfPoint *first, *last;
 
 	for (guint k = 0; k < n; k++)
-		values[k] = g_rand_int_range(rand, 0, (gint32) MIN(property_rows[_i].range, G_MAXINT32));
+		values[k] = g_rand_int_range(rand, 0,
+					     (gint32) MIN(property_rows[_i].range, G_MAXINT32));
 	points = gs_plot_cdf(values, n, max_points);
 	/* values is sorted now. */
 	for (guint k = 1; k < n; k++)
@@ -191,7 +192,8 @@ START_TEST(test_cdf_properties)
 		 */
 		if (max_points > 0 && k + 1 < points->len) {
 			guint64 at_a = (guint64) (a->p * n + 0.5);
-			guint64 below_b = (guint64) (fraction_at_most(values, n, b->x - 1) * n + 0.5);
+			double below = fraction_at_most(values, n, b->x - 1);
+			guint64 below_b = (guint64) (below * n + 0.5);
 
 			ck_assert_msg(below_b * max_points < (at_a * max_points / n + 1) * n,
 				      "point %u was not the first to reach its threshold", k);
@@ -215,7 +217,8 @@ START_TEST(test_cdf_inputs_time)
 {
 	const double fast[] = {2e6, 1e6};
 	const double slow[] = {3e6, 3e6, 5e6};
-	g_autoptr(GPtrArray) samples = g_ptr_array_new_with_free_func((GDestroyNotify) g_array_unref);
+	g_autoptr(GPtrArray) samples =
+		g_ptr_array_new_with_free_func((GDestroyNotify) g_array_unref);
 	const char *labels[] = {"retry: 2 tasks", "block's"};
 	g_autoptr(GString) csv = g_string_new(NULL);
 	g_autoptr(GString) vars = g_string_new(NULL);
@@ -240,7 +243,8 @@ START_TEST(test_cdf_inputs_counts)
 {
 	const double retries[] = {0, 0, 0, 2};
 	const double none[] = {0};
-	g_autoptr(GPtrArray) samples = g_ptr_array_new_with_free_func((GDestroyNotify) g_array_unref);
+	g_autoptr(GPtrArray) samples =
+		g_ptr_array_new_with_free_func((GDestroyNotify) g_array_unref);
 	const char *labels[] = {"a", "b", "c"};
 	g_autoptr(GString) csv = g_string_new(NULL);
 	g_autoptr(GString) vars = g_string_new(NULL);

@@ -47,7 +47,10 @@ gs_batch_builtin_policy(const char *name, GsOomPolicy *oom)
 	return FALSE;
 }
 
-/* A built-in variant, one per OOM policy: what is compared when a scenario defines none (SPEC §3.6). */
+/*
+ * A built-in variant, one per OOM policy: what is compared when a scenario
+ * defines none (SPEC §3.6).
+ */
 static GsBatchVariant *
 builtin_variant(const char *name)
 {
@@ -402,6 +405,53 @@ gs_batch_csv_field(GString *s, const char *text)
 		g_string_append_c(s, *p);
 	}
 	g_string_append_c(s, '"');
+}
+
+static void
+pad_right(GString *s, const char *text, guint width)
+{
+	glong len = g_utf8_strlen(text, -1);
+
+	g_string_append(s, text);
+	for (glong i = len; i < (glong) width; i++)
+		g_string_append_c(s, ' ');
+}
+
+/* One line of a table: @label, then @row's cell of each column (row -1: the headings). */
+static void
+table_line(GString *s, const char *indent, const char *label, guint label_width,
+	   const char *const *heads, const char *const *cells, gint row, guint n_rows,
+	   guint n_cols, const guint *widths)
+{
+	g_string_append(s, indent);
+	pad_right(s, label, label_width);
+	for (guint c = 0; c < n_cols; c++) {
+		const char *text = row < 0 ? heads[c] : cells[c * n_rows + (guint) row];
+
+		g_string_append(s, "  ");
+		pad_right(s, text, c + 1 < n_cols ? widths[c] : 0);
+	}
+	g_string_append_c(s, '\n');
+}
+
+void
+gs_batch_table(GString *s, const char *indent, guint label_width, const char *const *labels,
+	       guint n_rows, const char *const *heads, guint n_cols, const char *const *cells)
+{
+	g_autofree guint *widths = g_new0(guint, n_cols);
+
+	for (guint r = 0; r < n_rows; r++)
+		label_width = MAX(label_width, (guint) g_utf8_strlen(labels[r], -1));
+	for (guint c = 0; c < n_cols; c++) {
+		widths[c] = (guint) g_utf8_strlen(heads[c], -1);
+		for (guint r = 0; r < n_rows; r++)
+			widths[c] = MAX(widths[c],
+					(guint) g_utf8_strlen(cells[c * n_rows + r], -1));
+	}
+	table_line(s, indent, "", label_width, heads, cells, -1, n_rows, n_cols, widths);
+	for (guint r = 0; r < n_rows; r++)
+		table_line(s, indent, labels[r], label_width, heads, cells, (gint) r, n_rows,
+			   n_cols, widths);
 }
 
 char *

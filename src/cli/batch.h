@@ -131,6 +131,17 @@ void gs_batch_csv_metrics(GString *s, const GsResult *r);
 void gs_batch_csv_field(GString *s, const char *text);
 
 /**
+ * Appends a table that reads across, as comparisons print theirs: a line of
+ * the @n_cols headings @heads, then a line per row, each opening with
+ * @indent and the row's label of @labels (blanks on the headings' line)
+ * padded to @label_width or to the longest label, then the row's cells, two
+ * spaces apart, each padded to the widest of its column, heading included,
+ * but the last. @cells holds @n_rows cells per column, column by column.
+ */
+void gs_batch_table(GString *s, const char *indent, guint label_width, const char *const *labels,
+		    guint n_rows, const char *const *heads, guint n_cols, const char *const *cells);
+
+/**
  * @label made safe as part of a file name: letters, digits and ". _ + -"
  * are kept, anything else becomes '_'; an empty label becomes "_".
  */

@@ -459,7 +459,10 @@ static const Distribution distributions[] = {
 typedef struct {
 	GsOomPolicy oom;
 	GArray *rows; /* Situation, by situation index */
-	/* With --plots, a double per task that ended (completed or failed for good), per distribution. */
+	/*
+	 * With --plots, per distribution, a double per task that ended (completed
+	 * or failed): unlike the rows, these grow with the tasks of all situations.
+	 */
 	GArray *per_task[G_N_ELEMENTS(distributions)];
 	guint64 tasks, tasks_ended;
 } PolicyRuns;
@@ -689,14 +692,6 @@ print_stats(GArray *rows)
 	}
 }
 
-static void
-pad_right(GString *s, const char *text, guint width)
-{
-	g_string_append(s, text);
-	for (gsize i = strlen(text); i < width; i++)
-		g_string_append_c(s, ' ');
-}
-
 /*
  * With --policies: a row per figure and a column per policy, each metric
  * as its mean and the 95% interval of the mean, so a comparison reads
@@ -705,23 +700,21 @@ pad_right(GString *s, const char *text, guint width)
 static void
 print_side_by_side(const PolicyRuns *runs, const McOptions *o)
 {
-	guint n_rows = 2 + G_N_ELEMENTS(metrics), n_cols = o->n_policies;
+	guint n_rows = 2 + G_N_ELEMENTS(metrics);
 	g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func(g_free);
 	g_autoptr(GPtrArray) cells = g_ptr_array_new_with_free_func(g_free); /* by column */
-	g_autofree guint *widths = g_new0(guint, n_cols);
-	guint label_width = 0;
-	g_autoptr(GString) s = g_string_new(NULL);
+	g_autofree const char **heads = g_new(const char *, o->n_policies);
+	g_autoptr(GString) s =
+		g_string_new("\nper situation: mean [95% CI of the mean, normal approx.]\n");
 
 	g_ptr_array_add(labels, g_strdup("failed situations"));
 	g_ptr_array_add(labels, g_strdup("failed attempts"));
 	for (guint k = 0; k < G_N_ELEMENTS(metrics); k++)
 		g_ptr_array_add(labels, metric_label(&metrics[k]));
-	for (guint r = 0; r < n_rows; r++)
-		label_width = MAX(label_width, (guint) strlen(labels->pdata[r]));
-	for (guint c = 0; c < n_cols; c++) {
+	for (guint c = 0; c < o->n_policies; c++) {
 		Totals t = totals_of(runs[c].rows);
 
-		widths[c] = (guint) strlen(gs_oom_policy_names[runs[c].oom]);
+		heads[c] = gs_oom_policy_names[runs[c].oom];
 		g_ptr_array_add(cells, g_strdup_printf("%u of %u", t.failed, t.situations));
 		g_ptr_array_add(cells, g_strdup_printf("%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
 						       t.attempts - t.attempts_ok, t.attempts));
@@ -732,25 +725,9 @@ print_side_by_side(const PolicyRuns *runs, const McOptions *o)
 			g_ptr_array_add(cells, g_strdup_printf("%.3f [%.3f, %.3f]", st.mean / div,
 							       st.lo / div, st.hi / div));
 		}
-		for (guint r = 0; r < n_rows; r++)
-			widths[c] = MAX(widths[c], (guint) strlen(cells->pdata[c * n_rows + r]));
 	}
-	g_string_append(s, "\nper situation: mean [95% CI of the mean, normal approx.]\n  ");
-	pad_right(s, "", label_width);
-	for (guint c = 0; c < n_cols; c++) {
-		g_string_append(s, "   ");
-		pad_right(s, gs_oom_policy_names[runs[c].oom], c + 1 < n_cols ? widths[c] : 0);
-	}
-	g_string_append_c(s, '\n');
-	for (guint r = 0; r < n_rows; r++) {
-		g_string_append(s, "  ");
-		pad_right(s, labels->pdata[r], label_width);
-		for (guint c = 0; c < n_cols; c++) {
-			g_string_append(s, "   ");
-			pad_right(s, cells->pdata[c * n_rows + r], c + 1 < n_cols ? widths[c] : 0);
-		}
-		g_string_append_c(s, '\n');
-	}
+	gs_batch_table(s, "  ", 0, (const char *const *) labels->pdata, n_rows, heads,
+		       o->n_policies, (const char *const *) cells->pdata);
 	fputs(s->str, stdout);
 }
 
@@ -827,15 +804,22 @@ static void
 json_results(GString *s, GArray *rows, const char *indent)
 {
 	Totals t = totals_of(rows);
+	const struct {
+		const char *key;
+		gint64 value;
+	} totals[] = {
+		{"situations_failed", t.failed},
+		{"tasks", (gint64) t.attempts},
+		{"tasks_failed", (gint64) (t.attempts - t.attempts_ok)},
+		{"retries", (gint64) t.retries},
+		{"splits", (gint64) t.splits},
+		{"lost_ns", t.lost_ns},
+		{"blocked_ns", t.blocked_ns},
+	};
 
-	g_string_append_printf(
-		s,
-		"%1$s\"situations_failed\": %2$u,\n%1$s\"tasks\": %3$" G_GUINT64_FORMAT
-		",\n%1$s\"tasks_failed\": %4$" G_GUINT64_FORMAT ",\n%1$s\"retries\": %5$" G_GUINT64_FORMAT
-		",\n%1$s\"splits\": %6$" G_GUINT64_FORMAT ",\n%1$s\"lost_ns\": %7$" G_GINT64_FORMAT
-		",\n%1$s\"blocked_ns\": %8$" G_GINT64_FORMAT ",\n",
-		indent, t.failed, t.attempts, t.attempts - t.attempts_ok, t.retries, t.splits,
-		t.lost_ns, t.blocked_ns);
+	for (guint k = 0; k < G_N_ELEMENTS(totals); k++)
+		g_string_append_printf(s, "%s\"%s\": %" G_GINT64_FORMAT ",\n", indent, totals[k].key,
+				       totals[k].value);
 	json_stats(s, rows, indent);
 	g_string_append_printf(s, "%s\"per_situation\": [\n", indent);
 	for (guint i = 0; i < rows->len; i++) {
@@ -901,7 +885,7 @@ curve_title(const PolicyRuns *runs)
 			       name, runs->tasks_ended, runs->tasks);
 }
 
-/* cdf-STEM.csv of distribution @k, and its variables for cdf.gp; NULL with @error set. */
+/* Writes cdf-STEM.csv of distribution @k and sets cdf.gp's variables; FALSE with @error set. */
 static gboolean
 write_cdf_data(const PolicyRuns *runs, guint k, GsOutput *data, GString *vars,
 	       const McOptions *o, GError **error)
@@ -959,9 +943,9 @@ write_plots(GsOutputSet *set, const PolicyRuns *runs, const McOptions *o)
 		}
 	}
 	if (!plotting)
-		fprintf(stderr, "gpusim montecarlo: plots skipped: %s. The data is in %s (cdf-*.csv); "
-				"install gnuplot (e.g. apt-get install gnuplot-nox) and run the "
-				"command again to draw them.\n",
+		fprintf(stderr, "gpusim montecarlo: plots skipped: %s. The data is in %s "
+				"(cdf-*.csv); install gnuplot (e.g. apt-get install gnuplot-nox) "
+				"and run the command again to draw them.\n",
 			gs_plotter_missing(plotter), o->plots);
 	return GS_EXIT_OK;
 refused:

@@ -195,7 +195,8 @@ gs_plot_cdf(double *values, gsize n, guint max_points)
 	qsort(values, n, sizeof *values, compare_doubles);
 	add_point(points, values[0], 0);
 	for (gsize i = 0; i < n; i++) {
-		guint64 at_most = i + 1; /* values at most values[i] once it is the last of its kind */
+		/* Values at most values[i], once it is the last of its kind. */
+		guint64 at_most = i + 1;
 
 		if (at_most < n && values[i + 1] == values[i])
 			continue;

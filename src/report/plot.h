@@ -2,14 +2,14 @@
  * gpusim: drawing comparisons with gnuplot, when it is there (SPEC §2).
  *
  * This module decides where gnuplot and the plot scripts are found, which
- * terminals draw the pictures, and how a script gets its inputs, and, for
- * the CDF plot (plots/cdf.gp), which points of an empirical CDF its curves
- * are drawn through; what a plot shows is the business of its script in
- * plots/. gnuplot is looked up at run
- * time: $GPUSIM_GNUPLOT (a path, or "no" to draw nothing), else the gnuplot
- * found by configure if it is still there, else the first on $PATH. Scripts
- * come from $GPUSIM_PLOTS_DIR, else the installed $(pkgdatadir)/plots, else
- * the source tree's plots/ (for a program run from its build directory).
+ * terminals draw the pictures, how a script gets its inputs and, for the
+ * CDF plot (plots/cdf.gp), which points of an empirical CDF its curves go
+ * through; what a plot shows is the business of its script in plots/.
+ * gnuplot is looked up at run time: $GPUSIM_GNUPLOT (a path, or "no" to
+ * draw nothing), else the gnuplot found by configure if it is still there,
+ * else the first on $PATH. Scripts come from $GPUSIM_PLOTS_DIR, else the
+ * installed $(pkgdatadir)/plots, else the source tree's plots/ (for a
+ * program run from its build directory).
  *
  * Each plot is drawn twice, as PNG (the pngcairo terminal where gnuplot has
  * it, else png) and as SVG. A script reads the variables the caller sets
@@ -70,10 +70,11 @@ typedef struct {
  * The empirical CDF of the @n values at @values (sorted in place), as the
  * points (GArray of GsCdfPoint) a step plot draws: (smallest, 0), then
  * (v, fraction of the values at most v) for each distinct value v, rising,
- * so the last is (largest, 1). With more than @max_points distinct values
- * (@max_points > 0) only the points where the fraction reaches the next
- * multiple of 1/@max_points are kept, and the last: at most @max_points + 1
- * points, each one on the CDF. Empty when @n is 0.
+ * so the last is (largest, 1). With @max_points > 0 only the points where
+ * the fraction reaches the next multiple of 1/@max_points are kept, and the
+ * last: at most @max_points + 1 points, each one on the CDF, and the curve
+ * drawn through them never more than 1/@max_points below it. Empty when @n
+ * is 0.
  */
 GArray *gs_plot_cdf(double *values, gsize n, guint max_points);
 
