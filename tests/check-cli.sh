@@ -42,6 +42,8 @@ if command -v bash >/dev/null 2>&1 && [ -f /usr/share/bash-completion/bash_compl
 		fail "a nested key: $(complete 'sweep --param generate.sk')"
 	[ "$(complete 'run --set memory.gpu.allocator=')" = "exact pool " ] ||
 		fail "an enum's words: $(complete 'run --set memory.gpu.allocator=')"
+	[ "$(complete 'montecarlo --policies=retry,b')" = "retry,block " ] ||
+		fail "a policy after another: $(complete 'montecarlo --policies=retry,b')"
 else
 	echo "bash-completion is not installed: the completion itself was not tried"
 fi

@@ -80,6 +80,8 @@ done
 [ "$(status "$gpusim" compare --out="$tmp/x1" --variants=nope "$small")" = 2 ] || fail "unknown variant"
 grep -q "unknown variant 'nope'" "$tmp/err" || fail "unknown variant message: $(cat "$tmp/err")"
 [ "$(status "$gpusim" compare --out="$tmp/x2" --variants=roomy,roomy "$small")" = 2 ] || fail "a variant twice"
+[ "$(status "$gpusim" compare --out="$tmp/x2" --variants= "$small")" = 2 ] || fail "no variant"
+grep -q -- '--variants: no name given' "$tmp/err" || fail "no variant message: $(cat "$tmp/err")"
 [ "$(status "$gpusim" compare --out="$tmp/x3" --set policy.oom=sometimes "$small")" = 2 ] || fail "bad --set"
 grep -q '^--set policy.oom=sometimes:1:[0-9]*: ' "$tmp/err" || fail "bad --set message: $(cat "$tmp/err")"
 printf 'gpusim: 1\nname: x\nmemory: {gpu: {capacity: -1MiB}}\n' >"$tmp/bad.yaml"

@@ -1,5 +1,6 @@
 #!/bin/sh
-# The plots of compare and sweep are drawn and are valid PNG and SVG files.
+# The plots of compare, sweep and montecarlo are drawn and are valid PNG and
+# SVG files.
 # Needs gnuplot: skipped (77) without it.
 set -u
 gpusim="$top_builddir/gpusim"
@@ -35,4 +36,20 @@ grep -q 'memory.gpu.capacity (MiB)' "$tmp/s/sweep.svg" || fail "sweep.svg: no x 
 	"$top_srcdir/scenarios/quickstart.yaml" 2>"$tmp/err" || fail "sweep of words: $(cat "$tmp/err")"
 is_png "$tmp/w/sweep.png" || fail "sweep of words: no PNG"
 grep -q '>block<' "$tmp/w/sweep.svg" || fail "sweep of words: no tick named block"
-echo "compare and sweep draw valid PNG and SVG plots"
+# montecarlo's CDFs: one picture per metric, a labelled curve per policy.
+"$gpusim" montecarlo -q --seed=3 --iter=10 --numTasks=6 --policies=retry,block --plots="$tmp/m" \
+	>/dev/null 2>"$tmp/err" || fail "montecarlo: $(cat "$tmp/err")"
+! grep -q 'skipped' "$tmp/err" || fail "montecarlo: plots skipped with gnuplot present"
+for what in task-time retries blocked; do
+	is_png "$tmp/m/cdf-$what.png" || fail "cdf-$what.png is not a PNG file"
+	is_svg "$tmp/m/cdf-$what.svg" || fail "cdf-$what.svg is not an SVG file"
+	grep -q 'over the tasks of 10 situations (--seed=3)' "$tmp/m/cdf-$what.svg" ||
+		fail "cdf-$what.svg has no title"
+	grep -q '>retry: 60 tasks<' "$tmp/m/cdf-$what.svg" || fail "cdf-$what.svg: no curve for retry"
+	grep -q '>block: [0-9]* ' "$tmp/m/cdf-$what.svg" || fail "cdf-$what.svg: no curve for block"
+done
+grep -q 'task time, first start to end (ms)' "$tmp/m/cdf-task-time.svg" ||
+	fail "cdf-task-time.svg: no x axis label with its unit"
+grep -q 'fraction at or below' "$tmp/m/cdf-blocked.svg" || fail "cdf-blocked.svg: no y axis label"
+ls -A "$tmp/m" | grep -q '^\.' && fail "a temporary file was left: $(ls -A "$tmp/m")"
+echo "compare, sweep and montecarlo draw valid PNG and SVG plots"

@@ -35,18 +35,32 @@ variant_new(const char *label, const char *variant, const char *set)
 	return v;
 }
 
-/* A built-in variant, one per OOM policy: what is compared when a scenario defines none (SPEC §3.6). */
-static GsBatchVariant *
-builtin_variant(const char *name)
+gboolean
+gs_batch_builtin_policy(const char *name, GsOomPolicy *oom)
 {
 	for (guint i = 0; i < GS_N_OOM_POLICIES; i++) {
 		if (strcmp(name, gs_oom_policy_names[i]) == 0) {
-			g_autofree char *set = g_strconcat("policy.oom=", name, NULL);
-
-			return variant_new(name, NULL, set);
+			*oom = (GsOomPolicy) i;
+			return TRUE;
 		}
 	}
-	return NULL;
+	return FALSE;
+}
+
+/*
+ * A built-in variant, one per OOM policy: what is compared when a scenario
+ * defines none (SPEC §3.6).
+ */
+static GsBatchVariant *
+builtin_variant(const char *name)
+{
+	GsOomPolicy oom;
+	g_autofree char *set = NULL;
+
+	if (!gs_batch_builtin_policy(name, &oom))
+		return NULL;
+	set = g_strconcat("policy.oom=", gs_oom_policy_names[oom], NULL);
+	return variant_new(name, NULL, set);
 }
 
 static gboolean
@@ -99,28 +113,44 @@ gs_batch_variants(const char *path, const char *requested, GError **error)
 			g_ptr_array_add(chosen, builtin_variant(gs_oom_policy_names[i]));
 		return g_steal_pointer(&chosen);
 	}
-	names = g_strsplit(requested, ",", -1);
+	if ((names = gs_batch_split_names("--variants", requested, error)) == NULL)
+		return NULL;
 	for (guint i = 0; names[i] != NULL; i++) {
-		const char *name = g_strstrip(names[i]);
-		GsBatchVariant *v;
+		GsBatchVariant *v = resolve_variant(defined, names[i], error);
 
-		if (*name == '\0') {
-			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-				    "--variants: an empty name in '%s'", requested);
-			return NULL;
-		}
-		for (guint k = 0; k < chosen->len; k++) {
-			if (strcmp(((GsBatchVariant *) chosen->pdata[k])->label, name) == 0) {
-				g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-					    "--variants: '%s' is named twice", name);
-				return NULL;
-			}
-		}
-		if ((v = resolve_variant(defined, name, error)) == NULL)
+		if (v == NULL)
 			return NULL;
 		g_ptr_array_add(chosen, v);
 	}
 	return g_steal_pointer(&chosen);
+}
+
+GStrv
+gs_batch_split_names(const char *option, const char *list, GError **error)
+{
+	g_auto(GStrv) names = g_strsplit(list, ",", -1);
+
+	if (names[0] == NULL) {
+		g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "%s: no name given",
+			    option);
+		return NULL;
+	}
+	for (guint i = 0; names[i] != NULL; i++) {
+		g_strstrip(names[i]);
+		if (*names[i] == '\0') {
+			g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+				    "%s: an empty name in '%s'", option, list);
+			return NULL;
+		}
+		for (guint k = 0; k < i; k++) {
+			if (strcmp(names[k], names[i]) == 0) {
+				g_set_error(error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+					    "%s: '%s' is named twice", option, names[i]);
+				return NULL;
+			}
+		}
+	}
+	return g_steal_pointer(&names);
 }
 
 /* ---- jobs ---- */
@@ -375,6 +405,53 @@ gs_batch_csv_field(GString *s, const char *text)
 		g_string_append_c(s, *p);
 	}
 	g_string_append_c(s, '"');
+}
+
+static void
+pad_right(GString *s, const char *text, guint width)
+{
+	glong len = g_utf8_strlen(text, -1);
+
+	g_string_append(s, text);
+	for (glong i = len; i < (glong) width; i++)
+		g_string_append_c(s, ' ');
+}
+
+/* One line of a table: @label, then @row's cell of each column (row -1: the headings). */
+static void
+table_line(GString *s, const char *indent, const char *label, guint label_width,
+	   const char *const *heads, const char *const *cells, gint row, guint n_rows,
+	   guint n_cols, const guint *widths)
+{
+	g_string_append(s, indent);
+	pad_right(s, label, label_width);
+	for (guint c = 0; c < n_cols; c++) {
+		const char *text = row < 0 ? heads[c] : cells[c * n_rows + (guint) row];
+
+		g_string_append(s, "  ");
+		pad_right(s, text, c + 1 < n_cols ? widths[c] : 0);
+	}
+	g_string_append_c(s, '\n');
+}
+
+void
+gs_batch_table(GString *s, const char *indent, guint label_width, const char *const *labels,
+	       guint n_rows, const char *const *heads, guint n_cols, const char *const *cells)
+{
+	g_autofree guint *widths = g_new0(guint, n_cols);
+
+	for (guint r = 0; r < n_rows; r++)
+		label_width = MAX(label_width, (guint) g_utf8_strlen(labels[r], -1));
+	for (guint c = 0; c < n_cols; c++) {
+		widths[c] = (guint) g_utf8_strlen(heads[c], -1);
+		for (guint r = 0; r < n_rows; r++)
+			widths[c] = MAX(widths[c],
+					(guint) g_utf8_strlen(cells[c * n_rows + r], -1));
+	}
+	table_line(s, indent, "", label_width, heads, cells, -1, n_rows, n_cols, widths);
+	for (guint r = 0; r < n_rows; r++)
+		table_line(s, indent, labels[r], label_width, heads, cells, (gint) r, n_rows,
+			   n_cols, widths);
 }
 
 char *

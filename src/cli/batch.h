@@ -51,6 +51,20 @@ void gs_batch_variant_free(GsBatchVariant *v);
  */
 GPtrArray *gs_batch_variants(const char *path, const char *requested, GError **error);
 
+/**
+ * The comma-separated names of @list, each stripped of blanks, as the option
+ * @option takes them (compare's --variants, montecarlo's --policies): NULL
+ * with @error set (G_OPTION_ERROR_BAD_VALUE, naming @option) when @list is
+ * empty, or a name is empty or named twice.
+ */
+GStrv gs_batch_split_names(const char *option, const char *list, GError **error);
+
+/**
+ * The OOM policy of the built-in variant @name (fail, block or retry, as
+ * gs_oom_policy_names spells them), into *@oom; FALSE when @name is none.
+ */
+gboolean gs_batch_builtin_policy(const char *name, GsOomPolicy *oom);
+
 /* One run. The caller fills the first group; the batch the second. */
 typedef struct {
 	const GsBatchVariant *variant; /* not owned; NULL for a job of a workload made in code */
@@ -115,6 +129,17 @@ void gs_batch_csv_metrics(GString *s, const GsResult *r);
 
 /** Appends @text as one CSV field, quoted when it holds a comma, quote or newline. */
 void gs_batch_csv_field(GString *s, const char *text);
+
+/**
+ * Appends a table that reads across, as comparisons print theirs: a line of
+ * the @n_cols headings @heads, then a line per row, each opening with
+ * @indent and the row's label of @labels (blanks on the headings' line)
+ * padded to @label_width or to the longest label, then the row's cells, two
+ * spaces apart, each padded to the widest of its column, heading included,
+ * but the last. @cells holds @n_rows cells per column, column by column.
+ */
+void gs_batch_table(GString *s, const char *indent, guint label_width, const char *const *labels,
+		    guint n_rows, const char *const *heads, guint n_cols, const char *const *cells);
 
 /**
  * @label made safe as part of a file name: letters, digits and ". _ + -"

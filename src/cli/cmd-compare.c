@@ -235,52 +235,27 @@ static const struct {
 	{"spilled", cell_spilled},   {"peak gpu", cell_peak_gpu},
 };
 
-static void
-pad_right(GString *s, const char *text, guint width)
-{
-	glong len = g_utf8_strlen(text, -1);
-
-	g_string_append(s, text);
-	for (glong i = len; i < (glong) width; i++)
-		g_string_append_c(s, ' ');
-}
-
 /* One row per metric, one column per variant: a comparison reads across. */
 static char *
 comparison_table(GPtrArray *jobs)
 {
 	guint n_rows = G_N_ELEMENTS(table_rows);
 	g_autoptr(GPtrArray) cells = g_ptr_array_new_with_free_func(g_free);
-	g_autofree guint *widths = g_new0(guint, jobs->len);
+	g_autofree const char **labels = g_new(const char *, n_rows);
+	g_autofree const char **heads = g_new(const char *, jobs->len);
 	GString *s = g_string_new(NULL);
 
+	for (guint r = 0; r < n_rows; r++)
+		labels[r] = table_rows[r].label;
 	for (guint c = 0; c < jobs->len; c++) {
 		const GsBatchJob *job = jobs->pdata[c];
 
-		widths[c] = (guint) g_utf8_strlen(job->variant->label, -1);
-		for (guint r = 0; r < n_rows; r++) {
-			char *text = table_rows[r].cell(job->result);
-
-			widths[c] = MAX(widths[c], (guint) g_utf8_strlen(text, -1));
-			g_ptr_array_add(cells, text);
-		}
+		heads[c] = job->variant->label;
+		for (guint r = 0; r < n_rows; r++)
+			g_ptr_array_add(cells, table_rows[r].cell(job->result));
 	}
-	pad_right(s, "", 11);
-	for (guint c = 0; c < jobs->len; c++) {
-		const GsBatchJob *job = jobs->pdata[c];
-
-		g_string_append(s, "  ");
-		pad_right(s, job->variant->label, c + 1 < jobs->len ? widths[c] : 0);
-	}
-	g_string_append_c(s, '\n');
-	for (guint r = 0; r < n_rows; r++) {
-		pad_right(s, table_rows[r].label, 11);
-		for (guint c = 0; c < jobs->len; c++) {
-			g_string_append(s, "  ");
-			pad_right(s, cells->pdata[c * n_rows + r], c + 1 < jobs->len ? widths[c] : 0);
-		}
-		g_string_append_c(s, '\n');
-	}
+	gs_batch_table(s, "", 11, labels, n_rows, heads, jobs->len,
+		       (const char *const *) cells->pdata);
 	return g_string_free(s, FALSE);
 }
 

@@ -30,8 +30,17 @@
  * the mean by the normal approximation (mean +/- 1.96 sd / sqrt(n)); the five
  * worst situations (most failed attempts, then most lost time) with their
  * seeds; --out=DIR writes each of them as a scenario `gpusim run` replays;
- * --json=FILE all of it with a row per situation. JSON and scenarios are one
- * output set (output.h): on an error neither is written.
+ * --json=FILE all of it with a row per situation.
+ *
+ * Policies side by side: --policies names OOM policies as compare's built-in
+ * variants are named (batch.h decides the names), and every situation, made
+ * once from its seed, runs under each, as its own job, so a policy's
+ * figures are what a run under that policy alone gives. Without it the
+ * policy is retry, or fail under --baseline, and the output is the tool's.
+ * --plots=DIR draws, per distribution over tasks (task time, retries, time
+ * blocked), the empirical CDF of every task of every situation that ended,
+ * a curve per policy, with plot.h's CDF and plots/cdf.gp. JSON, scenarios and
+ * plots are one output set (output.h): on an error none is written.
  */
 #include "config.h"
 
@@ -44,6 +53,7 @@
 #include "cli/batch.h"
 #include "cli/commands.h"
 #include "report/output.h"
+#include "report/plot.h"
 
 /* Situations run per batch: their results are folded into rows and freed, so memory stays flat. */
 #define CHUNK 1024u
@@ -56,8 +66,10 @@ typedef struct {
 	gint64 gpu_mib, task_max_mib;
 	double skew_amount, template_change;
 	gboolean skewed, use_template, baseline, quiet, no_log, debug_ooms;
-	char *seed_text, *alloc_mode, *json, *out;
+	char *seed_text, *alloc_mode, *json, *out, *policies_text, *plots;
 	guint64 seed;
+	GsOomPolicy policies[GS_N_OOM_POLICIES]; /* what each situation runs under, in order */
+	guint n_policies;
 } McOptions;
 
 /* What one situation did. */
@@ -139,6 +151,40 @@ check_alloc_mode(const char *mode)
 			  mode);
 }
 
+/*
+ * --policies: compare's built-in variants, by batch.h's rule; without it the
+ * one policy the tool's flags give (retry, or fail with --baseline).
+ */
+static gboolean
+check_policies(McOptions *o)
+{
+	g_auto(GStrv) names = NULL;
+	g_autoptr(GError) error = NULL;
+
+	if (o->policies_text == NULL) {
+		o->policies[o->n_policies++] = o->baseline ? GS_OOM_FAIL : GS_OOM_RETRY;
+		return TRUE;
+	}
+	if (o->baseline)
+		return fail_usage("%s", "--baseline is the policy fail: name it in --policies");
+	if ((names = gs_batch_split_names("--policies", o->policies_text, &error)) == NULL)
+		return fail_usage("%s", error->message);
+	for (guint i = 0; names[i] != NULL; i++) {
+		GsOomPolicy oom;
+
+		if (!gs_batch_builtin_policy(names[i], &oom)) {
+			g_autofree char *known = g_strjoinv(", ", (char **) gs_oom_policy_names);
+			g_autofree char *text = g_strdup_printf(
+				"--policies: unknown policy '%s' (one of %s)", names[i], known);
+
+			return fail_usage("%s", text);
+		}
+		/* Distinct names, so at most one of each policy. */
+		o->policies[o->n_policies++] = oom;
+	}
+	return TRUE;
+}
+
 static gboolean
 check_seed(McOptions *o)
 {
@@ -194,7 +240,7 @@ check_options(McOptions *o)
 		o->use_template = TRUE;
 	if (o->jobs == 0)
 		o->jobs = (gint) g_get_num_processors();
-	return check_alloc_mode(o->alloc_mode) && check_seed(o);
+	return check_alloc_mode(o->alloc_mode) && check_policies(o) && check_seed(o);
 }
 
 /* ---- situations ---- */
@@ -231,7 +277,7 @@ fill_generate(GsGenerate *g, const McOptions *o)
 
 /* What situation_yaml() writes, made directly: the loader would give the same workload. */
 static GsWorkload *
-situation_workload(const McOptions *o, guint64 seed)
+situation_workload(const McOptions *o, guint64 seed, GsOomPolicy oom)
 {
 	GsWorkload *w = gs_workload_new();
 
@@ -242,8 +288,7 @@ situation_workload(const McOptions *o, guint64 seed)
 	w->policy.task_attempts = (guint) o->task_retry + 1;
 	w->policy.failure_callback.enabled = TRUE;
 	w->policy.failure_callback.retries = 1;
-	if (o->baseline)
-		w->policy.oom = GS_OOM_FAIL;
+	w->policy.oom = oom;
 	fill_generate(&w->generate, o);
 	return w;
 }
@@ -280,18 +325,26 @@ tool_options(const McOptions *o)
 		o->baseline ? " --baseline" : "");
 }
 
-/* Situation @index as a scenario file: `gpusim run` replays it. */
+/* Situation @index under @oom as a scenario file: `gpusim run` replays it. */
 static char *
-situation_yaml(const McOptions *o, guint index, guint64 seed)
+situation_yaml(const McOptions *o, guint index, guint64 seed, GsOomPolicy oom)
 {
 	char skew[G_ASCII_DTOSTR_BUF_SIZE], change[G_ASCII_DTOSTR_BUF_SIZE];
 	g_autofree char *options = tool_options(o);
+	g_autofree char *under = o->policies_text != NULL
+					 ? g_strdup_printf(", under policy.oom %s",
+							   gs_oom_policy_names[oom])
+					 : g_strdup("");
+	/* retry is the default: written out only when it is not the policy. */
+	g_autofree char *oom_line = oom != GS_OOM_RETRY ? g_strdup_printf(
+							    "  oom: %s\n", gs_oom_policy_names[oom])
+						      : g_strdup("");
 
 	return g_strdup_printf(
 		"gpusim: 1\n"
 		"name: montecarlo-situation-%u\n"
 		"description: >\n"
-		"  Situation %u of gpusim montecarlo --seed=%" G_GINT64_FORMAT " %s\n"
+		"  Situation %u of gpusim montecarlo --seed=%" G_GINT64_FORMAT " %s%s\n"
 		"seed: %" G_GUINT64_FORMAT "\n"
 		"memory:\n"
 		"  gpu: {capacity: %" G_GINT64_FORMAT "MiB}\n"
@@ -310,8 +363,8 @@ situation_yaml(const McOptions *o, guint index, guint64 seed)
 		"  template: %s\n"
 		"  template_change: %s\n"
 		"  skew: {tasks: %d, factor: %s}\n",
-		index, index, (gint64) o->seed, options, seed, o->gpu_mib, o->parallel,
-		o->baseline ? "  oom: fail\n" : "", o->task_retry + 1, o->num_tasks,
+		index, index, (gint64) o->seed, options, under, seed, o->gpu_mib, o->parallel,
+		oom_line, o->task_retry + 1, o->num_tasks,
 		o->task_max_mib, o->max_task_allocs, o->max_task_sleep, o->shuffle_threads,
 		o->use_template ? "true" : "false",
 		number_text(change, sizeof change, o->template_change), o->skewed ? 1 : 0,
@@ -368,11 +421,102 @@ show_progress(const GsBatchJob *job, guint done, guint total, gpointer data)
 	fflush(stderr);
 }
 
-/* Every situation, CHUNK at a time, into @rows (Situation, by index). */
-static gboolean
-run_situations(const McOptions *o, GArray *rows)
+/* ---- the situations under each policy ---- */
+
+/* The distributions over tasks that --plots draws, a CDF each. */
+typedef struct {
+	const char *stem; /* the files cdf-STEM.csv, .png and .svg */
+	const char *what; /* the x axis */
+	gboolean is_time; /* in nanoseconds */
+	double (*value)(const GsTaskResult *t);
+} Distribution;
+
+static double
+task_time(const GsTaskResult *t)
 {
-	Progress progress = {.total = (guint) o->iter};
+	return (double) MAX(t->end_ns - t->start_ns, 0);
+}
+
+static double
+task_retries(const GsTaskResult *t)
+{
+	return (double) t->retries;
+}
+
+static double
+task_blocked(const GsTaskResult *t)
+{
+	return (double) t->blocked_ns;
+}
+
+static const Distribution distributions[] = {
+	{"task-time", "task time, first start to end", TRUE, task_time},
+	{"retries", "retries per task", FALSE, task_retries},
+	{"blocked", "time blocked per task", TRUE, task_blocked},
+};
+
+/* What the situations did under one policy. */
+typedef struct {
+	GsOomPolicy oom;
+	GArray *rows; /* Situation, by situation index */
+	/*
+	 * With --plots, per distribution, a double per task that ended (completed
+	 * or failed): unlike the rows, these grow with the tasks of all situations.
+	 */
+	GArray *per_task[G_N_ELEMENTS(distributions)];
+	guint64 tasks, tasks_ended;
+} PolicyRuns;
+
+static void
+policy_runs_init(PolicyRuns *runs, GsOomPolicy oom, const McOptions *o)
+{
+	*runs = (PolicyRuns){.oom = oom};
+	runs->rows = g_array_sized_new(FALSE, FALSE, sizeof(Situation), (guint) o->iter);
+	for (guint k = 0; o->plots != NULL && k < G_N_ELEMENTS(distributions); k++)
+		runs->per_task[k] = g_array_new(FALSE, FALSE, sizeof(double));
+}
+
+static void
+policy_runs_clear(PolicyRuns *runs)
+{
+	g_array_unref(runs->rows);
+	for (guint k = 0; k < G_N_ELEMENTS(distributions); k++)
+		g_clear_pointer(&runs->per_task[k], g_array_unref);
+}
+
+/*
+ * A task cut short by a deadlock or timeout has no time of its own to
+ * show (one never started spans the whole run), so the distributions
+ * count only the tasks that ended; the curves' titles say how many.
+ */
+static void
+add_tasks(PolicyRuns *runs, const GsResult *r)
+{
+	for (guint i = 0; i < r->tasks->len; i++) {
+		const GsTaskResult *t = r->tasks->pdata[i];
+
+		runs->tasks++;
+		if (t->outcome != GS_OUTCOME_COMPLETED && t->outcome != GS_OUTCOME_FAILED)
+			continue;
+		runs->tasks_ended++;
+		for (guint k = 0; k < G_N_ELEMENTS(distributions) && runs->per_task[k] != NULL;
+		     k++) {
+			double v = distributions[k].value(t);
+
+			g_array_append_val(runs->per_task[k], v);
+		}
+	}
+}
+
+/*
+ * Every situation under every policy, CHUNK situations at a time: job
+ * i x n_policies + p is situation i under policy p, and its row goes to
+ * runs[p] at index i, whichever worker ran it.
+ */
+static gboolean
+run_situations(const McOptions *o, PolicyRuns *runs)
+{
+	Progress progress = {.total = (guint) o->iter * o->n_policies};
 	gboolean dots = !o->quiet && isatty(fileno(stderr));
 
 	for (guint first = 0; first < (guint) o->iter; first += CHUNK) {
@@ -381,19 +525,25 @@ run_situations(const McOptions *o, GArray *rows)
 			g_ptr_array_new_with_free_func((GDestroyNotify) gs_batch_job_free);
 		g_autoptr(GError) error = NULL;
 
-		for (guint i = 0; i < n; i++)
-			g_ptr_array_add(jobs, gs_batch_job_new_workload(situation_workload(
-						      o, situation_seed(o->seed, first + i))));
+		for (guint i = 0; i < n; i++) {
+			guint64 seed = situation_seed(o->seed, first + i);
+
+			for (guint p = 0; p < o->n_policies; p++)
+				g_ptr_array_add(jobs, gs_batch_job_new_workload(situation_workload(
+							      o, seed, o->policies[p])));
+		}
 		if (!gs_batch_run(jobs, NULL, (guint) o->jobs, dots ? show_progress : NULL, &progress,
 				  &error)) {
 			fprintf(stderr, "gpusim montecarlo: %s\n", error->message);
 			return FALSE;
 		}
-		for (guint i = 0; i < n; i++) {
-			const GsBatchJob *job = jobs->pdata[i];
+		for (guint j = 0; j < jobs->len; j++) {
+			const GsBatchJob *job = jobs->pdata[j];
+			PolicyRuns *under = &runs[j % o->n_policies];
 			Situation s = situation_of(job->result, job->workload->seed);
 
-			g_array_append_val(rows, s);
+			g_array_append_val(under->rows, s);
+			add_tasks(under, job->result);
 		}
 	}
 	return TRUE;
@@ -492,20 +642,38 @@ time_text(GsTime ns)
 			       s / 3600, s / 60 % 60, s % 60, ns % 1000000000, ns / 1000000);
 }
 
+/* The tool's three lines, each after @indent. */
 static void
-print_summary(const Totals *t)
+print_summary(const Totals *t, const char *indent)
 {
 	g_autofree char *sit_time = time_text(t->makespan_ns);
 	g_autofree char *task_time = time_text(t->task_ns);
 	g_autofree char *lost_time = time_text(t->lost_ns);
 
-	printf("Situations: %u total, %u successful, %u failed. %s\n", t->situations,
+	printf("%sSituations: %u total, %u successful, %u failed. %s\n", indent, t->situations,
 	       t->situations - t->failed, t->failed, sit_time);
-	printf("Tasks: %" G_GUINT64_FORMAT " total, %" G_GUINT64_FORMAT " successful, %" G_GUINT64_FORMAT
+	printf("%sTasks: %" G_GUINT64_FORMAT " total, %" G_GUINT64_FORMAT " successful, %" G_GUINT64_FORMAT
 	       " failed. %s taskTime %s lost task computation\n",
-	       t->attempts, t->attempts_ok, t->attempts - t->attempts_ok, task_time, lost_time);
-	printf("Exceptions: %" G_GUINT64_FORMAT " splits, %" G_GUINT64_FORMAT " retries.\n",
+	       indent, t->attempts, t->attempts_ok, t->attempts - t->attempts_ok, task_time,
+	       lost_time);
+	printf("%sExceptions: %" G_GUINT64_FORMAT " splits, %" G_GUINT64_FORMAT " retries.\n", indent,
 	       t->splits, t->retries);
+}
+
+/* "retries", or "lost (ms)" for lost_ns: the name and the unit its figures are in. */
+static char *
+metric_label(const Metric *m)
+{
+	if (*m->unit == '\0')
+		return g_strdup(m->name);
+	return g_strdup_printf("%.*s (%s)", (int) (strlen(m->name) - 3), m->name, m->unit);
+}
+
+/* What a metric's figures are divided by to be in its unit. */
+static double
+metric_div(const Metric *m)
+{
+	return *m->unit != '\0' ? 1e6 : 1;
 }
 
 static void
@@ -516,35 +684,84 @@ print_stats(GArray *rows)
 	for (guint k = 0; k < G_N_ELEMENTS(metrics); k++) {
 		const Metric *m = &metrics[k];
 		Stat st = stat_of(rows, m);
-		double div = *m->unit != '\0' ? 1e6 : 1;
-		g_autofree char *label = *m->unit != '\0'
-						 ? g_strdup_printf("%.*s (%s)",
-								   (int) (strlen(m->name) - 3),
-								   m->name, m->unit)
-						 : g_strdup(m->name);
+		double div = metric_div(m);
+		g_autofree char *label = metric_label(m);
 
 		printf("  %-15s %14.3f %14.3f   [%.3f, %.3f]\n", label, st.mean / div, st.sd / div,
 		       st.lo / div, st.hi / div);
 	}
 }
 
+/*
+ * With --policies: a row per figure and a column per policy, each metric
+ * as its mean and the 95% interval of the mean, so a comparison reads
+ * across.
+ */
 static void
-print_worst(GArray *rows, GArray *worst, const McOptions *o)
+print_side_by_side(const PolicyRuns *runs, const McOptions *o)
 {
-	printf("\nworst situations (by failed task attempts, then lost time):\n");
+	guint n_rows = 2 + G_N_ELEMENTS(metrics);
+	g_autoptr(GPtrArray) labels = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GPtrArray) cells = g_ptr_array_new_with_free_func(g_free); /* by column */
+	g_autofree const char **heads = g_new(const char *, o->n_policies);
+	g_autoptr(GString) s =
+		g_string_new("\nper situation: mean [95% CI of the mean, normal approx.]\n");
+
+	g_ptr_array_add(labels, g_strdup("failed situations"));
+	g_ptr_array_add(labels, g_strdup("failed attempts"));
+	for (guint k = 0; k < G_N_ELEMENTS(metrics); k++)
+		g_ptr_array_add(labels, metric_label(&metrics[k]));
+	for (guint c = 0; c < o->n_policies; c++) {
+		Totals t = totals_of(runs[c].rows);
+
+		heads[c] = gs_oom_policy_names[runs[c].oom];
+		g_ptr_array_add(cells, g_strdup_printf("%u of %u", t.failed, t.situations));
+		g_ptr_array_add(cells, g_strdup_printf("%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT,
+						       t.attempts - t.attempts_ok, t.attempts));
+		for (guint k = 0; k < G_N_ELEMENTS(metrics); k++) {
+			Stat st = stat_of(runs[c].rows, &metrics[k]);
+			double div = metric_div(&metrics[k]);
+
+			g_ptr_array_add(cells, g_strdup_printf("%.3f [%.3f, %.3f]", st.mean / div,
+							       st.lo / div, st.hi / div));
+		}
+	}
+	gs_batch_table(s, "  ", 0, (const char *const *) labels->pdata, n_rows, heads,
+		       o->n_policies, (const char *const *) cells->pdata);
+	fputs(s->str, stdout);
+}
+
+/* The scenario file --out writes for situation @index under @oom. */
+static char *
+situation_file(const McOptions *o, guint index, GsOomPolicy oom)
+{
+	if (o->policies_text == NULL)
+		return g_strdup_printf("situation-%u.yaml", index);
+	return g_strdup_printf("situation-%u-%s.yaml", index, gs_oom_policy_names[oom]);
+}
+
+static void
+print_worst(const PolicyRuns *runs, GArray *worst, const McOptions *o)
+{
+	if (o->policies_text == NULL)
+		printf("\nworst situations (by failed task attempts, then lost time):\n");
+	else
+		printf("\nworst situations under %s (by failed task attempts, then lost time):\n",
+		       gs_oom_policy_names[runs->oom]);
 	for (guint k = 0; k < worst->len; k++) {
 		guint i = g_array_index(worst, guint, k);
-		const Situation *s = &g_array_index(rows, Situation, i);
+		const Situation *s = &g_array_index(runs->rows, Situation, i);
 
 		printf("  situation %u  seed %" G_GUINT64_FORMAT "  %s  %u failed attempts  lost "
 		       "%.3f ms  %" G_GUINT64_FORMAT " retries  %" G_GUINT64_FORMAT " splits\n",
 		       i, s->seed, gs_outcome_name(s->outcome), s->attempts - s->attempts_ok,
 		       (double) s->lost_ns / 1e6, s->retries, s->splits);
-		if (o->out != NULL)
-			printf("    replay: gpusim run %s/situation-%u.yaml\n", o->out, i);
+		if (o->out != NULL) {
+			g_autofree char *file = situation_file(o, i, runs->oom);
+
+			printf("    replay: gpusim run %s/%s\n", o->out, file);
+		}
 	}
-	if (o->out == NULL)
-		printf("  (--out=DIR writes each as a scenario for 'gpusim run')\n");
 }
 
 static void
@@ -563,13 +780,13 @@ json_number(GString *s, const char *key, double value)
 }
 
 static void
-json_stats(GString *s, GArray *rows)
+json_stats(GString *s, GArray *rows, const char *indent)
 {
-	g_string_append(s, "  \"stats\": {\n");
+	g_string_append_printf(s, "%s\"stats\": {\n", indent);
 	for (guint k = 0; k < G_N_ELEMENTS(metrics); k++) {
 		Stat st = stat_of(rows, &metrics[k]);
 
-		g_string_append_printf(s, "    \"%s\": {", metrics[k].name);
+		g_string_append_printf(s, "%s  \"%s\": {", indent, metrics[k].name);
 		json_number(s, "mean", st.mean);
 		g_string_append(s, ", ");
 		json_number(s, "sd", st.sd);
@@ -579,97 +796,276 @@ json_stats(GString *s, GArray *rows)
 		json_double(s, st.hi);
 		g_string_append_printf(s, "]}%s\n", k + 1 < G_N_ELEMENTS(metrics) ? "," : "");
 	}
-	g_string_append(s, "  },\n");
+	g_string_append_printf(s, "%s},\n", indent);
 }
 
-static char *
-json_text(GArray *rows, const Totals *t, const McOptions *o)
+/* The figures of one policy's runs, as members of an object, each line after @indent. */
+static void
+json_results(GString *s, GArray *rows, const char *indent)
 {
-	GString *s = g_string_new("{\n");
-	g_autofree char *options = tool_options(o);
+	Totals t = totals_of(rows);
+	const struct {
+		const char *key;
+		gint64 value;
+	} totals[] = {
+		{"situations_failed", t.failed},
+		{"tasks", (gint64) t.attempts},
+		{"tasks_failed", (gint64) (t.attempts - t.attempts_ok)},
+		{"retries", (gint64) t.retries},
+		{"splits", (gint64) t.splits},
+		{"lost_ns", t.lost_ns},
+		{"blocked_ns", t.blocked_ns},
+	};
 
-	g_string_append_printf(s, "  \"seed\": %" G_GINT64_FORMAT ",\n  \"options\": \"%s\",\n",
-			       (gint64) o->seed, options);
-	g_string_append_printf(
-		s,
-		"  \"situations\": %u,\n  \"situations_failed\": %u,\n  \"tasks\": %" G_GUINT64_FORMAT
-		",\n  \"tasks_failed\": %" G_GUINT64_FORMAT ",\n  \"retries\": %" G_GUINT64_FORMAT
-		",\n  \"splits\": %" G_GUINT64_FORMAT ",\n  \"lost_ns\": %" G_GINT64_FORMAT
-		",\n  \"blocked_ns\": %" G_GINT64_FORMAT ",\n",
-		t->situations, t->failed, t->attempts, t->attempts - t->attempts_ok, t->retries,
-		t->splits, t->lost_ns, t->blocked_ns);
-	json_stats(s, rows);
-	g_string_append(s, "  \"per_situation\": [\n");
+	for (guint k = 0; k < G_N_ELEMENTS(totals); k++)
+		g_string_append_printf(s, "%s\"%s\": %" G_GINT64_FORMAT ",\n", indent, totals[k].key,
+				       totals[k].value);
+	json_stats(s, rows, indent);
+	g_string_append_printf(s, "%s\"per_situation\": [\n", indent);
 	for (guint i = 0; i < rows->len; i++) {
 		const Situation *r = &g_array_index(rows, Situation, i);
 
 		g_string_append_printf(
 			s,
-			"    {\"seed\": %" G_GUINT64_FORMAT ", \"outcome\": \"%s\", \"failed\": %s, "
+			"%s  {\"seed\": %" G_GUINT64_FORMAT ", \"outcome\": \"%s\", \"failed\": %s, "
 			"\"tasks\": %u, \"tasks_failed\": %u, \"retries\": %" G_GUINT64_FORMAT
 			", \"splits\": %" G_GUINT64_FORMAT ", \"lost_ns\": %" G_GINT64_FORMAT
 			", \"blocked_ns\": %" G_GINT64_FORMAT "}%s\n",
-			r->seed, gs_outcome_name(r->outcome), r->failed ? "true" : "false",
+			indent, r->seed, gs_outcome_name(r->outcome), r->failed ? "true" : "false",
 			r->attempts, r->attempts - r->attempts_ok, r->retries, r->splits, r->lost_ns,
 			r->blocked_ns, i + 1 < rows->len ? "," : "");
 	}
-	g_string_append(s, "  ]\n}\n");
+	g_string_append_printf(s, "%s]\n", indent);
+}
+
+/*
+ * One policy: its figures at the top level. With --policies: "policies",
+ * an object with each policy's figures under its name, in the order given.
+ */
+static char *
+json_text(const PolicyRuns *runs, const McOptions *o)
+{
+	GString *s = g_string_new("{\n");
+	g_autofree char *options = tool_options(o);
+
+	g_string_append_printf(s,
+			       "  \"seed\": %" G_GINT64_FORMAT ",\n  \"options\": \"%s\",\n"
+			       "  \"situations\": %d,\n",
+			       (gint64) o->seed, options, o->iter);
+	if (o->policies_text == NULL) {
+		json_results(s, runs[0].rows, "  ");
+		g_string_append(s, "}\n");
+		return g_string_free(s, FALSE);
+	}
+	g_string_append(s, "  \"policies\": {\n");
+	for (guint p = 0; p < o->n_policies; p++) {
+		g_string_append_printf(s, "    \"%s\": {\n", gs_oom_policy_names[runs[p].oom]);
+		json_results(s, runs[p].rows, "      ");
+		g_string_append_printf(s, "    }%s\n", p + 1 < o->n_policies ? "," : "");
+	}
+	g_string_append(s, "  }\n}\n");
 	return g_string_free(s, FALSE);
 }
 
-/* Writes the JSON and the worst situations' scenarios, all or nothing. */
+/* ---- plots ---- */
+
+/* Points per CDF curve at most: finer than a picture shows, and a small file. */
+#define CDF_POINTS 400u
+
+/* A curve's title: its policy, and how many tasks it counts. */
+static char *
+curve_title(const PolicyRuns *runs)
+{
+	const char *name = gs_oom_policy_names[runs->oom];
+
+	if (runs->tasks_ended == runs->tasks)
+		return g_strdup_printf("%s: %" G_GUINT64_FORMAT " tasks", name, runs->tasks);
+	return g_strdup_printf("%s: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+			       " tasks ended (the rest cut short)",
+			       name, runs->tasks_ended, runs->tasks);
+}
+
+/* Writes cdf-STEM.csv of distribution @k and sets cdf.gp's variables; FALSE with @error set. */
 static gboolean
-write_outputs(GArray *rows, GArray *worst, const Totals *t, const McOptions *o)
+write_cdf_data(const PolicyRuns *runs, guint k, GsOutput *data, GString *vars,
+	       const McOptions *o, GError **error)
+{
+	g_autoptr(GPtrArray) samples = g_ptr_array_new();
+	g_autoptr(GPtrArray) titles = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GString) csv = g_string_new(NULL);
+	g_autofree char *heading = g_strdup_printf(
+		"%s, over the tasks of %d situations (--seed=%" G_GINT64_FORMAT ")",
+		distributions[k].what, o->iter, (gint64) o->seed);
+
+	for (guint p = 0; p < o->n_policies; p++) {
+		g_ptr_array_add(samples, runs[p].per_task[k]);
+		g_ptr_array_add(titles, curve_title(&runs[p]));
+	}
+	gs_plot_cdf_inputs(samples, (const char *const *) titles->pdata, distributions[k].what,
+			   distributions[k].is_time, CDF_POINTS, csv, vars);
+	gs_plot_set_string(vars, "heading", heading);
+	gs_plot_set_string(vars, "file", gs_output_staged_path(data, NULL));
+	return gs_output_write(data, csv->str, error);
+}
+
+/*
+ * --plots: per distribution, cdf-STEM.csv and, when gnuplot is there, its
+ * CDF as PNG and SVG. Returns the exit status: GS_EXIT_USAGE when an
+ * output was refused, GS_EXIT_INTERNAL when a plot failed.
+ */
+static int
+write_plots(GsOutputSet *set, const PolicyRuns *runs, const McOptions *o)
+{
+	g_autoptr(GsPlotter) plotter = gs_plotter_new();
+	gboolean plotting = gs_plotter_missing(plotter) == NULL;
+	g_autoptr(GError) error = NULL;
+
+	if (!gs_output_set_make_dir(set, o->plots, &error))
+		goto refused;
+	for (guint k = 0; k < G_N_ELEMENTS(distributions); k++) {
+		g_autofree char *stem = g_strconcat("cdf-", distributions[k].stem, NULL);
+		g_autofree char *csv_name = g_strconcat(stem, ".csv", NULL);
+		g_autofree char *png_name = g_strconcat(stem, ".png", NULL);
+		g_autofree char *svg_name = g_strconcat(stem, ".svg", NULL);
+		g_autoptr(GString) vars = g_string_new(NULL);
+		GsOutput *data, *png = NULL, *svg = NULL;
+
+		if ((data = gs_output_set_add_in(set, o->plots, csv_name, &error)) == NULL ||
+		    (plotting &&
+		     ((png = gs_output_set_add_in(set, o->plots, png_name, &error)) == NULL ||
+		      (svg = gs_output_set_add_in(set, o->plots, svg_name, &error)) == NULL)) ||
+		    !write_cdf_data(runs, k, data, vars, o, &error))
+			goto refused;
+		if (plotting && !gs_plotter_draw(plotter, "cdf.gp", vars, png, svg, &error)) {
+			fprintf(stderr, "gpusim montecarlo: the %s plot failed: %s\n", stem,
+				error->message);
+			return GS_EXIT_INTERNAL;
+		}
+	}
+	if (!plotting)
+		fprintf(stderr, "gpusim montecarlo: plots skipped: %s. The data is in %s "
+				"(cdf-*.csv); install gnuplot (e.g. apt-get install gnuplot-nox) "
+				"and run the command again to draw them.\n",
+			gs_plotter_missing(plotter), o->plots);
+	return GS_EXIT_OK;
+refused:
+	fprintf(stderr, "gpusim montecarlo: %s\n", error->message);
+	return GS_EXIT_USAGE;
+}
+
+/* ---- the command ---- */
+
+/* The worst situations' scenarios, under each policy, into --out. */
+static gboolean
+write_scenarios(GsOutputSet *set, const PolicyRuns *runs, GArray *const *worst,
+		const McOptions *o, GError **error)
+{
+	GsOutput *out;
+
+	if (!gs_output_set_make_dir(set, o->out, error))
+		return FALSE;
+	for (guint p = 0; p < o->n_policies; p++) {
+		for (guint k = 0; k < worst[p]->len; k++) {
+			guint i = g_array_index(worst[p], guint, k);
+			g_autofree char *name = situation_file(o, i, runs[p].oom);
+			g_autofree char *text = situation_yaml(
+				o, i, g_array_index(runs[p].rows, Situation, i).seed, runs[p].oom);
+
+			if ((out = gs_output_set_add_in(set, o->out, name, error)) == NULL ||
+			    !gs_output_write(out, text, error))
+				return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+/* Writes the JSON, the worst situations' scenarios and the plots, all or nothing. */
+static int
+write_outputs(const PolicyRuns *runs, GArray *const *worst, const McOptions *o)
 {
 	g_autoptr(GsOutputSet) set = gs_output_set_new();
 	g_autoptr(GError) error = NULL;
 	GsOutput *out;
+	int status;
 
 	if (o->json != NULL) {
-		g_autofree char *text = json_text(rows, t, o);
+		g_autofree char *text = json_text(runs, o);
 
 		if ((out = gs_output_set_add(set, o->json, &error)) == NULL ||
 		    !gs_output_write(out, text, &error))
 			goto failed;
 	}
-	if (o->out != NULL && !gs_output_set_make_dir(set, o->out, &error))
+	if (o->out != NULL && !write_scenarios(set, runs, worst, o, &error))
 		goto failed;
-	for (guint k = 0; o->out != NULL && k < worst->len; k++) {
-		guint i = g_array_index(worst, guint, k);
-		g_autofree char *name = g_strdup_printf("situation-%u.yaml", i);
-		g_autofree char *text =
-			situation_yaml(o, i, g_array_index(rows, Situation, i).seed);
-
-		if ((out = gs_output_set_add_in(set, o->out, name, &error)) == NULL ||
-		    !gs_output_write(out, text, &error))
-			goto failed;
-	}
+	if (o->plots != NULL && (status = write_plots(set, runs, o)) != GS_EXIT_OK)
+		return status;
 	if (gs_output_set_commit(set, &error))
-		return TRUE;
+		return GS_EXIT_OK;
 failed:
 	fprintf(stderr, "gpusim montecarlo: %s\n", error->message);
-	return FALSE;
+	return GS_EXIT_USAGE;
+}
+
+/* With --policies: the tool's lines per policy, the figures side by side, the worst under each. */
+static void
+print_policies(const PolicyRuns *runs, GArray *const *worst, const McOptions *o)
+{
+	printf(", each under");
+	for (guint p = 0; p < o->n_policies; p++)
+		printf("%s %s", p > 0 ? "," : "", gs_oom_policy_names[runs[p].oom]);
+	printf("\n");
+	for (guint p = 0; p < o->n_policies; p++) {
+		Totals t = totals_of(runs[p].rows);
+
+		printf("%s:\n", gs_oom_policy_names[runs[p].oom]);
+		print_summary(&t, "  ");
+	}
+	print_side_by_side(runs, o);
+	for (guint p = 0; p < o->n_policies; p++)
+		print_worst(&runs[p], worst[p], o);
+}
+
+static void
+print_results(const PolicyRuns *runs, GArray *const *worst, const McOptions *o)
+{
+	printf("Monte Carlo: %d situations, --seed=%" G_GINT64_FORMAT " (simulated times)", o->iter,
+	       (gint64) o->seed);
+	if (o->policies_text == NULL) {
+		Totals t = totals_of(runs[0].rows);
+
+		printf("\n");
+		print_summary(&t, "");
+		print_stats(runs[0].rows);
+		print_worst(&runs[0], worst[0], o);
+	} else {
+		print_policies(runs, worst, o);
+	}
+	if (o->out == NULL)
+		printf("  (--out=DIR writes each as a scenario for 'gpusim run')\n");
 }
 
 static int
 montecarlo(const McOptions *o)
 {
-	g_autoptr(GArray) rows = g_array_sized_new(FALSE, FALSE, sizeof(Situation), (guint) o->iter);
-	g_autoptr(GArray) worst = NULL;
-	Totals t;
+	PolicyRuns runs[GS_N_OOM_POLICIES];
+	GArray *worst[GS_N_OOM_POLICIES] = {NULL};
+	int status = GS_EXIT_USAGE;
 
-	if (!run_situations(o, rows))
-		return GS_EXIT_USAGE;
-	t = totals_of(rows);
-	worst = worst_of(rows);
-	if (!write_outputs(rows, worst, &t, o))
-		return GS_EXIT_USAGE;
-	printf("Monte Carlo: %d situations, --seed=%" G_GINT64_FORMAT " (simulated times)\n",
-	       o->iter, (gint64) o->seed);
-	print_summary(&t);
-	print_stats(rows);
-	print_worst(rows, worst, o);
-	return GS_EXIT_OK;
+	for (guint p = 0; p < o->n_policies; p++)
+		policy_runs_init(&runs[p], o->policies[p], o);
+	if (run_situations(o, runs)) {
+		for (guint p = 0; p < o->n_policies; p++)
+			worst[p] = worst_of(runs[p].rows);
+		status = write_outputs(runs, worst, o);
+	}
+	if (status == GS_EXIT_OK)
+		print_results(runs, worst, o);
+	for (guint p = 0; p < o->n_policies; p++) {
+		policy_runs_clear(&runs[p]);
+		if (worst[p] != NULL)
+			g_array_unref(worst[p]);
+	}
+	return status;
 }
 
 static const char description[] =
@@ -690,8 +1086,20 @@ static const char description[] =
 	"ASYNC's failure handler is modelled. --taskRetry=0 and --shuffleThreads=0 are\n"
 	"taken. --noLog and --debugOOMs are taken and do nothing.\n"
 	"\n"
+	"--policies=A,B,... runs every situation under each policy named (fail, block,\n"
+	"retry: the policies compare knows), the same situations for each: the tool's\n"
+	"lines per policy, then the figures side by side, the worst situations under\n"
+	"each (--out writes situation-I-POLICY.yaml), and in --json an object per\n"
+	"policy under \"policies\". --baseline is the policy fail, and is refused with it.\n"
+	"\n"
+	"--plots=DIR writes, for task time (first start to end), retries and time\n"
+	"blocked per task, the empirical CDF over the tasks of every situation, a\n"
+	"curve per policy: cdf-task-time, cdf-retries and cdf-blocked, as .csv and,\n"
+	"with gnuplot, .png and .svg. Tasks cut short by a deadlock or timeout are not\n"
+	"counted; a curve's title says how many tasks it counts.\n"
+	"\n"
 	"Exit status: 0 every situation ran (whatever its outcome); 2 bad usage or an\n"
-	"output that could not be written.";
+	"output that could not be written; 4 a plot failed.";
 
 int
 gs_cmd_montecarlo(int argc, char **argv)
@@ -731,6 +1139,10 @@ gs_cmd_montecarlo(int argc, char **argv)
 		 "How much a task varies the template (default 0.05)", "X"},
 		{"baseline", 0, 0, G_OPTION_ARG_NONE, &o.baseline,
 		 "Without the retry state machine: policy.oom fail", NULL},
+		{"policies", 0, 0, G_OPTION_ARG_STRING, &o.policies_text,
+		 "Run every situation under each of these OOM policies (fail, block, retry), "
+		 "side by side",
+		 "A,B,..."},
 		{"noLog", 0, 0, G_OPTION_ARG_NONE, &o.no_log, "Taken, for the tool's sake; no effect",
 		 NULL},
 		{"debugOOMs", 0, 0, G_OPTION_ARG_NONE, &o.debug_ooms,
@@ -741,6 +1153,10 @@ gs_cmd_montecarlo(int argc, char **argv)
 		 "Write totals, statistics and a row per situation as JSON (- for stdout)", "FILE"},
 		{"out", 'o', 0, G_OPTION_ARG_FILENAME, &o.out,
 		 "Write the worst situations as scenarios in DIR", "DIR"},
+		{"plots", 0, 0, G_OPTION_ARG_FILENAME, &o.plots,
+		 "Write CDFs of task time, retries and blocked time per task in DIR (with gnuplot, "
+		 "as PNG and SVG)",
+		 "DIR"},
 		{"quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "Print no progress dots", NULL},
 		G_OPTION_ENTRY_NULL,
 	};
@@ -764,5 +1180,7 @@ gs_cmd_montecarlo(int argc, char **argv)
 	g_free(o.alloc_mode);
 	g_free(o.json);
 	g_free(o.out);
+	g_free(o.policies_text);
+	g_free(o.plots);
 	return status;
 }

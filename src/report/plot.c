@@ -3,6 +3,7 @@
  */
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -163,6 +164,109 @@ gs_plot_set_byte_unit(GString *vars, gint64 max_bytes)
 
 	gs_plot_set_number(vars, "bdiv", size);
 	gs_plot_set_string(vars, "bunit", name);
+}
+
+/* ---- cumulative distributions ---- */
+
+static gint
+compare_doubles(gconstpointer a, gconstpointer b)
+{
+	double x = *(const double *) a, y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+static void
+add_point(GArray *points, double x, double p)
+{
+	GsCdfPoint point = {x, p};
+
+	g_array_append_val(points, point);
+}
+
+GArray *
+gs_plot_cdf(double *values, gsize n, guint max_points)
+{
+	GArray *points = g_array_new(FALSE, FALSE, sizeof(GsCdfPoint));
+	guint64 next = 1; /* the next multiple of 1/max_points to reach, in those units */
+
+	if (n == 0)
+		return points;
+	qsort(values, n, sizeof *values, compare_doubles);
+	add_point(points, values[0], 0);
+	for (gsize i = 0; i < n; i++) {
+		/* Values at most values[i], once it is the last of its kind. */
+		guint64 at_most = i + 1;
+
+		if (at_most < n && values[i + 1] == values[i])
+			continue;
+		/* In whole numbers, so that no point is lost or kept by a rounding. */
+		if (at_most < n && max_points > 0 && at_most * max_points < next * n)
+			continue;
+		/* The count over n, not a running sum of 1/n: the last is exactly 1. */
+		add_point(points, values[i], (double) at_most / (double) n);
+		if (max_points > 0)
+			next = at_most * max_points / n + 1;
+	}
+	return points;
+}
+
+/* The largest value of any sample, 0 for none. */
+static double
+samples_max(GPtrArray *samples)
+{
+	double max = 0;
+
+	for (guint i = 0; i < samples->len; i++) {
+		GArray *a = samples->pdata[i];
+
+		for (guint k = 0; k < a->len; k++)
+			max = MAX(max, g_array_index(a, double, k));
+	}
+	return max;
+}
+
+static void
+append_curve(GString *csv, const char *label, GArray *points, double div)
+{
+	char x[G_ASCII_DTOSTR_BUF_SIZE], p[G_ASCII_DTOSTR_BUF_SIZE];
+
+	g_string_append_printf(csv, "# %s\n", label);
+	for (guint k = 0; k < points->len; k++) {
+		const GsCdfPoint *point = &g_array_index(points, GsCdfPoint, k);
+
+		/* 12 digits: finer than any picture, and p still rises for up to 10^11 values. */
+		g_string_append_printf(csv, "%s,%s\n",
+				       g_ascii_formatd(x, sizeof x, "%.12g", point->x / div),
+				       g_ascii_formatd(p, sizeof p, "%.12g", point->p));
+	}
+}
+
+void
+gs_plot_cdf_inputs(GPtrArray *samples, const char *const *labels, const char *what,
+		   gboolean is_time, guint max_points, GString *csv, GString *vars)
+{
+	double div = 1;
+	const char *unit = is_time ? gs_plot_time_unit(samples_max(samples), &div) : NULL;
+	g_autofree char *xlabel =
+		unit != NULL ? g_strdup_printf("%s (%s)", what, unit) : g_strdup(what);
+
+	g_string_append_printf(csv, "# %s, fraction of the values at most it; a block per curve\n",
+			       xlabel);
+	gs_plot_set_number(vars, "n", samples->len);
+	for (guint i = 0; i < samples->len; i++) {
+		GArray *values = samples->pdata[i];
+		g_autoptr(GArray) points =
+			gs_plot_cdf((double *) (void *) values->data, values->len, max_points);
+		g_autofree char *title = g_strdup_printf("title%u", i + 1);
+
+		if (i > 0)
+			g_string_append(csv, "\n\n");
+		append_curve(csv, labels[i], points, div);
+		gs_plot_set_string(vars, title, labels[i]);
+	}
+	gs_plot_set_string(vars, "xlabel", xlabel);
+	gs_plot_set_number(vars, "counts", is_time ? 0 : 1);
 }
 
 /* Runs gnuplot; FALSE with @error holding what it said when it failed. */
