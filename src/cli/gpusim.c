@@ -76,10 +76,14 @@ cmd_validate(int argc, char **argv)
 {
 	g_autoptr(GOptionContext) context = g_option_context_new("SCENARIO.yaml…");
 	g_autoptr(GError) error = NULL;
-	gboolean all_ok = TRUE, list_keys = FALSE;
+	gboolean all_ok = TRUE, list_keys = FALSE, list_all_keys = FALSE;
 	const GOptionEntry entries[] = {
 		{"list-keys", 0, 0, G_OPTION_ARG_NONE, &list_keys,
 		 "List the keys --set takes, each with the words it takes (after a tab), and exit",
+		 NULL},
+		{"list-all-keys", 0, 0, G_OPTION_ARG_NONE, &list_all_keys,
+		 "List every key a scenario may hold, in sequences (tasks[].id) and ops (alloc.size) "
+		 "too, and exit",
 		 NULL},
 		{NULL},
 	};
@@ -96,8 +100,8 @@ cmd_validate(int argc, char **argv)
 			error->message);
 		return GS_EXIT_USAGE;
 	}
-	if (list_keys) {
-		g_auto(GStrv) keys = gs_loader_set_keys();
+	if (list_keys || list_all_keys) {
+		g_auto(GStrv) keys = list_all_keys ? gs_loader_format_keys() : gs_loader_set_keys();
 
 		for (guint i = 0; keys[i] != NULL; i++)
 			puts(keys[i]);

@@ -1230,8 +1230,28 @@ typedef enum {
 	F_OTHER,    /* known key, read by the caller */
 } FieldKind;
 
+/* What an expectation compares (expect.totals, expect.tasks.ID). */
+typedef enum {
+	VK_COUNT,    /* a whole number */
+	VK_NS,       /* nanoseconds: a whole number or a duration */
+	VK_DURATION, /* a duration */
+	VK_SIZE,     /* a size */
+	VK_OUTCOME,  /* a word of outcome_names, == or != only */
+} ValueKind;
+
+typedef struct {
+	const char *key;
+	ValueKind kind;
+} ExpectKey;
+
 typedef struct Field Field;
 
+/*
+ * A row of a table of keys. items, values and each describe what the reader
+ * of an F_CUSTOM or F_OTHER row reads, and names the words of an F_OTHER
+ * row, for the list of every key (gs_loader_format_keys()): nothing reads a
+ * scenario by them.
+ */
 struct Field {
 	const char *key;
 	FieldKind kind;
@@ -1242,6 +1262,10 @@ struct Field {
 	const char *const *names;  /* F_ENUM: NULL-terminated, index = value */
 	const Field *sub;          /* F_MAP, and F_CUSTOM reading a map by it: NULL-key-terminated */
 	gboolean (*custom)(Loader *l, const Node *v, const char *path, gpointer base);
+	const Field *items;        /* a sequence of maps, each read by this table */
+	const ExpectKey *values;   /* a map of expected values, read by this table */
+	const char *each;          /* a map of the scenario's names (its placeholder, "TASK"),
+				      each value read by sub or values */
 };
 
 #define FIELD(k, kind_, type, member, ...) \
@@ -2128,7 +2152,7 @@ static const Field reserve_fields[] = {
 	FIELD("strategy", F_ENUM, GsOp, reserve.strategy, .names = strategy_names),
 	FIELD("mode", F_ENUM, GsOp, reserve.mode, .names = mode_names),
 	FIELD("device", F_COUNT, GsOp, reserve.device),
-	OTHER("tiers"),
+	OTHER("tiers", .names = tier_names),
 	FIELD("from", F_ENUM, GsOp, reserve.from, .names = tier_names),
 	FIELD("to", F_ENUM, GsOp, reserve.to, .names = tier_names),
 	{.key = NULL},
@@ -2845,7 +2869,7 @@ static const Field task_fields[] = {
 	FIELD("priority", F_COUNT, GsTaskSpec, priority, .min = 1),
 	FIELD("repeat", F_COUNT, GsTaskSpec, repeat, .min = 1, .max = GS_MAX_THREADS),
 	FIELD("every", F_DURATION, GsTaskSpec, every),
-	OTHER("threads", .required = TRUE),
+	OTHER("threads", .required = TRUE, .items = thread_fields),
 	{.key = NULL},
 };
 
@@ -2926,19 +2950,6 @@ read_tasks(Loader *l, const Node *v, const char *path, gpointer base)
 }
 
 /* ==== expectations (SPEC §3.8) ==== */
-
-typedef enum {
-	VK_COUNT,    /* a whole number */
-	VK_NS,       /* nanoseconds: a whole number or a duration */
-	VK_DURATION, /* a duration */
-	VK_SIZE,     /* a size */
-	VK_OUTCOME,  /* a word of outcome_names, == or != only */
-} ValueKind;
-
-typedef struct {
-	const char *key;
-	ValueKind kind;
-} ExpectKey;
 
 static const ExpectKey totals_keys[] = {
 	{"tasks", VK_COUNT},
@@ -4015,13 +4026,13 @@ read_expect_at(Loader *l, const Node *v)
 }
 
 static const Field expect_fields[] = {
-	OTHER("outcome"),
+	OTHER("outcome", .names = outcome_names),
 	OTHER("makespan"),
 	OTHER("makespan_ns"),
-	OTHER("totals"),
-	OTHER("tasks"),
-	OTHER("threads"),
-	OTHER("at"),
+	OTHER("totals", .values = totals_keys),
+	OTHER("tasks", .values = task_expect_keys, .each = "TASK"),
+	OTHER("threads", .sub = expect_thread_fields, .each = "THREAD"),
+	OTHER("at", .items = expect_at_fields),
 	{.key = NULL},
 };
 
@@ -4083,33 +4094,74 @@ static const Field root_fields[] = {
 	SUBMAP("executor", executor_fields),
 	SUBMAP("policy", policy_fields),
 	CUSTOM("variants", read_variants),
-	CUSTOM("tasks", read_tasks),
-	CUSTOM("pool_threads", read_pool_threads),
+	CUSTOM("tasks", read_tasks, .items = task_fields),
+	CUSTOM("pool_threads", read_pool_threads, .items = pool_thread_fields),
 	CUSTOM("generate", read_generate, .sub = generate_fields),
-	CUSTOM("expect", read_expect),
+	CUSTOM("expect", read_expect, .sub = expect_fields),
 	{.key = NULL},
 };
 
-/* ---- the keys --set takes ---- */
+/* ---- the keys --set takes, and every key ---- */
 
-/* Appends the scalar keys of @fields under @prefix to @out, each with the words it takes. */
+/* The ops that take a map, by the table that reads it. */
+static const struct {
+	GsOpKind kind;
+	const Field *fields;
+} op_tables[] = {
+	{GS_OP_ALLOC, alloc_fields},
+	{GS_OP_FREE, free_fields},
+	{GS_OP_COMPUTE, compute_fields},
+	{GS_OP_RETRY, retry_fields},
+	{GS_OP_RESERVE, reserve_fields},
+	{GS_OP_BORROW_STREAM, borrow_fields},
+	{GS_OP_POOL, pool_fields},
+	{GS_OP_INJECT, inject_fields},
+	{GS_OP_ACQUIRE_EXECUTION, execution_fields},
+	{GS_OP_RELEASE_EXECUTION, execution_fields},
+	{GS_OP_ALLOCATE_PAGE, page_fields},
+	{GS_OP_ACQUIRE_STORAGE, storage_fields},
+	{GS_OP_RELEASE_STORAGE, release_storage_fields},
+	{GS_OP_REPEAT, repeat_fields},
+	{GS_OP_VALUE, value_fields},
+};
+
+/* "KEY", or "KEY<TAB>WORD WORD..." for a key that takes one of some words. */
+static char *
+key_line(const Field *f, const char *key)
+{
+	g_autofree char *words = NULL;
+
+	if (f->kind == F_BOOL)
+		return g_strdup_printf("%s\ttrue false", key);
+	if (f->names == NULL)
+		return g_strdup(key);
+	words = g_strjoinv(" ", (char **) f->names);
+	return g_strdup_printf("%s\t%s", key, words);
+}
+
+/*
+ * Appends the keys of @fields under @prefix to @out: with @all every key,
+ * the maps and sequences too (a sequence's items as KEY[].ITEM_KEY, a map of
+ * names as KEY.TASK.ITEM_KEY); else only the values --set can reach.
+ */
 static void
-list_keys(const Field *fields, const char *prefix, GPtrArray *out)
+list_keys(const Field *fields, const char *prefix, gboolean all, GPtrArray *out)
 {
 	for (const Field *f = fields; f->key != NULL; f++) {
 		g_autofree char *key = field_path(prefix, f->key);
+		g_autofree char *inner = f->each != NULL ? field_path(key, f->each) : g_strdup(key);
+		g_autofree char *items = g_strdup_printf("%s[]", key);
 
-		if (f->sub != NULL) {
-			list_keys(f->sub, key, out);
-		} else if (f->kind == F_ENUM) {
-			g_autofree char *words = g_strjoinv(" ", (char **) f->names);
-
-			g_ptr_array_add(out, g_strdup_printf("%s\t%s", key, words));
-		} else if (f->kind == F_BOOL) {
-			g_ptr_array_add(out, g_strdup_printf("%s\ttrue false", key));
-		} else if (f->kind != F_CUSTOM && f->kind != F_OTHER) {
-			g_ptr_array_add(out, g_steal_pointer(&key));
-		}
+		if (all || (f->sub == NULL && f->kind != F_CUSTOM && f->kind != F_OTHER))
+			g_ptr_array_add(out, key_line(f, key));
+		if (!all && f->each != NULL)
+			continue;
+		if (f->sub != NULL)
+			list_keys(f->sub, inner, all, out);
+		for (const ExpectKey *k = f->values; all && k != NULL && k->key != NULL; k++)
+			g_ptr_array_add(out, field_path(inner, k->key));
+		if (all && f->items != NULL)
+			list_keys(f->items, items, all, out);
 	}
 }
 
@@ -4118,7 +4170,33 @@ gs_loader_set_keys(void)
 {
 	GPtrArray *out = g_ptr_array_new();
 
-	list_keys(root_fields, "", out);
+	list_keys(root_fields, "", FALSE, out);
+	g_ptr_array_add(out, NULL);
+	return (char **) g_ptr_array_free(out, FALSE);
+}
+
+/* The op words, each followed by the keys of its map (alloc.size), if it takes one. */
+static void
+list_op_keys(GPtrArray *out)
+{
+	for (guint i = 0; i < GS_N_OP_KINDS; i++) {
+		const char *name = gs_op_kind_name((GsOpKind) i);
+
+		g_ptr_array_add(out, g_strdup(name));
+		for (guint t = 0; t < G_N_ELEMENTS(op_tables); t++) {
+			if (op_tables[t].kind == (GsOpKind) i)
+				list_keys(op_tables[t].fields, name, TRUE, out);
+		}
+	}
+}
+
+char **
+gs_loader_format_keys(void)
+{
+	GPtrArray *out = g_ptr_array_new();
+
+	list_keys(root_fields, "", TRUE, out);
+	list_op_keys(out);
 	g_ptr_array_add(out, NULL);
 	return (char **) g_ptr_array_free(out, FALSE);
 }

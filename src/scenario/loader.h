@@ -64,6 +64,15 @@ GsWorkload *gs_loader_load_text(const char *name, const char *text, gsize len,
  */
 char **gs_loader_set_keys(void);
 
+/*
+ * Every key a scenario may hold, from the same tables, in the same format:
+ * the maps and sequences too, a sequence's items as "tasks[].id", a map of
+ * the scenario's own names as "expect.tasks.TASK.outcome", then each op's
+ * word and the keys of its map ("alloc", "alloc.size"). The manual page
+ * gpusim-scenario(5) documents each (tests/check-man-scenario.sh).
+ */
+char **gs_loader_format_keys(void);
+
 typedef enum { GS_QUANTITY_SIZE, GS_QUANTITY_DURATION, GS_QUANTITY_BANDWIDTH } GsQuantity;
 
 /*
