@@ -9,7 +9,7 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${GPUSIM_BUILD_DIR:-$top/build}
 packages=(gcc make autoconf automake libtool pkg-config libglib2.0-dev libyaml-dev check gnuplot-nox
-	bash-completion)
+	bash-completion parallel)
 # A clang build (CC=clang) needs compiler-rt too: the sanitizers' runtimes and libFuzzer.
 if [[ "${CC:-}" == clang* || " $* " == *" CC=clang"* ]]; then
 	packages+=(clang libclang-rt-dev)

@@ -11,7 +11,7 @@ version=$(sed -n 's/^AC_INIT(\[gpusim\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/conf
 out=$("$gpusim" --help) || fail "--help exited $?"
 echo "$out" | grep -q 'Usage:' || fail "--help has no usage line"
 echo "$out" | grep -q -- '--version' || fail "--help does not list --version"
-for command in run compare sweep validate import-rmm-log import-state-log calibrate; do
+for command in run compare sweep merge validate import-rmm-log import-state-log calibrate; do
 	echo "$out" | grep -q "^  $command " || fail "--help does not list $command"
 	"$gpusim" "$command" --help >/dev/null || fail "$command --help exited $?"
 done
@@ -44,6 +44,9 @@ if command -v bash >/dev/null 2>&1 && [ -f /usr/share/bash-completion/bash_compl
 		fail "an enum's words: $(complete 'run --set memory.gpu.allocator=')"
 	[ "$(complete 'montecarlo --policies=retry,b')" = "retry,block " ] ||
 		fail "a policy after another: $(complete 'montecarlo --policies=retry,b')"
+	[ "$(complete 'sweep --sh')" = "--shard= " ] || fail "sweep --shard: $(complete 'sweep --sh')"
+	[ "$(complete 'mer')" = "merge " ] || fail "the merge command: $(complete 'mer')"
+	[ "$(complete 'merge --')" = "--out= --quiet --help " ] || fail "merge's options: $(complete 'merge --')"
 else
 	echo "bash-completion is not installed: the completion itself was not tried"
 fi

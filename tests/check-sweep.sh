@@ -88,5 +88,9 @@ grep -q '^--set policy.oom=sometimes:1:[0-9]*: .*(with variant roomy)$' "$tmp/er
 [ "$(status "$gpusim" sweep --out="$tmp/x6" --param no.such.key=1 "$small")" = 2 ] || fail "an unknown key"
 [ "$(status "$gpusim" sweep --out="$tmp/x7" --param seed=1 --variants=nope "$small")" = 2 ] ||
 	fail "an unknown variant"
-for d in x1 x2 x3 x4 x5 x6 x7; do [ ! -e "$tmp/$d" ] || fail "a failed sweep wrote $d"; done
+[ "$(status "$gpusim" sweep --out="$tmp/x8" --param seed="$(seq -s, 1 1000)" \
+	--param executor.slots="$(seq -s, 1 1001)" "$small")" = 2 ] || fail "a grid of over a million runs"
+grep -q '^gpusim sweep: the grid has more than 1000000 runs$' "$tmp/err" ||
+	fail "too large a grid: $(cat "$tmp/err")"
+for d in x1 x2 x3 x4 x5 x6 x7 x8; do [ ! -e "$tmp/$d" ] || fail "a failed sweep wrote $d"; done
 echo "gpusim sweep: grid, sweep.csv, determinism, progress and errors behave"

@@ -359,36 +359,62 @@ gs_batch_csv_header(void)
 }
 
 void
-gs_batch_csv_metrics(GString *s, const GsResult *r)
+gs_batch_metrics(const GsResult *r, GsBatchMetrics *m)
 {
 	const gint64 values[] = {
-		r->makespan_ns,
-		r->totals.tasks,
-		r->totals.tasks_completed,
-		r->totals.tasks_failed,
-		r->totals.task_attempts,
-		(gint64) r->totals.retries,
-		(gint64) r->totals.splits,
-		r->totals.blocked_ns,
-		r->totals.lost_ns,
-		r->totals.spill_block_ns,
-		r->totals.semaphore_wait_ns,
-		(gint64) r->totals.deadlocks_busted,
-		(gint64) r->totals.deadlocks_unresolved,
-		r->totals.spilled_gpu_to_host,
-		r->totals.spilled_host_to_disk,
-		r->totals.unspilled_host_to_gpu,
-		r->totals.unspilled_disk_to_host,
-		r->tiers[GS_TIER_GPU].peak_used,
-		r->tiers[GS_TIER_HOST].peak_used,
-		r->tiers[GS_TIER_DISK].peak_used,
-		r->tiers[GS_TIER_GPU].mean_used,
-		r->tiers[GS_TIER_GPU].capacity,
+		[GS_METRIC_MAKESPAN_NS] = r->makespan_ns,
+		[GS_METRIC_TASKS] = r->totals.tasks,
+		[GS_METRIC_TASKS_COMPLETED] = r->totals.tasks_completed,
+		[GS_METRIC_TASKS_FAILED] = r->totals.tasks_failed,
+		[GS_METRIC_TASK_ATTEMPTS] = r->totals.task_attempts,
+		[GS_METRIC_RETRIES] = (gint64) r->totals.retries,
+		[GS_METRIC_SPLITS] = (gint64) r->totals.splits,
+		[GS_METRIC_BLOCKED_NS] = r->totals.blocked_ns,
+		[GS_METRIC_LOST_NS] = r->totals.lost_ns,
+		[GS_METRIC_SPILL_BLOCK_NS] = r->totals.spill_block_ns,
+		[GS_METRIC_SEMAPHORE_WAIT_NS] = r->totals.semaphore_wait_ns,
+		[GS_METRIC_DEADLOCKS_BUSTED] = (gint64) r->totals.deadlocks_busted,
+		[GS_METRIC_DEADLOCKS_UNRESOLVED] = (gint64) r->totals.deadlocks_unresolved,
+		[GS_METRIC_SPILLED_GPU_TO_HOST] = r->totals.spilled_gpu_to_host,
+		[GS_METRIC_SPILLED_HOST_TO_DISK] = r->totals.spilled_host_to_disk,
+		[GS_METRIC_UNSPILLED_HOST_TO_GPU] = r->totals.unspilled_host_to_gpu,
+		[GS_METRIC_UNSPILLED_DISK_TO_HOST] = r->totals.unspilled_disk_to_host,
+		[GS_METRIC_PEAK_GPU_USED] = r->tiers[GS_TIER_GPU].peak_used,
+		[GS_METRIC_PEAK_HOST_USED] = r->tiers[GS_TIER_HOST].peak_used,
+		[GS_METRIC_PEAK_DISK_USED] = r->tiers[GS_TIER_DISK].peak_used,
+		[GS_METRIC_MEAN_GPU_USED] = r->tiers[GS_TIER_GPU].mean_used,
+		[GS_METRIC_GPU_CAPACITY] = r->tiers[GS_TIER_GPU].capacity,
 	};
 
-	g_string_append(s, gs_outcome_name(r->outcome));
-	for (guint i = 0; i < G_N_ELEMENTS(values); i++)
-		g_string_append_printf(s, ",%" G_GINT64_FORMAT, values[i]);
+	G_STATIC_ASSERT(G_N_ELEMENTS(values) == GS_N_METRICS);
+	m->outcome = r->outcome;
+	memcpy(m->value, values, sizeof values);
+}
+
+void
+gs_batch_csv_metrics(GString *s, const GsBatchMetrics *m)
+{
+	g_string_append(s, gs_outcome_name(m->outcome));
+	for (guint i = 0; i < GS_N_METRICS; i++)
+		g_string_append_printf(s, ",%" G_GINT64_FORMAT, m->value[i]);
+}
+
+gboolean
+gs_batch_csv_parse_metrics(const char *text, GsBatchMetrics *m)
+{
+	g_auto(GStrv) cells = g_strsplit(text, ",", -1);
+	gboolean known = FALSE;
+
+	if (g_strv_length(cells) != 1 + GS_N_METRICS)
+		return FALSE;
+	for (GsOutcome o = GS_OUTCOME_COMPLETED; o <= GS_OUTCOME_TIMEOUT && !known; o++) {
+		known = strcmp(cells[0], gs_outcome_name(o)) == 0;
+		m->outcome = o;
+	}
+	for (guint i = 0; known && i < GS_N_METRICS; i++)
+		known = g_ascii_string_to_signed(cells[1 + i], 10, G_MININT64, G_MAXINT64,
+						 &m->value[i], NULL);
+	return known;
 }
 
 void

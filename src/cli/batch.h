@@ -18,7 +18,8 @@
  * device must not overlap.
  *
  * It also writes the metrics every comparison reports, as CSV columns, so
- * that summary.csv and sweep.csv agree. It prints nothing; progress goes to a
+ * that summary.csv and sweep.csv agree, and reads those columns back (a
+ * sweep's shards keep their runs' metrics so). It prints nothing; progress goes to a
  * callback, which is called under a lock, one job at a time.
  */
 #ifndef GPUSIM_BATCH_H
@@ -114,6 +115,45 @@ gboolean gs_batch_run(GPtrArray *jobs, const GsDriver *driver, guint workers,
 
 /* ---- the metrics of a comparison, as CSV ---- */
 
+/* The metrics of a run after its outcome, in the order of their columns. */
+typedef enum {
+	GS_METRIC_MAKESPAN_NS,
+	GS_METRIC_TASKS,
+	GS_METRIC_TASKS_COMPLETED,
+	GS_METRIC_TASKS_FAILED,
+	GS_METRIC_TASK_ATTEMPTS,
+	GS_METRIC_RETRIES,
+	GS_METRIC_SPLITS,
+	GS_METRIC_BLOCKED_NS,
+	GS_METRIC_LOST_NS,
+	GS_METRIC_SPILL_BLOCK_NS,
+	GS_METRIC_SEMAPHORE_WAIT_NS,
+	GS_METRIC_DEADLOCKS_BUSTED,
+	GS_METRIC_DEADLOCKS_UNRESOLVED,
+	GS_METRIC_SPILLED_GPU_TO_HOST,
+	GS_METRIC_SPILLED_HOST_TO_DISK,
+	GS_METRIC_UNSPILLED_HOST_TO_GPU,
+	GS_METRIC_UNSPILLED_DISK_TO_HOST,
+	GS_METRIC_PEAK_GPU_USED,
+	GS_METRIC_PEAK_HOST_USED,
+	GS_METRIC_PEAK_DISK_USED,
+	GS_METRIC_MEAN_GPU_USED,
+	GS_METRIC_GPU_CAPACITY,
+	GS_N_METRICS
+} GsBatchMetric;
+
+/*
+ * What a comparison reports of a run: all of it is in its CSV columns, so a
+ * run's row read back (a shard of a sweep, merged) gives the same record.
+ */
+typedef struct {
+	GsOutcome outcome;
+	gint64 value[GS_N_METRICS];
+} GsBatchMetrics;
+
+/** The metrics of @r. */
+void gs_batch_metrics(const GsResult *r, GsBatchMetrics *m);
+
 /**
  * The metric columns, comma-separated, no newline:
  *   outcome,makespan_ns,tasks,tasks_completed,tasks_failed,task_attempts,
@@ -124,8 +164,15 @@ gboolean gs_batch_run(GPtrArray *jobs, const GsDriver *driver, guint workers,
  */
 const char *gs_batch_csv_header(void);
 
-/** Appends the metric columns of @r, in the header's order, without a newline. */
-void gs_batch_csv_metrics(GString *s, const GsResult *r);
+/** Appends the metric columns of @m, in the header's order, without a newline. */
+void gs_batch_csv_metrics(GString *s, const GsBatchMetrics *m);
+
+/**
+ * Reads back what gs_batch_csv_metrics() appended: @text, the metric columns
+ * alone, into *@m. FALSE when it is not that (an unknown outcome, a column
+ * too many or too few, a value that is not a whole number).
+ */
+gboolean gs_batch_csv_parse_metrics(const char *text, GsBatchMetrics *m);
 
 /** Appends @text as one CSV field, quoted when it holds a comma, quote or newline. */
 void gs_batch_csv_field(GString *s, const char *text);

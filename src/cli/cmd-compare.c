@@ -144,10 +144,12 @@ summary_csv(GPtrArray *jobs)
 	g_string_append_printf(s, "%s\n", gs_batch_csv_header());
 	for (guint i = 0; i < jobs->len; i++) {
 		const GsBatchJob *job = jobs->pdata[i];
+		GsBatchMetrics metrics;
 
+		gs_batch_metrics(job->result, &metrics);
 		gs_batch_csv_field(s, job->variant->label);
 		g_string_append_c(s, ',');
-		gs_batch_csv_metrics(s, job->result);
+		gs_batch_csv_metrics(s, &metrics);
 		g_string_append_c(s, '\n');
 	}
 	return g_string_free(s, FALSE);
