@@ -47,6 +47,8 @@ if command -v bash >/dev/null 2>&1 && [ -f /usr/share/bash-completion/bash_compl
 	[ "$(complete 'sweep --sh')" = "--shard= " ] || fail "sweep --shard: $(complete 'sweep --sh')"
 	[ "$(complete 'mer')" = "merge " ] || fail "the merge command: $(complete 'mer')"
 	[ "$(complete 'merge --')" = "--out= --quiet --help " ] || fail "merge's options: $(complete 'merge --')"
+	[ "$(complete 'validate --list')" = "--list-keys --list-all-keys " ] ||
+		fail "validate's options: $(complete 'validate --list')"
 else
 	echo "bash-completion is not installed: the completion itself was not tried"
 fi
