@@ -5,7 +5,7 @@
 # outside a live allocation, or before the work it depends on, aborts it.
 # First, a device that faults mid-run (an illegal address, which sticks to
 # every later call) ends the run with exit status 4, its error, and no result;
-# odd alignments and host block sizes run clean.
+# odd alignments and host block sizes run clean; compare and sweep run on it.
 GS_THREADS_BACKEND=cuda
 GS_THREADS_GPUSIM="$top_builddir/tests/gpusim-cuda-on-cpu"
 export GS_THREADS_BACKEND GS_THREADS_GPUSIM
@@ -35,6 +35,23 @@ for scenario in quickstart wide-gaps-spill spill-lru spill-largest; do
 		exit 1
 	fi
 done
+# compare and sweep on the device: every variant and point runs, one after another,
+# and each result names its backend.
+if ! "$GS_THREADS_GPUSIM" compare --quiet --backend=cuda --jobs=4 --out="$tmp/compare" \
+	"$top_srcdir/scenarios/quickstart.yaml" >"$tmp/out" 2>"$tmp/err" ||
+	[ "$(grep -l '"backend": "cuda"' "$tmp/compare"/*.json | wc -l)" -ne 3 ]; then
+	echo "FAIL: compare --backend=cuda: $(ls "$tmp/compare" 2>&1)"
+	cat "$tmp/err"
+	exit 1
+fi
+if ! "$GS_THREADS_GPUSIM" sweep --quiet --backend=cuda --jobs=4 \
+	--param memory.gpu.capacity=4MiB,8MiB --out="$tmp/sweep" \
+	"$top_srcdir/scenarios/quickstart.yaml" >"$tmp/out" 2>"$tmp/err" ||
+	[ "$(grep -c '^[0-9]' "$tmp/sweep/sweep.csv")" -ne 6 ]; then
+	echo "FAIL: sweep --backend=cuda: $(cat "$tmp/sweep/sweep.csv" 2>&1)"
+	cat "$tmp/err"
+	exit 1
+fi
 rm -rf "$tmp"
 trap - EXIT
 exec "$top_srcdir/tests/check-host-backend.sh"
