@@ -16,9 +16,10 @@
 # second, allocation overhead, spill throughput and its CPU share);
 # bench-threads --backend=cuda (1 to 16 threads, fast path against the global
 # mutex); calibrate, then the simulator with the calibrated links against the
-# real run, on three scenarios. Exit status: 0 when everything ran, whatever
-# it measured; 1 when a step could not run or the CUDA tests failed, or
-# skipped (no GPU: then nothing else runs).
+# real run, on three scenarios; compare and sweep with --backend=cuda. Exit
+# status: 0 when everything ran, whatever it measured; 1 when a step could
+# not run or the CUDA tests failed, or skipped (no GPU: then nothing else
+# runs).
 set -u
 if [ $# -ne 2 ]; then
 	echo "usage: bench/gpu-checks.sh BIN OUT" >&2
@@ -183,6 +184,22 @@ if "$bin/gpusim" calibrate --backend=cuda --out="$out/device.yaml" >"$work/calib
 else
 	say "calibrate failed:"
 	fence "$work/calibrate.log"
+	status=1
+fi
+
+say ""
+say "## compare and sweep on the device (one run at a time, whatever --jobs says)"
+if "$bin/gpusim" compare --quiet --backend=cuda --jobs=4 --out="$work/compare" \
+	"$src/scenarios/studies/oom-policies.yaml" >"$work/compare.log" 2>&1 &&
+	"$bin/gpusim" sweep --quiet --backend=cuda --jobs=4 --out="$work/sweep" \
+		--param memory.gpu.capacity=512MiB,1GiB "$src/scenarios/studies/oom-policies.yaml" \
+		>"$work/sweep.log" 2>&1; then
+	fence "$work/compare/summary.csv" csv
+	fence "$work/sweep/sweep.csv" csv
+else
+	say "compare or sweep with --backend=cuda failed:"
+	fence "$work/compare.log"
+	fence "$work/sweep.log"
 	status=1
 fi
 
