@@ -83,7 +83,7 @@ has_position(const char *line)
 	return FALSE;
 }
 
-/* A message holds one error a line (the loader reports several): each has its position. */
+/* Every line of @message (the loader's has one per error) has its position. */
 void
 fuzz_check_message(const char *what, const char *message)
 {

@@ -1,9 +1,10 @@
 /*
  * Unit tests of loader.h: every kind of invalid scenario is refused with the
- * right file:line:column and message (one table row each); quantities convert
- * to base units; a complete scenario (tests/data/loader-full.yaml) loads into
- * the expected structure; includes, variants and --set merge in the right
- * order. Scenarios are written to a temporary directory; the fixtures under
+ * right file:line:column and message (one table row each), and a file's
+ * several errors with a line each, in file order, up to the limit; quantities
+ * convert to base units; a complete scenario (tests/data/loader-full.yaml)
+ * loads into the expected structure; includes, variants and --set merge in
+ * the right order. Scenarios are written to a temporary directory; the fixtures under
  * tests/data are found through $top_srcdir, which `make check` exports.
  */
 #include <check.h>
@@ -748,7 +749,10 @@ END_TEST
 typedef struct {
 	/* Inputs */
 	const char *yaml; /* s.yaml */
-	/* Outputs: the whole message, a line per error, and a newline after it */
+	/*
+	 * Outputs: the whole message, each line (an error) ended by a newline;
+	 * without a newline at its end, the start of the one line expected
+	 */
 	const char *expected;
 } SeveralRow;
 

@@ -65,9 +65,8 @@ GsWorkload *gs_loader_load_text(const char *name, const char *text, gsize len,
 				const char *variant, const char *const *sets, GError **error);
 
 /*
- * Ends each line of @error, a GS_SCENARIO_ERROR of loading with @variant,
- * with " (with variant VARIANT)", for a message that names several variants'
- * loads.
+ * Ends each line of @error, from loading with @variant, with " (with variant
+ * VARIANT)": for the commands that load every variant, to say which failed.
  */
 void gs_loader_error_in_variant(GError *error, const char *variant);
 
