@@ -94,9 +94,9 @@ GsBatchJob *gs_batch_job_new_workload(GsWorkload *workload);
 
 /**
  * Loads the scenario at @path for every job of @jobs (GsBatchJob*). On the
- * first error returns FALSE with @error set to the loader's
- * "file:line:column: ..." message, ended by " (with variant NAME)" when a
- * variant was applied.
+ * first job that fails returns FALSE with @error set to the loader's
+ * message, a "file:line:column: ..." line per error, each ended by
+ * " (with variant NAME)" when a variant was applied.
  */
 gboolean gs_batch_load(const char *path, GPtrArray *jobs, GError **error);
 
