@@ -220,7 +220,8 @@ result_json(const GsExploreOptions *eo, const GsExploreResult *r, const Replay *
 }
 
 static void
-print_summary(const GsExploreResult *r, const Replay *replays, gint64 wall_us, FILE *to)
+print_summary(const GsExploreResult *r, const Replay *replays, gboolean found, gint64 wall_us,
+	      FILE *to)
 {
 	double seconds = (double) wall_us / 1e6;
 
@@ -241,14 +242,8 @@ print_summary(const GsExploreResult *r, const Replay *replays, gint64 wall_us, F
 			gs_violation_name(k), v->detail, choices->str, v->found_at + 1,
 			gs_output_path(replays[k].scenario));
 	}
-	if (r->found[0] == NULL) {
-		gboolean any = FALSE;
-
-		for (guint k = 0; k < GS_N_VIOLATIONS; k++)
-			any |= r->found[k] != NULL;
-		if (!any)
-			fprintf(to, "  no property broken\n");
-	}
+	if (!found)
+		fprintf(to, "  no property broken\n");
 }
 
 /* ---- the command ---- */
@@ -339,7 +334,7 @@ explore(const ExploreOptions *o, GsExploreOptions *eo)
 		return GS_EXIT_USAGE;
 	}
 	if (!o->quiet)
-		print_summary(r, replays, g_get_monotonic_time() - started,
+		print_summary(r, replays, found, g_get_monotonic_time() - started,
 			      o->json != NULL && strcmp(o->json, "-") == 0 ? stderr : stdout);
 	return found ? GS_EXIT_EXPECTATION : GS_EXIT_OK;
 }
