@@ -187,6 +187,9 @@ struct Sim {
 	GsTime now;
 	gboolean watchdog_armed;
 	gboolean watchdog_idle; /* the last event was a watchdog tick that found no deadlock */
+	gboolean watchdog_started; /* its first tick has been scheduled (its phase chosen) */
+	GArray *pass;           /* GsEvent: the pass's events not yet fired, when a chooser
+				   orders them (opts.choose); NULL: the heap's order */
 	guint pending_events;   /* non-watchdog events in the heap */
 	guint live;             /* threads not DONE */
 	guint live_dedicated;   /* of which task threads */

@@ -579,7 +579,99 @@ mark_deadlock(Sim *s)
 	s->r->totals.deadlocks_unresolved = 1;
 }
 
+/* ---- choice points ---- */
+
+/* The chooser's pick among @n alternatives (n >= 2); one out of range is 0. */
+static guint
+choose(Sim *s, GsChoiceKind kind, guint n)
+{
+	guint k = s->opts.choose(kind, n, s->opts.choose_data);
+
+	return k < n ? k : 0;
+}
+
+/* Whether @ev would do anything: a resumption its thread no longer expects does not. */
+static gboolean
+event_live(Sim *s, const GsEvent *ev)
+{
+	SimThread *t;
+
+	if (ev->kind != EV_THREAD_RESUME)
+		return TRUE;
+	t = thread_of(s, ev->target);
+	return t != NULL && t->resume_seq == ev->seq && t->status != GS_RUN_DONE;
+}
+
+/*
+ * A pass as the chooser orders it: every event due now that was scheduled
+ * before @pass_end leaves the heap at once, as in the heap's order, and the
+ * chooser picks which fires next among those that would still do something.
+ * An event that would not fires at its turn in the heap's order, never being
+ * a choice, so that always picking 0 fires everything as the heap would.
+ */
+static void
+begin_chosen_pass(Sim *s, guint64 pass_end)
+{
+	GsEvent ev;
+
+	g_array_set_size(s->pass, 0);
+	while (gs_heap_pop_due_before(s->heap, s->now, pass_end, &ev))
+		g_array_append_val(s->pass, ev);
+}
+
+static gboolean
+pop_chosen(Sim *s, GsEvent *out)
+{
+	GArray *pass = s->pass;
+	guint live = 0, pick = 0, at = 0;
+
+	if (pass->len == 0)
+		return FALSE;
+	if (event_live(s, &g_array_index(pass, GsEvent, 0))) {
+		for (guint i = 0; i < pass->len; i++)
+			live += event_live(s, &g_array_index(pass, GsEvent, i));
+		pick = live >= 2 ? choose(s, GS_CHOICE_ORDER, live) : 0;
+		/* The pick-th of the events that do something. */
+		for (at = 0; pick > 0 || !event_live(s, &g_array_index(pass, GsEvent, at)); at++)
+			pick -= event_live(s, &g_array_index(pass, GsEvent, at));
+	}
+	*out = g_array_index(pass, GsEvent, at);
+	g_array_remove_index(pass, at);
+	return TRUE;
+}
+
+/* The next event of the pass that began when the heap's next sequence number was @pass_end. */
+static inline gboolean
+pop_due(Sim *s, guint64 pass_end, GsEvent *out)
+{
+	if (G_UNLIKELY(s->pass != NULL))
+		return pop_chosen(s, out);
+	return gs_heap_pop_due_before(s->heap, s->now, pass_end, out);
+}
+
 /* ---- the loop ---- */
+
+/*
+ * The first rule of the engine's or the memory's bookkeeping found broken is
+ * kept. They are checked between instants: within one, a thread the engine
+ * woke is on its way (its resumption is due at this instant) while the
+ * engine still counts it as parked, which its rules allow only for a wake-up
+ * still queued in it.
+ */
+static void
+check_invariants(Sim *s)
+{
+	const char *broken;
+
+	if (s->r->invariant_broken != NULL)
+		return;
+	broken = gs_engine_check_invariants(s->engine);
+	if (broken == NULL)
+		broken = gs_memory_check(s->mem);
+	if (broken != NULL)
+		s->r->invariant_broken =
+			g_strdup_printf("%s (broken at %" G_GINT64_FORMAT " ns)", broken, s->now);
+}
 
 static void
 fire(Sim *s, const GsEvent *ev)
@@ -622,7 +714,7 @@ fire(Sim *s, const GsEvent *ev)
 static void
 arm_watchdog(Sim *s)
 {
-	GsTime period = s->w->policy.watchdog, ticks = 1;
+	GsTime period = s->w->policy.watchdog, ticks = 1, first;
 	GsEvent next;
 
 	if (period <= 0 || s->watchdog_armed || s->run.open == 0)
@@ -630,7 +722,13 @@ arm_watchdog(Sim *s)
 	if (s->watchdog_idle && gs_heap_peek(s->heap, &next) && next.time > s->now)
 		ticks = MAX((next.time - 1 - s->now) / period, 1);
 	s->watchdog_armed = TRUE;
-	sim_schedule(s, gs_time_add(s->now, gs_time_mul((guint64) ticks, period)), EV_WATCHDOG, 0);
+	first = gs_time_mul((guint64) ticks, period);
+	/* The chooser may move the first tick earlier, within one period. */
+	if (!s->watchdog_started && s->opts.choose != NULL && period >= GS_WATCHDOG_PHASES)
+		first -= period / GS_WATCHDOG_PHASES *
+			 choose(s, GS_CHOICE_WATCHDOG_PHASE, GS_WATCHDOG_PHASES);
+	s->watchdog_started = TRUE;
+	sim_schedule(s, gs_time_add(s->now, first), EV_WATCHDOG, 0);
 }
 
 /* Threads wait and nothing but the watchdog is left that could wake them. */
@@ -698,7 +796,9 @@ finish_instant(Sim *s)
 	while (fired && !stalled(s, at_instant)) {
 		fired = FALSE;
 		pass_end = gs_heap_next_seq(s->heap);
-		while (gs_heap_pop_due_before(s->heap, s->now, pass_end, &ev)) {
+		if (s->pass != NULL)
+			begin_chosen_pass(s, pass_end);
+		while (pop_due(s, pass_end, &ev)) {
 			if (ev.kind != EV_WATCHDOG)
 				s->pending_events--;
 			s->r->events_processed++;
@@ -780,8 +880,11 @@ run_loop(Sim *s)
 			stop_at_horizon(s);
 			return;
 		}
-		if (next.time > s->now)
+		if (next.time > s->now) {
 			at_instant = 0;
+			if (G_UNLIKELY(s->opts.check_invariants))
+				check_invariants(s);
+		}
 		if (s->opts.max_events > 0 && s->r->events_processed >= s->opts.max_events) {
 			s->r->outcome = GS_OUTCOME_TIMEOUT;
 			return;
@@ -789,7 +892,9 @@ run_loop(Sim *s)
 		s->now = next.time;
 		/* One pass: the events due now; what they schedule fires in the next. */
 		pass_end = gs_heap_next_seq(s->heap);
-		while (gs_heap_pop_due_before(s->heap, s->now, pass_end, &ev)) {
+		if (s->pass != NULL)
+			begin_chosen_pass(s, pass_end);
+		while (pop_due(s, pass_end, &ev)) {
 			if (ev.kind != EV_WATCHDOG)
 				s->pending_events--;
 			s->r->events_processed++;
@@ -881,6 +986,8 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->proactive_copy = g_array_new(FALSE, TRUE, sizeof(GsSpillBufId));
 	g_array_set_size(s->proactive_copy, gs_memory_n_gpus(s->mem));
 	s->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
+	if (s->opts.choose != NULL)
+		s->pass = g_array_new(FALSE, FALSE, sizeof(GsEvent));
 	table_init(&s->tasks, sizeof(SimTask));
 	table_init(&s->threads, sizeof(SimThread));
 	gs_run_members_init(&s->outside, G_STRUCT_OFFSET(SimThread, outside_at));
@@ -958,6 +1065,8 @@ sim_clear(Sim *s)
 	g_array_unref(s->downgrading);
 	g_array_unref(s->proactive_copy);
 	g_array_unref(s->moves);
+	if (s->pass != NULL)
+		g_array_unref(s->pass);
 	gs_memory_free(s->mem);
 	gs_heap_free(s->heap);
 	gs_engine_free(s->engine);
@@ -975,6 +1084,8 @@ gs_sim_run(const GsWorkload *w, const GsRunOptions *opts)
 	sample(&s);
 	arm_watchdog(&s);
 	run_loop(&s);
+	if (s.opts.check_invariants && s.r->outcome != GS_OUTCOME_TIMEOUT)
+		check_invariants(&s);
 	sim_finish(&s);
 	r = s.r;
 	sim_clear(&s);

@@ -616,6 +616,8 @@ typedef struct {
 	GsExpect expect;
 	GPtrArray *variant_names; /* char*, in the order written */
 	GsTaskMaker *maker;       /* makes the generated tasks' threads; NULL: all are there */
+	GArray *schedule;         /* guint: the choices the simulator takes where an executor
+				     could take another order (explore); empty: the default order */
 } GsWorkload;
 
 /** A workload with every default of SPEC §3 and no tasks. */

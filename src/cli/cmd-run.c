@@ -21,6 +21,7 @@
 #include "report/expect.h"
 #include "report/output.h"
 #include "report/report.h"
+#include "run/schedule.h"
 #include "scenario/generate.h"
 #include "scenario/loader.h"
 
@@ -261,6 +262,39 @@ end_progress(const Progress *pr)
 	}
 }
 
+/*
+ * A scenario's schedule: the simulator takes its choices (schedule.h). FALSE,
+ * having said why, when the driver is a real backend, whose order is the
+ * machine's.
+ */
+static gboolean
+follow_schedule(const GsWorkload *w, const GsDriver *driver, GsRunOptions *options,
+		GsSchedule *schedule)
+{
+	gs_schedule_init(schedule, (const guint *) w->schedule->data, w->schedule->len, NULL);
+	if (w->schedule->len == 0)
+		return TRUE;
+	if (driver->backend != NULL) {
+		fprintf(stderr, "gpusim run: %s: schedule: only the simulator replays a schedule; "
+				"the %s backend's order is the machine's\n", w->file, driver->name);
+		return FALSE;
+	}
+	options->choose = gs_schedule_choose;
+	options->choose_data = schedule;
+	return TRUE;
+}
+
+/* The run took every choice of the schedule, as written: otherwise it replayed something else. */
+static gboolean
+schedule_followed(const GsWorkload *w, const GsSchedule *schedule)
+{
+	g_autofree char *why = gs_schedule_mismatch(schedule);
+
+	if (why != NULL)
+		fprintf(stderr, "gpusim run: %s: schedule: %s\n", w->file, why);
+	return why == NULL;
+}
+
 static int
 run_loaded(GsWorkload *w, const RunOptions *o, const GsDriver *driver, GsRunOptions *options,
 	   GsOutputSet *set, const RunOutputs *outs)
@@ -272,7 +306,10 @@ run_loaded(GsWorkload *w, const RunOptions *o, const GsDriver *driver, GsRunOpti
 	gint64 wall_ns;
 	int status = GS_EXIT_OK;
 	Progress progress = {.started = started};
+	g_auto(GsSchedule) schedule = {0};
 
+	if (!follow_schedule(w, driver, options, &schedule))
+		return GS_EXIT_USAGE;
 	gs_generate_tasks(w);
 	/* A row per event, for a long run most of its memory: kept only for what reads it. */
 	if (outs->events != NULL || outs->trace != NULL || gs_expect_reads_log(w)) {
@@ -288,6 +325,8 @@ run_loaded(GsWorkload *w, const RunOptions *o, const GsDriver *driver, GsRunOpti
 	end_progress(&progress);
 	if (result == NULL)
 		return status;
+	if (!schedule_followed(w, &schedule))
+		return GS_EXIT_USAGE;
 	wall_ns = (g_get_monotonic_time() - started) * 1000;
 	report = gs_expect_check(w, result, log);
 	if (!o->quiet) {

@@ -23,6 +23,7 @@ int gs_cmd_run(int argc, char **argv);
 int gs_cmd_compare(int argc, char **argv);
 int gs_cmd_sweep(int argc, char **argv);
 int gs_cmd_merge(int argc, char **argv);
+int gs_cmd_explore(int argc, char **argv);
 int gs_cmd_montecarlo(int argc, char **argv);
 int gs_cmd_import_rmm_log(int argc, char **argv);
 int gs_cmd_import_state_log(int argc, char **argv);

@@ -131,6 +131,8 @@ static const Command commands[] = {
 	{"compare", gs_cmd_compare, "Run every variant of a scenario and compare them, with plots"},
 	{"sweep", gs_cmd_sweep, "Run a scenario over a grid of parameter values, in parallel"},
 	{"merge", gs_cmd_merge, "Put the shards of a sweep (sweep --shard=K/N) together"},
+	{"explore", gs_cmd_explore,
+	 "Search the orders an executor could take for one that breaks a property"},
 	{"montecarlo", gs_cmd_montecarlo,
 	 "Run RmmSparkMonteCarlo's random situations, with statistics"},
 	{"validate", cmd_validate, "Check scenario files and their variants without running them"},

@@ -156,6 +156,7 @@ gs_workload_new(void)
 	w->expect.threads = g_ptr_array_new_with_free_func(free_expect_thread);
 	w->expect.at = g_ptr_array_new_with_free_func(free_expect_at);
 	w->variant_names = g_ptr_array_new_with_free_func(g_free);
+	w->schedule = g_array_new(FALSE, FALSE, sizeof(guint));
 	return w;
 }
 
@@ -175,6 +176,7 @@ gs_workload_free(GsWorkload *w)
 	g_ptr_array_unref(w->expect.threads);
 	g_ptr_array_unref(w->expect.at);
 	g_ptr_array_unref(w->variant_names);
+	g_array_unref(w->schedule);
 	if (w->maker != NULL)
 		w->maker->free(w->maker);
 	g_free(w);

@@ -318,6 +318,12 @@ append_escaped(GString *s, const char *text)
 	g_string_append_c(s, '"');
 }
 
+void
+gs_report_append_json_string(GString *s, const char *text)
+{
+	append_escaped(s, text);
+}
+
 static void
 newline(Json *j, guint depth)
 {

@@ -142,6 +142,9 @@ char *gs_report_summary_rows(const GsWorkload *w, const GsResult *r,
 /** "512 B", "6.0 MiB", "1.5 GiB": below 1 KiB in bytes, else one decimal in binary units. */
 char *gs_format_bytes(gint64 bytes);
 
+/** Appends @text to @s as a JSON string, quoted and escaped (invalid UTF-8 made valid). */
+void gs_report_append_json_string(GString *s, const char *text);
+
 /** "0 ns", "750 ns", "1.50 ms", "12.5 us", "250 ms", "3.00 s": three significant digits. */
 char *gs_format_duration(GsTime ns);
 

@@ -38,6 +38,27 @@ typedef struct {
 
 typedef void (*GsRunProgressFunc)(const GsRunProgress *progress, gpointer data);
 
+/*
+ * The points where a real executor could take another order than the one
+ * the simulator replays by default. At each, the chooser is told the number
+ * of alternatives (always 2 or more: a point with one is no choice) and
+ * returns which to take; alternative 0 is the default order, so a chooser
+ * that always returns 0 changes nothing. A choice out of range is taken as 0.
+ */
+typedef enum {
+	GS_CHOICE_ORDER,           /* which of the events due at one instant, in one pass, fires
+				      next (alternative i: the i-th that still does something) */
+	GS_CHOICE_WATCHDOG_PHASE,  /* where the watchdog's first tick falls: alternative i
+				      ticks first at period - i (period / N), N =
+				      GS_WATCHDOG_PHASES (no choice for a period under N ns) */
+	GS_N_CHOICE_KINDS,
+} GsChoiceKind;
+
+/* The watchdog's phases a chooser may pick from. */
+#define GS_WATCHDOG_PHASES 4
+
+typedef guint (*GsChooseFunc)(GsChoiceKind kind, guint n, gpointer data);
+
 typedef struct {
 	/* Both drivers. */
 	GsTime max_time;   /* scenario time; 0: no limit (--max-time) */
@@ -56,6 +77,11 @@ typedef struct {
 			       after that pass as a timeout (bounds a run whose clock stands still) */
 	gboolean skip_timeline; /* leave GsResult.timeline empty: nobody reads it (peaks and
 				   means are kept all the same) */
+	GsChooseFunc choose;    /* NULL: the default order at every choice point */
+	gpointer choose_data;
+	gboolean check_invariants; /* the engine's and the memory's, after every instant (and
+				      at the end): the first broken goes to
+				      GsResult.invariant_broken */
 	/* Real threads. */
 	GsClock clock;
 	double time_scale; /* real time per scenario time; 0 means 1 */

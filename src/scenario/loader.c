@@ -1400,6 +1400,7 @@ struct Field {
 	const ExpectKey *values;   /* a map of expected values, read by this table */
 	const char *each;          /* a map of the scenario's names (its placeholder, "TASK"),
 				      each value read by sub or values */
+	gboolean settable;         /* F_CUSTOM: --set gives its value whole (a list) */
 };
 
 #define FIELD(k, kind_, type, member, ...) \
@@ -4347,6 +4348,31 @@ read_late_include(Loader *l, const Node *v, const char *path, gpointer base)
 	return fail(l, v, "include works only in a file, not in a variant or --set");
 }
 
+/* schedule: [N, ...]: the choices a run takes, each a whole number from 0. */
+static gboolean
+read_schedule(Loader *l, const Node *v, const char *path, gpointer base)
+{
+	GArray *schedule = l->w->schedule;
+
+	g_array_set_size(schedule, 0);
+	if (is_null(v))
+		return TRUE;
+	if (!expect_kind(l, v, NODE_SEQ, "schedule"))
+		return FALSE;
+	for (guint i = 0; i < v->items->len; i++) {
+		const Node *item = v->items->pdata[i];
+		guint64 choice;
+
+		if (!expect_kind(l, item, NODE_SCALAR, "a choice of schedule"))
+			return FALSE;
+		if (!g_ascii_string_to_unsigned(item->text, 10, 0, G_MAXUINT32, &choice, NULL))
+			return fail(l, item, "a choice of schedule is a whole number from 0, not "
+					     "\"%s\"", item->text);
+		g_array_append_val(schedule, (guint){(guint) choice});
+	}
+	return TRUE;
+}
+
 static const Field root_fields[] = {
 	CUSTOM("gpusim", read_version, .required = TRUE),
 	FIELD("name", F_STRING, GsWorkload, name, .required = TRUE, .min = 1),
@@ -4362,6 +4388,7 @@ static const Field root_fields[] = {
 	CUSTOM("pool_threads", read_pool_threads, .items = pool_thread_fields),
 	CUSTOM("generate", read_generate, .sub = generate_fields),
 	CUSTOM("expect", read_expect, .sub = expect_fields),
+	CUSTOM("schedule", read_schedule, .settable = TRUE),
 	{.key = NULL},
 };
 
@@ -4416,7 +4443,7 @@ list_keys(const Field *fields, const char *prefix, gboolean all, GPtrArray *out)
 		g_autofree char *inner = f->each != NULL ? field_path(key, f->each) : g_strdup(key);
 		g_autofree char *items = g_strdup_printf("%s[]", key);
 
-		if (all || (f->sub == NULL && f->kind != F_CUSTOM && f->kind != F_OTHER))
+		if (all || f->settable || (f->sub == NULL && f->kind != F_CUSTOM && f->kind != F_OTHER))
 			g_ptr_array_add(out, key_line(f, key));
 		if (!all && f->each != NULL)
 			continue;

@@ -1,0 +1,119 @@
+/*
+ * gpusim: the search behind `gpusim explore`: the schedules a real executor
+ * could take (schedule.h), run one after another on the simulator, and the
+ * properties every run must keep.
+ *
+ * This module decides which schedules are run, in which order, what counts
+ * as a violation, and which schedule stands for each violation found.
+ *
+ * The search is depth-first first: a run follows a prefix of choices and
+ * then takes the default order, recording how many alternatives each point
+ * had; the next prefix is the last point with an alternative not yet taken.
+ * When the tree is not exhausted within half the budget (half the time with
+ * a time limit), the rest of the budget goes to random schedules: run k
+ * picks uniformly at each point from a generator seeded with (seed, k), so
+ * that the same budget gives the same runs whatever the number of workers.
+ * The random runs go in batches over the workers, their results kept by
+ * index; the depth-first part runs on one, since each prefix comes from the
+ * run before it. No reduction of equivalent orders is made: every order of
+ * the events that still do something at an instant is a separate schedule.
+ *
+ * The properties, each a violation kind: the run ends in no deadlock (under
+ * retry every deadlock is busted, under block or fail a deadlock is one);
+ * it is not cut short (a livelock, --max-time, time running out); every
+ * task that failed names the exception that failed it; nothing leaked (the
+ * result's leak figures); no copy between tiers lost or duplicated its
+ * data; the engine's and the memory's bookkeeping holds after every event;
+ * and with expect, the scenario's own expect: section. For each kind, the
+ * first schedule (in the search's order) that breaks it is shrunk: choices
+ * are dropped from its end and set to 0 one by one, each change kept while
+ * the run still breaks the property, until none helps.
+ */
+#ifndef GPUSIM_CLI_EXPLORE_H
+#define GPUSIM_CLI_EXPLORE_H
+
+#include <gpusim/gpusim.h>
+
+#include "report/expect.h"
+#include "run/options.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+	GS_VIOLATION_DEADLOCK,
+	GS_VIOLATION_CUT_SHORT,
+	GS_VIOLATION_UNEXPLAINED_FAILURE,
+	GS_VIOLATION_LEAK,
+	GS_VIOLATION_COPY_LOST,
+	GS_VIOLATION_INVARIANT,
+	GS_VIOLATION_EXPECT,
+	GS_N_VIOLATIONS,
+} GsViolationKind;
+
+/** "deadlock", "cut-short", "unexplained-failure", "leak", "copy-lost", "invariant", "expect". */
+const char *gs_violation_name(GsViolationKind kind);
+
+/* How far a search is, for a progress display. */
+typedef struct {
+	guint64 schedules;  /* run so far, shrinking aside */
+	guint64 budget;     /* 0: time-limited */
+	guint violations;   /* kinds found so far */
+} GsExploreProgress;
+
+typedef void (*GsExploreProgressFunc)(const GsExploreProgress *progress, gpointer data);
+
+typedef struct {
+	const char *name;       /* the scenario's path, as messages name it */
+	const char *text;       /* its text, read once: every run loads the same */
+	gsize len;
+	guint64 budget;         /* schedules in all; 0: until time_us passes */
+	gint64 time_us;         /* wall time; 0: no limit (budget then > 0) */
+	guint jobs;             /* workers for the random schedules, 1 or more */
+	guint64 seed;           /* of the random schedules */
+	gboolean expect;        /* the scenario's expect: is a property too */
+	GsTime max_time;        /* a run's limit in scenario time, 0: none */
+	GsExploreProgressFunc progress;
+	gpointer progress_data;
+} GsExploreOptions;
+
+/* The first schedule found to break one property, shrunk. */
+typedef struct {
+	GsViolationKind kind;
+	guint64 found_at;  /* the index of the first run that broke it, from 0 */
+	GArray *schedule;  /* guint: the shrunk choices, without trailing zeros */
+	char *detail;      /* what the replay shows, in a sentence */
+} GsViolation;
+
+typedef struct {
+	guint64 schedules;      /* runs of the search, shrinking aside */
+	guint64 depth_first;    /* of which depth-first */
+	guint64 shrink_runs;
+	gboolean exhausted;     /* every schedule was run */
+	guint most_points;      /* the most choice points one run reached */
+	GsViolation *found[GS_N_VIOLATIONS]; /* NULL: none found */
+} GsExploreResult;
+
+/*
+ * Searches the schedules of the scenario @o describes (a schedule: it holds
+ * is not followed: the search makes its own). NULL with @error set when the
+ * scenario does not load (GS_SCENARIO_ERROR).
+ */
+GsExploreResult *gs_explore(const GsExploreOptions *o, GError **error);
+void gs_explore_result_free(GsExploreResult *result);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsExploreResult, gs_explore_result_free)
+
+/* What a replay of @choices shows: its result and event log (for the files written beside it). */
+typedef struct {
+	GsWorkload *workload;
+	GsResult *result;
+	GsEventLog *log;
+} GsExploreReplay;
+
+/** Runs the scenario of @o once, following @choices, with its event log; FALSE with @error set. */
+gboolean gs_explore_replay(const GsExploreOptions *o, const GArray *choices,
+			   GsExploreReplay *replay, GError **error);
+void gs_explore_replay_clear(GsExploreReplay *replay);
+
+G_END_DECLS
+
+#endif /* GPUSIM_CLI_EXPLORE_H */

@@ -1,0 +1,80 @@
+#!/bin/sh
+# gpusim explore: a scenario that deadlocks under block only where two
+# allocations at one instant land in the other order. Its default order
+# completes; explore finds the deadlock, shrinks it to one forced choice and
+# writes a replay that deadlocks under gpusim run, with the same event log;
+# under retry nothing is found. The same budget gives the same JSON whatever
+# --jobs is; a replayed schedule that does not fit the run, and bad usage,
+# exit 2 with nothing written.
+set -u
+gpusim="$top_builddir/gpusim"
+scenario="$top_srcdir/tests/data/explore-order-deadlock.yaml"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+status() { "$@" >"$tmp/out" 2>"$tmp/err"; echo $?; }
+outcome() { sed -n 's/^  "outcome": "\([a-z]*\)",$/\1/p' "$1"; }
+
+# The simulator's own order completes.
+[ "$(status "$gpusim" run -q "$scenario")" = 0 ] || fail "the default order does not complete"
+
+# Explore finds the deadlock, exhausting the schedules.
+[ "$(status "$gpusim" explore -q --out="$tmp/found" --json="$tmp/found.json" "$scenario")" = 1 ] ||
+	fail "explore did not exit 1: $(cat "$tmp/err")"
+grep -q '"exhausted": true' "$tmp/found.json" || fail "the search was not exhaustive"
+grep -q '"kind": "deadlock"' "$tmp/found.json" || fail "no deadlock found: $(cat "$tmp/found.json")"
+grep -q '"forced": 1, "schedule": \[[0, ]*1\]' "$tmp/found.json" ||
+	fail "the deadlock's schedule is not shrunk to one choice: $(cat "$tmp/found.json")"
+[ "$(grep -c '"kind"' "$tmp/found.json")" = 1 ] || fail "more than the deadlock found"
+for f in deadlock.yaml deadlock.events deadlock.trace.json; do
+	[ -s "$tmp/found/$f" ] || fail "no $f written"
+done
+
+# Its replay deadlocks under run, with the event log explore wrote.
+"$gpusim" run -q --json="$tmp/replay.json" --events="$tmp/replay.events" \
+	"$tmp/found/deadlock.yaml" 2>/dev/null
+[ "$(outcome "$tmp/replay.json")" = deadlock ] || fail "the replay does not deadlock"
+cmp -s "$tmp/replay.events" "$tmp/found/deadlock.events" ||
+	fail "the replay's event log differs from the one explore wrote"
+
+# Under retry the watchdog busts every deadlock: nothing is found, no folder made.
+sed 's/oom: block/oom: retry/' "$scenario" >"$tmp/retry.yaml"
+[ "$(status "$gpusim" explore -q --out="$tmp/none" --json="$tmp/none.json" "$tmp/retry.yaml")" = 0 ] ||
+	fail "explore found something under retry: $(cat "$tmp/none.json")"
+grep -q '"violations": \[\]' "$tmp/none.json" || fail "violations under retry"
+[ ! -e "$tmp/none" ] || fail "a folder of replays was made with nothing to replay"
+
+# Deterministic: a budget that leaves random schedules gives the same JSON on 1 or 3 workers.
+for jobs in 1 3; do
+	"$gpusim" explore -q --budget=40 --jobs=$jobs --out="$tmp/j$jobs" \
+		--json="$tmp/j$jobs.json" "$scenario" >/dev/null 2>&1
+done
+grep -q '"random": 20' "$tmp/j1.json" || fail "no random schedules in the budget: $(cat "$tmp/j1.json")"
+sed "s|$tmp/j[13]|DIR|g" "$tmp/j1.json" >"$tmp/j1.norm"
+sed "s|$tmp/j[13]|DIR|g" "$tmp/j3.json" >"$tmp/j3.norm"
+cmp -s "$tmp/j1.norm" "$tmp/j3.norm" || fail "--jobs changed the result"
+
+# A schedule that does not fit the run: exit 2, no output written.
+[ "$(status "$gpusim" run -q --json="$tmp/bad.json" --set 'schedule=[0, 0, 0, 0, 9]' "$scenario")" = 2 ] ||
+	fail "a choice out of range did not exit 2"
+grep -q "schedule: choice 5 is 9" "$tmp/err" || fail "no message for a choice out of range"
+[ ! -e "$tmp/bad.json" ] || fail "a refused replay wrote its JSON"
+[ "$(status "$gpusim" run -q --set 'schedule=[0, 0, 0, 0, 0, 0, 0, 0, 1]' "$scenario")" = 2 ] ||
+	fail "choices left over did not exit 2"
+[ "$(status "$gpusim" run -q --set 'schedule=[1, x]' "$scenario")" = 2 ] ||
+	fail "a choice that is no number did not exit 2"
+"$gpusim" validate --list-keys | grep -qx schedule || fail "--list-keys does not list schedule"
+
+# Bad usage.
+for args in "--budget=0" "--budget=5 --time=1s" "--time=0" "--jobs=-1" "--seed=-1" \
+	"--max-time=x" "--bogus"; do
+	# shellcheck disable=SC2086
+	[ "$(status "$gpusim" explore -q --out="$tmp/bad" $args "$scenario")" = 2 ] ||
+		fail "explore $args did not exit 2"
+done
+[ "$(status "$gpusim" explore -q --out="$tmp/bad" "$tmp/missing.yaml")" = 2 ] ||
+	fail "a missing scenario did not exit 2"
+[ "$(status "$gpusim" explore -q --out="$tmp/bad" "$scenario" "$scenario")" = 2 ] ||
+	fail "two scenarios did not exit 2"
+[ ! -e "$tmp/bad" ] || fail "bad usage left a folder"
+echo "explore: deadlock found and replayed, none under retry, same result on any --jobs"
