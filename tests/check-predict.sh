@@ -70,4 +70,41 @@ for bad in "tasks.yaml:3:1: a device file holds memory: and links: only, not tas
 	done
 done
 
+# predict: the simulator with the calibration against two real runs of each
+# variant. The simulated figures are exact; the measured ones are the
+# machine's, so only their presence and the arithmetic of the error are
+# checked. compare-small's roomy variant computes 1 ms, which its real run
+# cannot take less than.
+[ "$(status "$gpusim" predict --device="$tmp/device.yaml" --runs=2 --out="$tmp/predict" \
+	"$top_srcdir/tests/data/compare-small.yaml" "$scenario")" = 0 ] ||
+	fail "predict: $(cat "$tmp/err")"
+csv="$tmp/predict/prediction.csv"
+head -1 "$csv" | grep -q '^scenario,variant,predicted_makespan_ns,measured_makespan_ns,predicted_blocked_ns,measured_blocked_ns,predicted_spill_block_ns,measured_spill_block_ns,predicted_moved_bytes,measured_moved_bytes,makespan_error$' ||
+	fail "prediction.csv header: $(head -1 "$csv")"
+[ "$(sed 1d "$csv" | cut -d, -f1,2 | tr '\n' ' ')" = "compare-small,base compare-small,roomy compare-small,tight wide-gaps-spill,base " ] ||
+	fail "prediction.csv rows: $(cut -d, -f1,2 "$csv")"
+grep -q '^compare-small,roomy,1000[0-9]*,' "$csv" || fail "roomy's prediction: $(grep roomy "$csv")"
+awk -F, 'NR > 1 {
+	if ($4 <= 0) { print "no measured makespan: " $0; exit 1 }
+	e = ($3 - $4) / $4; d = e - $11; if (d < 0) d = -d
+	if (d > 0.0001) { print "error column wrong: " $0; exit 1 }
+	if ($1 == "compare-small" && $2 == "roomy" && $4 < 1000000) { print "roomy ran faster than its compute: " $0; exit 1 }
+}' "$csv" || fail "prediction.csv figures"
+grep -q '^makespan error over 4 rows: median [0-9.]*%, worst [0-9.]*%$' "$tmp/out" ||
+	fail "predict printed no overall error: $(cat "$tmp/out")"
+if command -v gnuplot >/dev/null 2>&1; then
+	[ "$(head -c 4 "$tmp/predict/prediction.png" | od -An -c | tr -d ' ')" = '211PNG' ] ||
+		fail "prediction.png is not a PNG file"
+	grep -q 'predicted makespan' "$tmp/predict/prediction.svg" || fail "prediction.svg has no axis"
+fi
+[ "$(status "$gpusim" predict --runs=1 "$scenario")" = 2 ] || fail "predict without --device must exit 2"
+[ "$(status "$gpusim" predict --device="$tmp/device.yaml" --backend=sim "$scenario")" = 2 ] ||
+	fail "predict --backend=sim must exit 2"
+[ "$(status "$gpusim" predict --device="$tmp/device.yaml" --runs=0 "$scenario")" = 2 ] ||
+	fail "predict --runs=0 must exit 2"
+[ "$(status "$gpusim" predict --device="$tmp/tasks.yaml" --out="$tmp/p-bad" "$scenario")" = 2 ] ||
+	fail "predict with a bad device file must exit 2"
+grep -qF "$tmp/tasks.yaml:3:1: " "$tmp/err" || fail "predict's device error: $(cat "$tmp/err")"
+[ ! -e "$tmp/p-bad" ] || fail "predict with a bad device file wrote its folder"
+
 echo "gpusim calibrate --backend=host, --device and predict behave"
