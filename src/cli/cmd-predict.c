@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "backends/pattern.h"
 #include "cli/batch.h"
 #include "cli/commands.h"
 #include "report/output.h"
