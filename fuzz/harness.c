@@ -70,18 +70,29 @@ skip_position(const char **p, char end)
  * File names may hold colons ("--set KEY=VALUE" has none, a path may): the
  * position is the first ":LINE:COLUMN: " after a non-empty name.
  */
+static gboolean
+has_position(const char *line)
+{
+	for (const char *colon = strchr(line, ':'); colon != NULL; colon = strchr(colon + 1, ':')) {
+		const char *p = colon + 1;
+
+		if (colon > line && skip_position(&p, ':') && skip_position(&p, ':') && *p == ' ' &&
+		    p[1] != '\0')
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* Every line of @message (the loader's has one per error) has its position. */
 void
 fuzz_check_message(const char *what, const char *message)
 {
-	for (const char *colon = strchr(message, ':'); colon != NULL;
-	     colon = strchr(colon + 1, ':')) {
-		const char *p = colon + 1;
+	g_auto(GStrv) lines = g_strsplit(message, "\n", -1);
 
-		if (colon > message && skip_position(&p, ':') && skip_position(&p, ':') &&
-		    *p == ' ' && p[1] != '\0')
-			return;
+	for (guint i = 0; lines[i] != NULL; i++) {
+		if (!has_position(lines[i]))
+			fuzz_fail(what, message);
 	}
-	fuzz_fail(what, message);
 }
 
 static guint64

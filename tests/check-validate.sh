@@ -1,8 +1,8 @@
 #!/bin/sh
 # gpusim validate: "FILE: ok (...)" on stdout for each valid file; for an
-# invalid one (or one with an invalid variant) its first error, as
-# file:line:column: message, on stderr; exit 0 only if every file is valid,
-# 2 otherwise and for bad usage.
+# invalid one (or one with an invalid variant) its errors, each as
+# file:line:column: message on a line of stderr; exit 0 only if every file is
+# valid, 2 otherwise and for bad usage.
 set -u
 gpusim="$top_builddir/gpusim"
 data="$top_srcdir/tests/data"
@@ -19,12 +19,20 @@ case "$err" in
 *) fail "unexpected message for an invalid file: $err" ;;
 esac
 
+# Every error of a file, in file order, not only the first.
+err=$("$gpusim" validate "$data/loader-errors.yaml" 2>&1 >/dev/null)
+[ $? -eq 2 ] || fail "a file with several errors must exit 2"
+expected_errors="$data/loader-errors.yaml:6:15: policy.oom must be fail, block or retry, not \"maybe\"
+$data/loader-errors.yaml:6:33: policy.retry_cap must be a whole number >= 0, not \"-1\"
+$data/loader-errors.yaml:11:24: task_done takes no value"
+[ "$err" = "$expected_errors" ] || fail "unexpected message for a file with several errors: $err"
+
+# A variant's errors each say which variant.
 err=$("$gpusim" validate "$data/loader-bad-variant.yaml" 2>&1 >/dev/null)
 [ $? -eq 2 ] || fail "a file with an invalid variant must exit 2"
-case "$err" in
-"$data/loader-bad-variant.yaml:7:26: policy.oom must be fail, block or retry"*"(with variant broken)") ;;
-*) fail "unexpected message for an invalid variant: $err" ;;
-esac
+expected="$data/loader-bad-variant.yaml:7:26: policy.oom must be fail, block or retry, not \"sometimes\" (with variant broken)
+$data/loader-bad-variant.yaml:7:48: policy.retry_cap must be a whole number >= 0, not \"-1\" (with variant broken)"
+[ "$err" = "$expected" ] || fail "unexpected message for an invalid variant: $err"
 
 # Every file is checked, even after a bad one.
 out=$("$gpusim" validate "$data/loader-bad.yaml" "$data/loader-full.yaml" 2>/dev/null)
@@ -39,6 +47,13 @@ echo "$err" | grep -q 'no-such-file.yaml:1:1: cannot read: No such file' || fail
 # never end, a pipe would wait for a writer (timeout only stops a hang).
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+
+# run reports the same errors, runs nothing and writes nothing.
+"$gpusim" run -q --json="$tmp/r.json" "$data/loader-errors.yaml" >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 2 ] || fail "run of a file with several errors must exit 2"
+[ "$(cat "$tmp/err")" = "$expected_errors" ] ||
+	fail "run printed other errors than validate: $(cat "$tmp/err")"
+[ ! -e "$tmp/r.json" ] && [ ! -s "$tmp/out" ] || fail "run of an invalid file wrote output"
 mkfifo "$tmp/fifo"
 printf 'gpusim: 1\nname: t\ninclude: fifo\nmemory: {gpu: {capacity: 1MiB}}\n' >"$tmp/s.yaml"
 for input in /dev/zero "$tmp/fifo" "$tmp/s.yaml"; do

@@ -1,9 +1,10 @@
 /*
  * Unit tests of loader.h: every kind of invalid scenario is refused with the
- * right file:line:column and message (one table row each); quantities convert
- * to base units; a complete scenario (tests/data/loader-full.yaml) loads into
- * the expected structure; includes, variants and --set merge in the right
- * order. Scenarios are written to a temporary directory; the fixtures under
+ * right file:line:column and message (one table row each), and a file's
+ * several errors with a line each, in file order, up to the limit; quantities
+ * convert to base units; a complete scenario (tests/data/loader-full.yaml)
+ * loads into the expected structure; includes, variants and --set merge in
+ * the right order. Scenarios are written to a temporary directory; the fixtures under
  * tests/data are found through $top_srcdir, which `make check` exports.
  */
 #include <check.h>
@@ -696,6 +697,8 @@ START_TEST(test_bad)
 	message = relative_message(t, error);
 	ck_assert_msg(g_str_has_prefix(message, row->expected),
 		      "row %d:\n  got:      %s\n  expected: %s", _i, message, row->expected);
+	ck_assert_msg(strchr(message, '\n') == NULL, "row %d: more than one error:\n%s", _i,
+		      message);
 	tmp_free(t);
 }
 END_TEST
@@ -725,6 +728,90 @@ START_TEST(test_bad_text)
 	message = relative_message(t, error);
 	ck_assert_msg(g_str_has_prefix(message, row->expected),
 		      "row %d:\n  got:      %s\n  expected: %s", _i, message, row->expected);
+	ck_assert_msg(strchr(message, '\n') == NULL, "row %d: more than one error:\n%s", _i,
+		      message);
+	tmp_free(t);
+}
+END_TEST
+
+/* ---- several errors in one file: each on its line, in file order ---- */
+
+/* "task_done: 1", each an error: from line 8 in TASK, the value at column 24. */
+#define DONE OP "task_done: 1\n"
+#define DONE_5 DONE DONE DONE DONE DONE
+#define DONE_20 DONE_5 DONE_5 DONE_5 DONE_5
+#define DONE_AT(line) "s.yaml:" #line ":24: task_done takes no value\n"
+#define DONE_AT_8_TO_27                                                                  \
+	DONE_AT(8) DONE_AT(9) DONE_AT(10) DONE_AT(11) DONE_AT(12) DONE_AT(13) DONE_AT(14)  \
+	DONE_AT(15) DONE_AT(16) DONE_AT(17) DONE_AT(18) DONE_AT(19) DONE_AT(20) DONE_AT(21) \
+	DONE_AT(22) DONE_AT(23) DONE_AT(24) DONE_AT(25) DONE_AT(26) DONE_AT(27)
+
+typedef struct {
+	/* Inputs */
+	const char *yaml; /* s.yaml */
+	/*
+	 * Outputs: the whole message, each line (an error) ended by a newline;
+	 * without a newline at its end, the start of the one line expected
+	 */
+	const char *expected;
+} SeveralRow;
+
+static const SeveralRow several_rows[] = {
+	/* two, in file order: unknown keys are found before the known keys' values */
+	{HEAD "tasks:\n  - id: A\n    start: soon\n    threads: [{ops: [task_done]}]\n"
+	      "polcy: {}\n",
+	 "s.yaml:6:12: bad duration \"soon\": expected a number with a unit (ns, us, ms or s)\n"
+	 "s.yaml:8:1: unknown key \"polcy\"; did you mean \"policy\"? (expected gpusim, name, "
+	 "description, seed, include, memory, links, executor, policy, variants, tasks, "
+	 "pool_threads, generate or expect)\n"},
+	/*
+	 * three; the misspelt size is not also missing, and the free of a, whose
+	 * alloc did not read, is not an undefined buffer
+	 */
+	{HEAD "policy: {oom: maybe}\ntasks:\n  - id: A\n    threads:\n      - ops:\n"
+	 OP "alloc: {buf: a, sise: 1MiB}\n" OP "free: a\n" OP "sleep: 1parsec\n",
+	 "s.yaml:4:15: policy.oom must be fail, block or retry, not \"maybe\"\n"
+	 "s.yaml:9:29: unknown key \"sise\" in alloc; did you mean \"size\"? (expected buf, "
+	 "size, kind, blocking, prefer_pinned, spillable, reservation or device)\n"
+	 "s.yaml:11:20: unknown unit \"parsec\" in duration \"1parsec\" (expected ns, us, ms or "
+	 "s)\n"},
+	/* three references to what is not there, when the rest reads cleanly */
+	{TASK OP "free: a\n" OP "sync: s\n" "expect:\n  threads:\n    Z.0: {reached: [running]}\n",
+	 "s.yaml:8:19: undefined buffer \"a\": no alloc in thread A.0 names it\n"
+	 "s.yaml:9:19: undefined stream \"s\": no compute or borrow_stream in thread A.0 names "
+	 "it\n"
+	 "s.yaml:12:5: unknown thread \"Z.0\" in expect.threads\n"},
+	/* as many as are reported */
+	{TASK DONE_20, DONE_AT_8_TO_27},
+	/* more: loading stops at the one past the limit */
+	{TASK DONE_20 DONE DONE,
+	 DONE_AT_8_TO_27 "s.yaml:28:24: more than 20 errors: stopping here\n"},
+	/* a file that does not parse has only that error */
+	{HEAD "polcy: {}\ntasks: [\n", "s.yaml:6:1: YAML syntax error: "},
+};
+
+START_TEST(test_several)
+{
+	const SeveralRow *row = &several_rows[_i];
+	Tmp *t = tmp_new();
+	const char *path = tmp_write(t, "s.yaml", row->yaml);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsWorkload) w = gs_loader_load(path, NULL, NULL, &error);
+	g_autofree char *message = NULL;
+	g_autofree char *lines = NULL;
+
+	ck_assert_msg(w == NULL, "row %d loaded", _i);
+	ck_assert(g_error_matches(error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID));
+	message = relative_message(t, error);
+	lines = g_strconcat(message, "\n", NULL);
+	if (g_str_has_suffix(row->expected, "\n"))
+		ck_assert_msg(strcmp(lines, row->expected) == 0,
+			      "row %d:\n  got:\n%s  expected:\n%s", _i, lines, row->expected);
+	else
+		ck_assert_msg(g_str_has_prefix(lines, row->expected) &&
+				      strchr(lines, '\n') == lines + strlen(lines) - 1,
+			      "row %d:\n  got:\n%s  expected one line:\n%s", _i, lines,
+			      row->expected);
 	tmp_free(t);
 }
 END_TEST
@@ -1637,6 +1724,7 @@ gs_test_suite_loader(void)
 
 	tcase_add_loop_test(tc, test_bad, 0, G_N_ELEMENTS(bad_rows));
 	tcase_add_loop_test(tc, test_bad_text, 0, G_N_ELEMENTS(bad_rows));
+	tcase_add_loop_test(tc, test_several, 0, G_N_ELEMENTS(several_rows));
 	tcase_add_test(tc, test_missing_file);
 	tcase_add_test(tc, test_a_free_of_another_threads_buffers);
 	tcase_add_test(tc, test_not_a_file);

@@ -214,14 +214,9 @@ gs_batch_load(const char *path, const char *device, GPtrArray *jobs, GError **er
 		job->workload = gs_batch_load_workload(path, device, job->variant->variant,
 						       (const char *const *) job->sets, error);
 		if (job->workload == NULL) {
-			/* Suffixed, as validate does, so the message still opens with file:line:column. */
-			if (job->variant->variant != NULL && error != NULL && *error != NULL) {
-				char *message = g_strdup_printf("%s (with variant %s)", (*error)->message,
-								job->variant->variant);
-
-				g_free((*error)->message);
-				(*error)->message = message;
-			}
+			/* Suffixed as validate does: each line still opens with a position. */
+			if (job->variant->variant != NULL && error != NULL && *error != NULL)
+				gs_loader_error_in_variant(*error, job->variant->variant);
 			return FALSE;
 		}
 	}

@@ -112,9 +112,10 @@ GsWorkload *gs_batch_load_workload(const char *path, const char *device, const c
 
 /**
  * Loads the scenario at @path, with @device's calibration (may be NULL), for
- * every job of @jobs (GsBatchJob*). On the first error returns FALSE with
- * @error set to the loader's "file:line:column: ..." message, ended by
- * " (with variant NAME)" when a variant was applied.
+ * every job of @jobs (GsBatchJob*). On the first job that fails returns
+ * FALSE with @error set to the loader's message, a "file:line:column: ..."
+ * line per error, each ended by " (with variant NAME)" when a variant was
+ * applied.
  */
 gboolean gs_batch_load(const char *path, const char *device, GPtrArray *jobs, GError **error);
 

@@ -42,7 +42,7 @@ static const char description_outro[] =
 
 /* ---- validate ---- */
 
-/* The file, then each of its variants: the first error of each is printed. */
+/* The file, then each of its variants: the errors of the first that has any are printed. */
 static gboolean
 validate_file(const char *path)
 {
@@ -58,7 +58,8 @@ validate_file(const char *path)
 		g_autoptr(GsWorkload) v = gs_loader_load(path, variant, NULL, &error);
 
 		if (v == NULL) {
-			fprintf(stderr, "%s (with variant %s)\n", error->message, variant);
+			gs_loader_error_in_variant(error, variant);
+			fprintf(stderr, "%s\n", error->message);
 			return FALSE;
 		}
 	}
@@ -92,8 +93,8 @@ cmd_validate(int argc, char **argv)
 					      "without running them.");
 	g_option_context_set_description(context,
 					 "Exit status: 0 every file is valid; 2 bad usage or an "
-					 "invalid file (its first error, as file:line:column, on "
-					 "stderr).");
+					 "invalid file (its errors, each as file:line:column on "
+					 "a line of stderr).");
 	g_option_context_add_main_entries(context, entries, NULL);
 	if (!g_option_context_parse(context, &argc, &argv, &error)) {
 		fprintf(stderr, "gpusim validate: %s\nTry 'gpusim validate --help'.\n",

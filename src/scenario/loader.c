@@ -19,8 +19,17 @@
  *      are then converted in table order, which is what makes tasks exist
  *      before pool threads and expectations refer to them.
  *
- * Every error goes through fail_at(), the one place to put a breakpoint; the
- * first one wins and stops loading, and the half-built workload is freed.
+ * Every error goes through fail_at(), the one place to put a breakpoint.
+ * While reading and merging, the first one stops loading: nothing after a
+ * syntax error, a limit crossed or a file that cannot be read means anything.
+ * While converting, a reader that finds an error gives up on its node and
+ * returns FALSE, and the reader of the list or map holding it goes on with
+ * the node's siblings (go_on()), so that one load reports every error of a
+ * file, up to MAX_ERRORS. What a node checks against its own children is
+ * checked only when they read cleanly; a reference to something read
+ * elsewhere (a task, a thread, a buffer, the GPUs) is checked only while no
+ * other error has been found (fail_reference()), since that error may be why
+ * it is missing. Any error frees the half-built workload.
  */
 #include "config.h"
 
@@ -44,6 +53,8 @@ G_DEFINE_QUARK(gs-scenario-error-quark, gs_scenario_error)
 #define MAX_ALIAS_COPIES 1000000
 /* More GPUs than one machine holds; each is simulated as a memory space. */
 #define MAX_DEVICES 1024
+/* Errors reported by one load: more are seldom read, and are often consequences. */
+#define MAX_ERRORS 20
 
 /* ==== the node tree ==== */
 
@@ -77,10 +88,22 @@ typedef enum {
 } NameTable;
 
 typedef struct {
+	guint file_rank;    /* the file's place in Loader.files: files in the order read */
+	guint line, column;
+	guint found;        /* how many errors were found before it */
+	char *message;      /* "file:line:column: what is wrong" */
+} LoadError;
+
+typedef struct {
 	GPtrArray *nodes;     /* every Node made: the arena */
 	GPtrArray *files;     /* char*: file names the nodes point to */
 	GPtrArray *including; /* char*: the files being read, outermost first */
 	GError **error;
+	/* errors */
+	gboolean keep_going;  /* converting: an error stops only its node */
+	GPtrArray *errors;    /* LoadError*, in the order found, at most MAX_ERRORS */
+	guint read_errors;    /* of them, those that may have left something unread */
+	LoadError *stopped;   /* the error past MAX_ERRORS (or none): nothing more is read */
 	/* conversion */
 	GsWorkload *w;
 	GHashTable *task_ids;     /* task id -> index in w->tasks + 1 */
@@ -182,29 +205,134 @@ is_null(const Node *n)
 
 /* ==== errors ==== */
 
+static void
+load_error_free(gpointer data)
+{
+	LoadError *e = data;
+
+	g_free(e->message);
+	g_free(e);
+}
+
+static LoadError *
+load_error_new(Loader *l, const char *file, guint line, guint column, const char *what)
+{
+	LoadError *e = g_new0(LoadError, 1);
+
+	while (e->file_rank < l->files->len && strcmp(l->files->pdata[e->file_rank], file) != 0)
+		e->file_rank++;
+	e->line = line;
+	e->column = column;
+	e->found = l->errors->len;
+	e->message = g_strdup_printf("%s:%u:%u: %s", file, line, column, what);
+	return e;
+}
+
+/*
+ * Records an error, unless loading has stopped. The first one stops it while
+ * reading files; while converting, the one past MAX_ERRORS does. A
+ * @reference error is not recorded after an error that may have left what
+ * it refers to unread. Returns FALSE, for the reader to return.
+ */
+static gboolean
+record_error(Loader *l, gboolean reference, const char *file, guint line, guint column,
+	     const char *format, va_list args)
+{
+	g_autofree char *what = NULL;
+
+	if (l->stopped != NULL || (!l->keep_going && l->errors->len > 0) ||
+	    (reference && l->read_errors > 0))
+		return FALSE;
+	what = g_strdup_vprintf(format, args);
+	g_debug("scenario error at %s:%u:%u: %s", file, line, column, what);
+	if (l->errors->len == MAX_ERRORS) {
+		g_autofree char *stop = g_strdup_printf("more than %d errors: stopping here",
+							MAX_ERRORS);
+
+		l->stopped = load_error_new(l, file, line, column, stop);
+		return FALSE;
+	}
+	g_ptr_array_add(l->errors, load_error_new(l, file, line, column, what));
+	if (!reference)
+		l->read_errors++;
+	return FALSE;
+}
+
 static gboolean
 fail_at(Loader *l, const char *file, guint line, guint column, const char *format, ...)
 	G_GNUC_PRINTF(5, 6);
 
-/*
- * The one error helper. Only the first error is kept: anything after it is a
- * consequence.
- */
+/* The one error helper (with fail_reference()). */
 static gboolean
 fail_at(Loader *l, const char *file, guint line, guint column, const char *format, ...)
 {
-	g_autofree char *what = NULL;
 	va_list args;
 
-	if (l->error != NULL && *l->error != NULL)
-		return FALSE;
 	va_start(args, format);
-	what = g_strdup_vprintf(format, args);
+	record_error(l, FALSE, file, line, column, format, args);
 	va_end(args);
-	g_set_error(l->error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID, "%s:%u:%u: %s", file,
-		    line, column, what);
-	g_debug("scenario error at %s:%u:%u: %s", file, line, column, what);
 	return FALSE;
+}
+
+static gboolean
+fail_reference(Loader *l, const Node *at, const char *format, ...) G_GNUC_PRINTF(3, 4);
+
+/*
+ * @at refers to something read elsewhere that is not there: an error only
+ * while every other node read cleanly.
+ */
+static gboolean
+fail_reference(Loader *l, const Node *at, const char *format, ...)
+{
+	va_list args;
+
+	va_start(args, format);
+	record_error(l, TRUE, at->file, at->line, at->column, format, args);
+	va_end(args);
+	return FALSE;
+}
+
+/*
+ * Folds a node's outcome into @ok, its parent's so far. TRUE to go on with
+ * the node's siblings: always, until loading stops.
+ */
+static gboolean
+go_on(Loader *l, gboolean *ok, gboolean node_ok)
+{
+	*ok = *ok && node_ok;
+	return l->stopped == NULL && (node_ok || l->keep_going);
+}
+
+/* File order (files in the order read); errors at one position in the order found. */
+static gint
+compare_errors(gconstpointer a, gconstpointer b)
+{
+	const LoadError *x = *(const LoadError *const *) a, *y = *(const LoadError *const *) b;
+
+	if (x->file_rank != y->file_rank)
+		return x->file_rank < y->file_rank ? -1 : 1;
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	if (x->column != y->column)
+		return x->column < y->column ? -1 : 1;
+	return x->found < y->found ? -1 : x->found > y->found;
+}
+
+/* Sets the caller's error to every error found, one line each. */
+static void
+report_errors(Loader *l)
+{
+	g_autoptr(GString) text = g_string_new(NULL);
+
+	if (l->errors->len == 0)
+		return;
+	g_ptr_array_sort(l->errors, compare_errors);
+	for (guint i = 0; i < l->errors->len; i++)
+		g_string_append_printf(text, "%s%s", i > 0 ? "\n" : "",
+				       ((LoadError *) l->errors->pdata[i])->message);
+	if (l->stopped != NULL)
+		g_string_append_printf(text, "\n%s", l->stopped->message);
+	g_set_error_literal(l->error, GS_SCENARIO_ERROR, GS_SCENARIO_ERROR_INVALID, text->str);
 }
 
 #define fail(l, node, ...) fail_at((l), (node)->file, (node)->line, (node)->column, __VA_ARGS__)
@@ -846,6 +974,8 @@ load_tree(Loader *l, const char *path, const Node *from, Node **out)
 static gboolean
 collect_variants(Loader *l, const Node *v, GPtrArray *names)
 {
+	gboolean ok = TRUE;
+
 	if (is_null(v))
 		return TRUE;
 	if (!expect_kind(l, v, NODE_MAP, "variants"))
@@ -853,14 +983,18 @@ collect_variants(Loader *l, const Node *v, GPtrArray *names)
 	for (guint i = 0; i < v->entries->len; i++) {
 		Entry *e = &g_array_index(v->entries, Entry, i);
 		g_autofree char *what = g_strdup_printf("variant \"%s\"", e->key->text);
+		gboolean good;
 
 		if (e->key->text[0] == '\0')
-			return fail(l, e->key, "a variant needs a name");
-		if (!is_null(e->value) && !expect_kind(l, e->value, NODE_MAP, what))
+			good = fail(l, e->key, "a variant needs a name");
+		else
+			good = is_null(e->value) || expect_kind(l, e->value, NODE_MAP, what);
+		if (good)
+			g_ptr_array_add(names, g_strdup(e->key->text));
+		if (!go_on(l, &ok, good))
 			return FALSE;
-		g_ptr_array_add(names, g_strdup(e->key->text));
 	}
-	return TRUE;
+	return ok;
 }
 
 static gboolean
@@ -1315,6 +1449,8 @@ find_field(const Field *fields, const char *key)
 static gboolean
 check_keys(Loader *l, const Node *map, const char *where, const Field *fields)
 {
+	gboolean ok = TRUE;
+
 	for (guint i = 0; i < map->entries->len; i++) {
 		Entry *e = &g_array_index(map->entries, Entry, i);
 		g_autoptr(GPtrArray) known = NULL;
@@ -1325,9 +1461,11 @@ check_keys(Loader *l, const Node *map, const char *where, const Field *fields)
 		for (const Field *f = fields; f->key != NULL; f++)
 			g_ptr_array_add(known, (gpointer) f->key);
 		g_ptr_array_add(known, NULL);
-		return fail_unknown_key(l, e->key, where, (const char *const *) known->pdata);
+		if (!go_on(l, &ok, fail_unknown_key(l, e->key, where,
+						    (const char *const *) known->pdata)))
+			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 static gboolean
@@ -1487,29 +1625,35 @@ fail_missing(Loader *l, const Node *map, const char *where, const char *key)
 
 /*
  * Reads @map into @base by the table: unknown keys first (in file order),
- * then each present key in table order; a null value is an empty map.
+ * then each present key in table order; a null value is an empty map. A
+ * missing key is not reported beside an unknown one, which is likely it
+ * misspelt.
  */
 static gboolean
 read_fields(Loader *l, const Node *map, const char *where, const Field *fields, gpointer base)
 {
+	gboolean ok = TRUE, known_keys;
+
 	if (!is_null(map) && !expect_kind(l, map, NODE_MAP, where[0] ? where : "a scenario"))
 		return FALSE;
-	if (map->kind == NODE_MAP && !check_keys(l, map, where, fields))
+	known_keys = map->kind != NODE_MAP || check_keys(l, map, where, fields);
+	if (!go_on(l, &ok, known_keys))
 		return FALSE;
 	for (const Field *f = fields; f->key != NULL; f++) {
 		Node *v = find_value(map, f->key);
 		g_autofree char *path = NULL;
 
 		if (v == NULL) {
-			if (f->required)
-				return fail_missing(l, map, where, f->key);
+			if (f->required && !go_on(l, &ok, !known_keys ||
+							      fail_missing(l, map, where, f->key)))
+				return FALSE;
 			continue;
 		}
 		path = field_path(where, f->key);
-		if (!convert_field(l, f, v, path, base))
+		if (!go_on(l, &ok, convert_field(l, f, v, path, base)))
 			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 /* ==== memory, links, executor, policy, generate (SPEC §3.3, §3.4, §3.7) ==== */
@@ -1923,6 +2067,7 @@ read_names(Loader *l, ThreadCtx *tc, const Node *v, NameTable table, gboolean al
 	   const char *what, GsNames *out)
 {
 	guint index;
+	gboolean ok = TRUE;
 
 	if (v == NULL)
 		return TRUE;
@@ -1935,11 +2080,14 @@ read_names(Loader *l, ThreadCtx *tc, const Node *v, NameTable table, gboolean al
 	if (v->items->len == 0 && !allow_empty)
 		return fail(l, v, "%s needs at least one name", what);
 	for (guint i = 0; i < v->items->len; i++) {
-		if (!read_name(l, tc, v->items->pdata[i], table, FALSE, what, &index))
+		gboolean good = read_name(l, tc, v->items->pdata[i], table, FALSE, what, &index);
+
+		if (good)
+			gs_names_append(out, index);
+		if (!go_on(l, &ok, good))
 			return FALSE;
-		gs_names_append(out, index);
 	}
-	return TRUE;
+	return ok;
 }
 
 static gboolean read_ops(Loader *l, ThreadCtx *tc, const Node *v, const char *where, GArray *ops);
@@ -2012,9 +2160,9 @@ check_device(Loader *l, const Node *op_value, GsTier tier, guint device, const c
 		return fail(l, find_value(op_value, "device"),
 			    "%s device %u: the %s tier has one space, device 0", what, device,
 			    tier == GS_TIER_HOST ? "host" : "disk");
-	return fail(l, find_value(op_value, "device"),
-		    "%s device %u: the run has %u GPU%s (memory.gpu.devices), 0 to %u", what,
-		    device, devices, devices == 1 ? "" : "s", devices - 1);
+	return fail_reference(l, find_value(op_value, "device"),
+			      "%s device %u: the run has %u GPU%s (memory.gpu.devices), 0 to %u",
+			      what, device, devices, devices == 1 ? "" : "s", devices - 1);
 }
 
 static gboolean
@@ -2117,18 +2265,34 @@ check_target_keys(Loader *l, const Node *v, const GsOp *op)
 	return TRUE;
 }
 
+/*
+ * The ops of a block (retry, repeat), read even after an error in its other
+ * keys. ops is required: when it is missing, read_fields() has said so.
+ */
+static gboolean
+read_block_ops(Loader *l, ThreadCtx *tc, const Node *v, const char *where, GArray *ops)
+{
+	const Node *body = find_value(v, "ops");
+
+	return body == NULL || read_ops(l, tc, body, where, ops);
+}
+
 static gboolean
 read_retry(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 {
+	gboolean ok = TRUE;
+
 	op->retry.split = GS_SPLIT_HALVES;
 	op->retry.max_splits = 16;
 	op->retry.ops = g_array_new(FALSE, TRUE, sizeof(GsOp));
-	return read_fields(l, v, "retry", retry_fields, op) && check_target_keys(l, v, op) &&
-	       read_names(l, tc, find_value(v, "input"), NAME_BUFFER, TRUE, "retry.input",
-			  &op->retry.input) &&
-	       read_names(l, tc, find_value(v, "restore"), NAME_VALUE, TRUE, "retry.restore",
-			  &op->retry.restore) &&
-	       read_ops(l, tc, find_value(v, "ops"), "retry.ops", op->retry.ops);
+	if (!go_on(l, &ok, read_fields(l, v, "retry", retry_fields, op) &&
+				   check_target_keys(l, v, op) &&
+				   read_names(l, tc, find_value(v, "input"), NAME_BUFFER, TRUE,
+					      "retry.input", &op->retry.input) &&
+				   read_names(l, tc, find_value(v, "restore"), NAME_VALUE, TRUE,
+					      "retry.restore", &op->retry.restore)))
+		return FALSE;
+	return read_block_ops(l, tc, v, "retry.ops", op->retry.ops) && ok;
 }
 
 static const Field repeat_fields[] = {
@@ -2140,9 +2304,12 @@ static const Field repeat_fields[] = {
 static gboolean
 read_repeat(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 {
+	gboolean ok = TRUE;
+
 	op->repeat.ops = g_array_new(FALSE, TRUE, sizeof(GsOp));
-	return read_fields(l, v, "repeat", repeat_fields, op) &&
-	       read_ops(l, tc, find_value(v, "ops"), "repeat.ops", op->repeat.ops);
+	if (!go_on(l, &ok, read_fields(l, v, "repeat", repeat_fields, op)))
+		return FALSE;
+	return read_block_ops(l, tc, v, "repeat.ops", op->repeat.ops) && ok;
 }
 
 static const Field reserve_fields[] = {
@@ -2191,6 +2358,7 @@ static gboolean
 read_tiers(Loader *l, const Node *v, GArray *tiers)
 {
 	static const Field tier_field = {.key = "tiers", .kind = F_ENUM, .names = tier_names};
+	gboolean ok = TRUE;
 
 	if (!expect_kind(l, v, NODE_SEQ, "reserve.tiers"))
 		return FALSE;
@@ -2199,16 +2367,18 @@ read_tiers(Loader *l, const Node *v, GArray *tiers)
 	for (guint i = 0; i < v->items->len; i++) {
 		const Node *item = v->items->pdata[i];
 		int tier;
+		gboolean good = convert_enum(l, &tier_field, item, "reserve.tiers", &tier);
 
-		if (!convert_enum(l, &tier_field, item, "reserve.tiers", &tier))
-			return FALSE;
-		for (guint j = 0; j < tiers->len; j++) {
+		for (guint j = 0; good && j < tiers->len; j++) {
 			if (g_array_index(tiers, GsTier, j) == (GsTier) tier)
-				return fail(l, item, "tier %s is listed twice", item->text);
+				good = fail(l, item, "tier %s is listed twice", item->text);
 		}
-		g_array_append_val(tiers, tier);
+		if (good)
+			g_array_append_val(tiers, tier);
+		if (!go_on(l, &ok, good))
+			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 static gboolean
@@ -2243,7 +2413,7 @@ add_task_index(Loader *l, const Node *v, const char *what, GArray *tasks)
 		return FALSE;
 	found = g_hash_table_lookup(l->task_ids, v->text);
 	if (found == NULL)
-		return fail(l, v, "unknown task \"%s\" in %s", v->text, what);
+		return fail_reference(l, v, "unknown task \"%s\" in %s", v->text, what);
 	index = GPOINTER_TO_UINT(found) - 1;
 	g_array_append_val(tasks, index);
 	return TRUE;
@@ -2261,6 +2431,7 @@ read_pool(Loader *l, const Node *v, GsOp *op)
 	Entry *work, *done;
 	const Node *list;
 	const char *what;
+	gboolean ok = TRUE;
 
 	/*
 	 * A task's thread may say it too: it is dedicated to its task, and the
@@ -2284,10 +2455,10 @@ read_pool(Loader *l, const Node *v, GsOp *op)
 	if (list->items->len == 0)
 		return fail(l, list, "%s needs at least one task", what);
 	for (guint i = 0; i < list->items->len; i++) {
-		if (!add_task_index(l, list->items->pdata[i], what, op->pool.tasks))
+		if (!go_on(l, &ok, add_task_index(l, list->items->pdata[i], what, op->pool.tasks)))
 			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 /*
@@ -2422,9 +2593,9 @@ read_borrow(Loader *l, ThreadCtx *tc, const Node *v, GsOp *op)
 	if (v->kind != NODE_MAP)
 		return read_name(l, tc, v, NAME_STREAM, TRUE, "borrow_stream", &op->borrow.stream);
 	return read_fields(l, v, "borrow_stream", borrow_fields, op) &&
-	       check_device(l, v, GS_TIER_GPU, op->borrow.device, "borrow_stream") &&
 	       read_name(l, tc, find_value(v, "stream"), NAME_STREAM, TRUE, "borrow_stream.stream",
-			 &op->borrow.stream);
+			 &op->borrow.stream) &&
+	       check_device(l, v, GS_TIER_GPU, op->borrow.device, "borrow_stream");
 }
 
 static const Field inject_fields[] = {
@@ -2610,8 +2781,10 @@ read_op(Loader *l, ThreadCtx *tc, const Node *item, GsOp *op)
 			    word->text);
 	if ((kind == GS_OP_ACQUIRE_STORAGE || kind == GS_OP_RELEASE_STORAGE ||
 	     kind == GS_OP_RELEASE_ALL_STORAGE) && l->w->execution.share != GS_SHARE_FAIR)
-		return fail(l, word, "%s needs memory.execution.share fair: storage memory is the "
-			    "unified memory manager's", word->text);
+		return fail_reference(l, word,
+				      "%s needs memory.execution.share fair: storage memory is the "
+				      "unified memory manager's",
+				      word->text);
 	if (takes_no_value(kind))
 		return value == NULL || is_null(value) ||
 		       fail(l, value, "%s takes no value", word->text);
@@ -2623,66 +2796,81 @@ read_op(Loader *l, ThreadCtx *tc, const Node *item, GsOp *op)
 static gboolean
 read_ops(Loader *l, ThreadCtx *tc, const Node *v, const char *where, GArray *ops)
 {
+	gboolean ok = TRUE;
+
 	if (is_null(v))
 		return TRUE;
 	if (!expect_kind(l, v, NODE_SEQ, where))
 		return FALSE;
 	for (guint i = 0; i < v->items->len; i++) {
 		GsOp op = {0};
+		gboolean good = read_op(l, tc, v->items->pdata[i], &op);
 
-		if (!read_op(l, tc, v->items->pdata[i], &op)) {
+		if (good)
+			g_array_append_val(ops, op);
+		else
 			gs_op_clear(&op);
+		if (!go_on(l, &ok, good))
 			return FALSE;
-		}
-		g_array_append_val(ops, op);
 	}
-	return TRUE;
+	return ok;
+}
+
+/* Why @name, used in @thread, is undefined there. */
+static gboolean
+fail_undefined(Loader *l, const Use *u, const char *thread)
+{
+	const char *name = u->node->text;
+
+	switch (u->table) {
+	case NAME_BUFFER:
+		return fail_reference(l, u->node,
+				      "undefined buffer \"%s\": no alloc in thread %s names it",
+				      name, thread);
+	case NAME_STREAM:
+		return fail_reference(l, u->node,
+				      "undefined stream \"%s\": no compute or borrow_stream in "
+				      "thread %s names it",
+				      name, thread);
+	case NAME_CONSUMER:
+		return fail_reference(l, u->node,
+				      "undefined consumer \"%s\": thread %s's consumers do not "
+				      "declare it",
+				      name, thread);
+	case NAME_PAGE:
+		return fail_reference(l, u->node,
+				      "undefined page \"%s\": no allocate_page in thread %s "
+				      "names it",
+				      name, thread);
+	case NAME_VALUE:
+		return fail_reference(l, u->node,
+				      "undefined value \"%s\": thread %s's values do not "
+				      "declare it",
+				      name, thread);
+	case NAME_RESERVATION:
+	case N_NAME_TABLES:
+		break;
+	}
+	return fail_reference(l, u->node,
+			      "undefined reservation \"%s\": no reserve in thread %s names it",
+			      name, thread);
 }
 
 /* Every name used must be defined somewhere in the same thread. */
 static gboolean
 check_uses(Loader *l, ThreadCtx *tc)
 {
-	const char *thread = tc->spec->name;
+	gboolean ok = TRUE;
 
 	for (guint i = 0; i < tc->uses->len; i++) {
 		Use *u = &g_array_index(tc->uses, Use, i);
-		const char *name = u->node->text;
 
-		if (g_hash_table_contains(tc->defined[u->table], name))
+		if (g_hash_table_contains(tc->defined[u->table], u->node->text))
 			continue;
-		switch (u->table) {
-		case NAME_BUFFER:
-			return fail(l, u->node,
-				    "undefined buffer \"%s\": no alloc in thread %s names it", name,
-				    thread);
-		case NAME_STREAM:
-			return fail(l, u->node,
-				    "undefined stream \"%s\": no compute or borrow_stream in thread %s "
-				    "names it",
-				    name, thread);
-		case NAME_CONSUMER:
-			return fail(l, u->node,
-				    "undefined consumer \"%s\": thread %s's consumers do not "
-				    "declare it",
-				    name, thread);
-		case NAME_PAGE:
-			return fail(l, u->node,
-				    "undefined page \"%s\": no allocate_page in thread %s names it",
-				    name, thread);
-		case NAME_VALUE:
-			return fail(l, u->node,
-				    "undefined value \"%s\": thread %s's values do not declare it",
-				    name, thread);
-		case NAME_RESERVATION:
-		case N_NAME_TABLES:
-			return fail(l, u->node,
-				    "undefined reservation \"%s\": no reserve in thread %s "
-				    "names it",
-				    name, thread);
-		}
+		if (!go_on(l, &ok, fail_undefined(l, u, tc->spec->name)))
+			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 static gboolean
@@ -2693,7 +2881,8 @@ read_thread_ops(Loader *l, GsThreadSpec *spec, gboolean pool, const Node *ops, c
 	gboolean ok;
 
 	thread_ctx_init(&tc, spec, pool);
-	ok = read_ops(l, &tc, ops, what, spec->ops) && check_uses(l, &tc);
+	ok = read_ops(l, &tc, ops, what, spec->ops);
+	ok = check_uses(l, &tc) && ok;
 	thread_ctx_clear(&tc);
 	return ok;
 }
@@ -2728,6 +2917,7 @@ read_consumers(Loader *l, GsThreadSpec *spec, const Node *v, const char *where)
 	static const Field mode_field = {.key = "consumers", .kind = F_ENUM,
 					 .names = memory_mode_names};
 	g_autofree char *what = g_strdup_printf("%s.consumers", where);
+	gboolean ok = TRUE;
 
 	if (v == NULL)
 		return TRUE;
@@ -2736,17 +2926,19 @@ read_consumers(Loader *l, GsThreadSpec *spec, const Node *v, const char *where)
 	for (guint i = 0; i < v->entries->len; i++) {
 		const Entry *e = &g_array_index(v->entries, Entry, i);
 		int mode;
+		gboolean good = expect_kind(l, e->key, NODE_SCALAR, "a consumer's name") &&
+				(!is_null(e->key) ||
+				 fail(l, e->key, "a consumer's name must not be empty")) &&
+				convert_enum(l, &mode_field, e->value, what, &mode);
 
-		if (!expect_kind(l, e->key, NODE_SCALAR, "a consumer's name"))
+		if (good) {
+			g_ptr_array_add(spec->consumers, g_strdup(e->key->text));
+			g_array_append_val(spec->consumer_modes, mode);
+		}
+		if (!go_on(l, &ok, good))
 			return FALSE;
-		if (is_null(e->key))
-			return fail(l, e->key, "a consumer's name must not be empty");
-		if (!convert_enum(l, &mode_field, e->value, what, &mode))
-			return FALSE;
-		g_ptr_array_add(spec->consumers, g_strdup(e->key->text));
-		g_array_append_val(spec->consumer_modes, mode);
 	}
-	return TRUE;
+	return ok;
 }
 
 /* One entry of values:, NAME: N. */
@@ -2777,16 +2969,18 @@ static gboolean
 read_values(Loader *l, GsThreadSpec *spec, const Node *v, const char *where)
 {
 	g_autofree char *what = g_strdup_printf("%s.values", where);
+	gboolean ok = TRUE;
 
 	if (v == NULL)
 		return TRUE;
 	if (!expect_kind(l, v, NODE_MAP, what))
 		return FALSE;
 	for (guint i = 0; i < v->entries->len; i++) {
-		if (!read_value_start(l, spec, &g_array_index(v->entries, Entry, i), what))
+		if (!go_on(l, &ok,
+			   read_value_start(l, spec, &g_array_index(v->entries, Entry, i), what)))
 			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 /* Thread names are unique across all tasks and pool threads. */
@@ -2823,6 +3017,8 @@ read_thread(Loader *l, const Node *n, const char *where, const char *default_nam
 	const char *name;
 	GsThreadSpec *spec;
 	g_autofree char *thread_where = NULL;
+	const Node *ops = find_value(n, "ops");
+	gboolean ok = TRUE;
 
 	if (!expect_kind(l, n, NODE_MAP, where))
 		return FALSE;
@@ -2839,15 +3035,24 @@ read_thread(Loader *l, const Node *n, const char *where, const char *default_nam
 	g_ptr_array_add(into, spec);
 	g_hash_table_insert(l->thread_names, spec->name, (gpointer) at);
 	thread_where = g_strdup_printf(pool ? "pool_threads[%s]" : "threads[%s]", spec->name);
-	return read_fields(l, n, thread_where, pool ? pool_thread_fields : thread_fields, spec) &&
-	       read_consumers(l, spec, find_value(n, "consumers"), thread_where) &&
-	       read_values(l, spec, find_value(n, "values"), thread_where) &&
-	       read_thread_ops(l, spec, pool, find_value(n, "ops"), thread_where);
+	/*
+	 * read_fields() says that a pool thread's consumers are an unknown key,
+	 * and that ops, which is required, is missing.
+	 */
+	if (!go_on(l, &ok, read_fields(l, n, thread_where,
+				       pool ? pool_thread_fields : thread_fields, spec)) ||
+	    !go_on(l, &ok, pool || read_consumers(l, spec, find_value(n, "consumers"),
+						  thread_where)) ||
+	    !go_on(l, &ok, read_values(l, spec, find_value(n, "values"), thread_where)))
+		return FALSE;
+	return (ops == NULL || read_thread_ops(l, spec, pool, ops, thread_where)) && ok;
 }
 
 static gboolean
 read_pool_threads(Loader *l, const Node *v, const char *path, gpointer base)
 {
+	gboolean ok = TRUE;
+
 	if (is_null(v))
 		return TRUE;
 	if (!expect_kind(l, v, NODE_SEQ, path))
@@ -2855,10 +3060,11 @@ read_pool_threads(Loader *l, const Node *v, const char *path, gpointer base)
 	for (guint i = 0; i < v->items->len; i++) {
 		g_autofree char *where = g_strdup_printf("pool_threads[%u]", i);
 
-		if (!read_thread(l, v->items->pdata[i], where, NULL, l->w->pool_threads))
+		if (!go_on(l, &ok, read_thread(l, v->items->pdata[i], where, NULL,
+					       l->w->pool_threads)))
 			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 /* ==== tasks (SPEC §3.5) ==== */
@@ -2894,6 +3100,7 @@ static gboolean
 read_task_threads(Loader *l, GsTaskSpec *task, const Node *v, const char *where)
 {
 	g_autofree char *what = g_strdup_printf("%s.threads", where);
+	gboolean ok = TRUE;
 
 	if (!expect_kind(l, v, NODE_SEQ, what))
 		return FALSE;
@@ -2903,18 +3110,19 @@ read_task_threads(Loader *l, GsTaskSpec *task, const Node *v, const char *where)
 		g_autofree char *name = g_strdup_printf("%s.%u", task->id, i);
 		g_autofree char *item = g_strdup_printf("%s[%u]", what, i);
 
-		if (!read_thread(l, v->items->pdata[i], item, name, task->threads))
+		if (!go_on(l, &ok, read_thread(l, v->items->pdata[i], item, name, task->threads)))
 			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 static gboolean
 read_task(Loader *l, const Node *n, guint index)
 {
 	g_autofree char *where = g_strdup_printf("tasks[%u]", index);
-	Node *id;
+	Node *id, *threads;
 	GsTaskSpec *task;
+	gboolean ok = TRUE;
 
 	if (!expect_kind(l, n, NODE_MAP, where))
 		return FALSE;
@@ -2931,22 +3139,27 @@ read_task(Loader *l, const Node *n, guint index)
 	g_hash_table_insert(l->task_ids, task->id, GUINT_TO_POINTER(l->w->tasks->len));
 	g_free(where);
 	where = g_strdup_printf("tasks[%s]", task->id);
-	return read_fields(l, n, where, task_fields, task) &&
-	       read_task_threads(l, task, find_value(n, "threads"), where);
+	/* threads is required: when it is missing, read_fields() says so. */
+	threads = find_value(n, "threads");
+	if (!go_on(l, &ok, read_fields(l, n, where, task_fields, task)))
+		return FALSE;
+	return (threads == NULL || read_task_threads(l, task, threads, where)) && ok;
 }
 
 static gboolean
 read_tasks(Loader *l, const Node *v, const char *path, gpointer base)
 {
+	gboolean ok = TRUE;
+
 	if (is_null(v))
 		return TRUE;
 	if (!expect_kind(l, v, NODE_SEQ, path))
 		return FALSE;
 	for (guint i = 0; i < v->items->len; i++) {
-		if (!read_task(l, v->items->pdata[i], i))
+		if (!go_on(l, &ok, read_task(l, v->items->pdata[i], i)))
 			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 /* ==== expectations (SPEC §3.8) ==== */
@@ -3112,6 +3325,8 @@ static gboolean
 read_expect_values(Loader *l, const Node *map, const char *where, const char *prefix,
 		   const ExpectKey *keys)
 {
+	gboolean ok = TRUE;
+
 	if (map == NULL || is_null(map))
 		return TRUE;
 	if (!expect_kind(l, map, NODE_MAP, where))
@@ -3120,6 +3335,7 @@ read_expect_values(Loader *l, const Node *map, const char *where, const char *pr
 		Entry *e = &g_array_index(map->entries, Entry, i);
 		const ExpectKey *k = keys;
 		g_autofree char *key = NULL;
+		gboolean good;
 
 		while (k->key != NULL && strcmp(k->key, e->key->text) != 0)
 			k++;
@@ -3129,14 +3345,16 @@ read_expect_values(Loader *l, const Node *map, const char *where, const char *pr
 			for (k = keys; k->key != NULL; k++)
 				g_ptr_array_add(known, (gpointer) k->key);
 			g_ptr_array_add(known, NULL);
-			return fail_unknown_key(l, e->key, where,
+			good = fail_unknown_key(l, e->key, where,
 						(const char *const *) known->pdata);
+		} else {
+			key = g_strdup_printf("%s.%s", prefix, k->key);
+			good = add_expect_value(l, key, k->kind, e->value);
 		}
-		key = g_strdup_printf("%s.%s", prefix, k->key);
-		if (!add_expect_value(l, key, k->kind, e->value))
+		if (!go_on(l, &ok, good))
 			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 /*
@@ -3224,7 +3442,7 @@ check_expect_task(Loader *l, const Node *key, const char *what)
 	}
 	if (may_name_unknown(l))
 		return TRUE;
-	return fail(l, key, "unknown task \"%s\" in %s", key->text, what);
+	return fail_reference(l, key, "unknown task \"%s\" in %s", key->text, what);
 }
 
 /* Fails unless @v names a thread of the run (copies of repeated tasks included). */
@@ -3256,12 +3474,14 @@ check_expect_thread(Loader *l, const Node *v, const char *what)
 	}
 	if (named != NULL || may_name_unknown(l))
 		return TRUE;
-	return fail(l, v, "unknown thread \"%s\" in %s", v->text, what);
+	return fail_reference(l, v, "unknown thread \"%s\" in %s", v->text, what);
 }
 
 static gboolean
 read_expect_tasks(Loader *l, const Node *v)
 {
+	gboolean ok = TRUE;
+
 	if (v == NULL || is_null(v))
 		return TRUE;
 	if (!expect_kind(l, v, NODE_MAP, "expect.tasks"))
@@ -3271,12 +3491,12 @@ read_expect_tasks(Loader *l, const Node *v)
 		g_autofree char *where = g_strdup_printf("expect.tasks.%s", e->key->text);
 		g_autofree char *prefix = g_strdup_printf("tasks.%s", e->key->text);
 
-		if (!check_expect_task(l, e->key, "expect.tasks"))
-			return FALSE;
-		if (!read_expect_values(l, e->value, where, prefix, task_expect_keys))
+		if (!go_on(l, &ok, check_expect_task(l, e->key, "expect.tasks") &&
+				       read_expect_values(l, e->value, where, prefix,
+							  task_expect_keys)))
 			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 static gboolean
@@ -3324,28 +3544,37 @@ read_states(Loader *l, const Node *v, const char *what, GArray *out)
 {
 	GsThreadState state;
 	guint n = v->kind == NODE_SEQ ? v->items->len : 1;
+	gboolean ok = TRUE;
 
 	for (guint i = 0; i < n; i++) {
-		if (!parse_state(l, v->kind == NODE_SEQ ? v->items->pdata[i] : v, what, &state))
+		gboolean good =
+			parse_state(l, v->kind == NODE_SEQ ? v->items->pdata[i] : v, what, &state);
+
+		if (good)
+			g_array_append_val(out, state);
+		if (!go_on(l, &ok, good))
 			return FALSE;
-		g_array_append_val(out, state);
 	}
-	return TRUE;
+	return ok;
 }
 
 static gboolean
 read_exceptions(Loader *l, const Node *v, GArray *out)
 {
 	GsException exc;
+	gboolean ok = TRUE;
 
 	if (!expect_kind(l, v, NODE_SEQ, "threw"))
 		return FALSE;
 	for (guint i = 0; i < v->items->len; i++) {
-		if (!parse_exception(l, v->items->pdata[i], &exc))
+		gboolean good = parse_exception(l, v->items->pdata[i], &exc);
+
+		if (good)
+			g_array_append_val(out, exc);
+		if (!go_on(l, &ok, good))
 			return FALSE;
-		g_array_append_val(out, exc);
 	}
-	return TRUE;
+	return ok;
 }
 
 /*
@@ -3356,6 +3585,8 @@ read_exceptions(Loader *l, const Node *v, GArray *out)
 static gboolean
 read_never(Loader *l, const Node *v, GsExpectThread *et)
 {
+	gboolean ok = TRUE;
+
 	if (!expect_kind(l, v, NODE_SEQ, "never"))
 		return FALSE;
 	et->never_in = g_array_new(FALSE, FALSE, sizeof(GsThreadState));
@@ -3364,16 +3595,19 @@ read_never(Loader *l, const Node *v, GsExpectThread *et)
 		const Node *item = v->items->pdata[i];
 		GsThreadState state;
 		GsException exc;
+		gboolean good;
 
 		if (item->kind == NODE_SCALAR && gs_thread_state_from_name(item->text, &state)) {
 			g_array_append_val(et->never_in, state);
 			continue;
 		}
-		if (!parse_exception(l, item, &exc))
+		good = parse_exception(l, item, &exc);
+		if (good)
+			g_array_append_val(et->never_threw, exc);
+		if (!go_on(l, &ok, good))
 			return FALSE;
-		g_array_append_val(et->never_threw, exc);
 	}
-	return TRUE;
+	return ok;
 }
 
 static const Field expect_thread_fields[] = {
@@ -3393,21 +3627,24 @@ static const Field expect_thread_fields[] = {
 static gboolean
 read_stored(Loader *l, const Node *v, GArray **out)
 {
+	gboolean ok = TRUE;
+
 	if (v == NULL)
 		return TRUE;
 	if (!expect_kind(l, v, NODE_SEQ, "stored"))
 		return FALSE;
 	*out = g_array_new(FALSE, FALSE, sizeof(gint64));
 	for (guint i = 0; i < v->items->len; i++) {
-		gboolean granted;
-		gint64 value;
+		gboolean granted = FALSE;
+		gboolean good = convert_bool(l, v->items->pdata[i], "stored", &granted);
+		gint64 value = granted;
 
-		if (!convert_bool(l, v->items->pdata[i], "stored", &granted))
+		if (good)
+			g_array_append_val(*out, value);
+		if (!go_on(l, &ok, good))
 			return FALSE;
-		value = granted;
-		g_array_append_val(*out, value);
 	}
-	return TRUE;
+	return ok;
 }
 
 /*
@@ -3420,6 +3657,7 @@ read_returned(Loader *l, const Node *v, const char *key, GArray **out)
 	static const Field page_field = {.key = "pages", .kind = F_COUNT,
 					 .max = GS_PAGE_TABLE_SIZE - 1};
 	gboolean pages = strcmp(key, "pages") == 0;
+	gboolean ok = TRUE;
 
 	if (v == NULL)
 		return TRUE;
@@ -3428,20 +3666,24 @@ read_returned(Loader *l, const Node *v, const char *key, GArray **out)
 	*out = g_array_new(FALSE, FALSE, sizeof(gint64));
 	for (guint i = 0; i < v->items->len; i++) {
 		const Node *item = v->items->pdata[i];
-		gint64 value;
-		guint64 number;
+		gint64 value = 0;
+		guint64 number = 0;
+		gboolean good;
 
 		if (pages) {
-			if (!convert_count(l, &page_field, item, key, GS_PAGE_TABLE_SIZE - 1, &number))
-				return FALSE;
+			good = convert_count(l, &page_field, item, key, GS_PAGE_TABLE_SIZE - 1,
+					     &number);
 			value = (gint64) number;
-		} else if (!expect_kind(l, item, NODE_SCALAR, key) ||
-			   !scalar_quantity(l, item, key, &size_quantity, &value)) {
-			return FALSE;
+		} else {
+			good = expect_kind(l, item, NODE_SCALAR, key) &&
+			       scalar_quantity(l, item, key, &size_quantity, &value);
 		}
-		g_array_append_val(*out, value);
+		if (good)
+			g_array_append_val(*out, value);
+		if (!go_on(l, &ok, good))
+			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 /* The spec of the thread an expectation names: as written, a copy's, or a pool thread's. */
@@ -3468,49 +3710,62 @@ expected_thread_spec(Loader *l, const char *name)
 	return NULL;
 }
 
-/* The thread's value @key names, with its start in *@start. */
+/*
+ * The thread's value @key names, with its start in *@start. Only the values
+ * it declares have a start: a name its ops use undeclared follows them.
+ */
 static gboolean
 find_thread_value(Loader *l, const GsExpectThread *et, const Node *key, gint64 *start)
 {
 	const GsThreadSpec *spec = expected_thread_spec(l, et->thread);
 
-	for (guint i = 0; spec != NULL && i < spec->values->len; i++) {
+	for (guint i = 0; spec != NULL && i < spec->value_starts->len; i++) {
 		if (strcmp(spec->values->pdata[i], key->text) == 0) {
 			*start = g_array_index(spec->value_starts, gint64, i);
 			return TRUE;
 		}
 	}
-	return fail(l, key, "thread %s declares no value \"%s\" in its values",
-		    et->thread, key->text);
+	return fail_reference(l, key, "thread %s declares no value \"%s\" in its values",
+			      et->thread, key->text);
+}
+
+/* One entry of an expectation's values:, NAME: "OP N". */
+static gboolean
+read_expect_value_of(Loader *l, const Entry *e, GsExpectThread *et)
+{
+	GsExpectThreadValue x = {.line = e->value->line, .column = e->value->column};
+	const char *rest;
+
+	if (!expect_kind(l, e->key, NODE_SCALAR, "a value's name") ||
+	    !find_thread_value(l, et, e->key, &x.start) ||
+	    !expect_kind(l, e->value, NODE_SCALAR, "values") ||
+	    !split_cmp(l, e->value, &x.cmp.op, &rest))
+		return FALSE;
+	if (!g_ascii_string_to_signed(rest, 10, G_MININT64, G_MAXINT64, &x.cmp.value, NULL))
+		return fail(l, e->value, "expect values.%s must be a whole number, not \"%s\"",
+			    e->key->text, rest);
+	x.name = g_strdup(e->key->text);
+	g_array_append_val(et->values, x);
+	return TRUE;
 }
 
 /* values: {NAME: "OP N", ...}, the thread's values at its end. */
 static gboolean
 read_expect_values_of(Loader *l, const Node *v, GsExpectThread *et)
 {
+	gboolean ok = TRUE;
+
 	if (v == NULL)
 		return TRUE;
 	if (!expect_kind(l, v, NODE_MAP, "values"))
 		return FALSE;
 	et->values = g_array_new(FALSE, TRUE, sizeof(GsExpectThreadValue));
 	for (guint i = 0; i < v->entries->len; i++) {
-		const Entry *e = &g_array_index(v->entries, Entry, i);
-		GsExpectThreadValue x = {.line = e->value->line, .column = e->value->column};
-		const char *rest;
-
-		if (!expect_kind(l, e->key, NODE_SCALAR, "a value's name") ||
-		    !find_thread_value(l, et, e->key, &x.start) ||
-		    !expect_kind(l, e->value, NODE_SCALAR, "values") ||
-		    !split_cmp(l, e->value, &x.cmp.op, &rest))
+		if (!go_on(l, &ok,
+			   read_expect_value_of(l, &g_array_index(v->entries, Entry, i), et)))
 			return FALSE;
-		if (!g_ascii_string_to_signed(rest, 10, G_MININT64, G_MAXINT64, &x.cmp.value,
-					      NULL))
-			return fail(l, e->value, "expect values.%s must be a whole number, not \"%s\"",
-				    e->key->text, rest);
-		x.name = g_strdup(e->key->text);
-		g_array_append_val(et->values, x);
 	}
-	return TRUE;
+	return ok;
 }
 
 static gboolean
@@ -3519,9 +3774,10 @@ read_expect_thread(Loader *l, const Node *key, const Node *v)
 	g_autofree char *where = g_strdup_printf("expect.threads.%s", key->text);
 	GsExpectThread *et;
 	Node *reached, *threw, *never, *final;
+	gboolean ok = TRUE;
 
 	if (!check_expect_thread(l, key, "expect.threads") ||
-	    !read_fields(l, v, where, expect_thread_fields, NULL))
+	    !go_on(l, &ok, read_fields(l, v, where, expect_thread_fields, NULL)))
 		return FALSE;
 	et = g_new0(GsExpectThread, 1);
 	et->thread = g_strdup(key->text);
@@ -3534,28 +3790,31 @@ read_expect_thread(Loader *l, const Node *key, const Node *v)
 	final = find_value(v, "final_state");
 	if (reached != NULL) {
 		et->reached = g_array_new(FALSE, FALSE, sizeof(GsThreadState));
-		if (!read_states(l, reached, "reached", et->reached))
+		if (!go_on(l, &ok, read_states(l, reached, "reached", et->reached)))
 			return FALSE;
 	}
 	if (threw != NULL) {
 		et->threw = g_array_new(FALSE, FALSE, sizeof(GsException));
-		if (!read_exceptions(l, threw, et->threw))
+		if (!go_on(l, &ok, read_exceptions(l, threw, et->threw)))
 			return FALSE;
 	}
-	if ((never != NULL && !read_never(l, never, et)) ||
-	    !read_returned(l, find_value(v, "acquired"), "acquired", &et->acquired) ||
-	    !read_returned(l, find_value(v, "pages"), "pages", &et->pages) ||
-	    !read_returned(l, find_value(v, "leaked"), "leaked", &et->leaked) ||
-	    !read_expect_values_of(l, find_value(v, "values"), et) ||
-	    !read_stored(l, find_value(v, "stored"), &et->stored))
+	if (!go_on(l, &ok, never == NULL || read_never(l, never, et)) ||
+	    !go_on(l, &ok,
+		   read_returned(l, find_value(v, "acquired"), "acquired", &et->acquired)) ||
+	    !go_on(l, &ok, read_returned(l, find_value(v, "pages"), "pages", &et->pages)) ||
+	    !go_on(l, &ok, read_returned(l, find_value(v, "leaked"), "leaked", &et->leaked)) ||
+	    !go_on(l, &ok, read_expect_values_of(l, find_value(v, "values"), et)) ||
+	    !go_on(l, &ok, read_stored(l, find_value(v, "stored"), &et->stored)))
 		return FALSE;
 	et->has_final_state = final != NULL;
-	return final == NULL || parse_state(l, final, "final_state", &et->final_state);
+	return (final == NULL || parse_state(l, final, "final_state", &et->final_state)) && ok;
 }
 
 static gboolean
 read_expect_threads(Loader *l, const Node *v)
 {
+	gboolean ok = TRUE;
+
 	if (v == NULL || is_null(v))
 		return TRUE;
 	if (!expect_kind(l, v, NODE_MAP, "expect.threads"))
@@ -3563,10 +3822,10 @@ read_expect_threads(Loader *l, const Node *v)
 	for (guint i = 0; i < v->entries->len; i++) {
 		Entry *e = &g_array_index(v->entries, Entry, i);
 
-		if (!read_expect_thread(l, e->key, e->value))
+		if (!go_on(l, &ok, read_expect_thread(l, e->key, e->value)))
 			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 /* An expect.at row's pool: the index is GsExpectAt's pool_storage. */
@@ -3745,8 +4004,9 @@ check_thread_reservation(Loader *l, const Node *thread, const Node *name)
 		if (strcmp(spec->reservations->pdata[i], name->text) == 0)
 			return TRUE;
 	}
-	return fail(l, name, "thread %s has no reservation \"%s\": no reserve in it names it",
-		    thread->text, name->text);
+	return fail_reference(l, name,
+			      "thread %s has no reservation \"%s\": no reserve in it names it",
+			      thread->text, name->text);
 }
 
 /*
@@ -4014,15 +4274,17 @@ read_expect_at_item(Loader *l, const Node *v)
 static gboolean
 read_expect_at(Loader *l, const Node *v)
 {
+	gboolean ok = TRUE;
+
 	if (v == NULL || is_null(v))
 		return TRUE;
 	if (!expect_kind(l, v, NODE_SEQ, "expect.at"))
 		return FALSE;
 	for (guint i = 0; i < v->items->len; i++) {
-		if (!read_expect_at_item(l, v->items->pdata[i]))
+		if (!go_on(l, &ok, read_expect_at_item(l, v->items->pdata[i])))
 			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 static const Field expect_fields[] = {
@@ -4039,22 +4301,24 @@ static const Field expect_fields[] = {
 static gboolean
 read_expect(Loader *l, const Node *v, const char *path, gpointer base)
 {
-	Node *outcome, *makespan, *makespan_ns;
+	Node *outcome = find_value(v, "outcome");
+	Node *makespan = find_value(v, "makespan");
+	Node *makespan_ns = find_value(v, "makespan_ns");
+	gboolean ok = TRUE;
 
-	if (!read_fields(l, v, path, expect_fields, NULL))
+	if (!go_on(l, &ok, read_fields(l, v, path, expect_fields, NULL)) ||
+	    !go_on(l, &ok,
+		   outcome == NULL || add_expect_value(l, "outcome", VK_OUTCOME, outcome)) ||
+	    !go_on(l, &ok,
+		   makespan == NULL || add_expect_value(l, "makespan", VK_DURATION, makespan)) ||
+	    !go_on(l, &ok, makespan_ns == NULL ||
+				   add_expect_value(l, "makespan_ns", VK_NS, makespan_ns)) ||
+	    !go_on(l, &ok, read_expect_values(l, find_value(v, "totals"), "expect.totals",
+					      "totals", totals_keys)) ||
+	    !go_on(l, &ok, read_expect_tasks(l, find_value(v, "tasks"))) ||
+	    !go_on(l, &ok, read_expect_threads(l, find_value(v, "threads"))))
 		return FALSE;
-	outcome = find_value(v, "outcome");
-	makespan = find_value(v, "makespan");
-	makespan_ns = find_value(v, "makespan_ns");
-	return (outcome == NULL || add_expect_value(l, "outcome", VK_OUTCOME, outcome)) &&
-	       (makespan == NULL || add_expect_value(l, "makespan", VK_DURATION, makespan)) &&
-	       (makespan_ns == NULL ||
-		add_expect_value(l, "makespan_ns", VK_NS, makespan_ns)) &&
-	       read_expect_values(l, find_value(v, "totals"), "expect.totals", "totals",
-				  totals_keys) &&
-	       read_expect_tasks(l, find_value(v, "tasks")) &&
-	       read_expect_threads(l, find_value(v, "threads")) &&
-	       read_expect_at(l, find_value(v, "at"));
+	return read_expect_at(l, find_value(v, "at")) && ok;
 }
 
 /* ==== the top level (SPEC §3.2) ==== */
@@ -4257,8 +4521,8 @@ resolve_foreign_name(Loader *l, GsThreadSpec *owner, const Node *v, GsNames *out
 			return TRUE;
 		}
 	}
-	return fail(l, v, "undefined buffer \"%s\": no alloc in thread %s names it", v->text,
-		    owner->name);
+	return fail_reference(l, v, "undefined buffer \"%s\": no alloc in thread %s names it",
+			      v->text, owner->name);
 }
 
 /* @op frees another thread's buffers: its names become that thread's indices. */
@@ -4268,10 +4532,12 @@ resolve_foreign_free(Loader *l, GsOp *op)
 	const ForeignFree *f = l->foreign_frees->pdata[gs_names_data(&op->free.bufs)[0]];
 	const GsTaskSpec *task;
 	GsThreadSpec *owner = gs_workload_thread(l->w, f->thread->text, &task);
+	gboolean ok = TRUE;
 
 	gs_names_clear(&op->free.bufs);
 	if (owner == NULL)
-		return fail(l, f->thread, "unknown thread \"%s\" in free.thread", f->thread->text);
+		return fail_reference(l, f->thread, "unknown thread \"%s\" in free.thread",
+				      f->thread->text);
 	if (task != NULL && task->repeat > 1)
 		return fail(l, f->thread,
 			    "free.thread %s is a thread of task %s, which repeats: a free names one "
@@ -4279,46 +4545,60 @@ resolve_foreign_free(Loader *l, GsOp *op)
 	if (f->bufs->kind != NODE_SEQ)
 		return resolve_foreign_name(l, owner, f->bufs, &op->free.bufs);
 	for (guint i = 0; i < f->bufs->items->len; i++) {
-		if (!resolve_foreign_name(l, owner, f->bufs->items->pdata[i], &op->free.bufs))
+		if (!go_on(l, &ok, resolve_foreign_name(l, owner, f->bufs->items->pdata[i],
+							&op->free.bufs)))
 			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 static gboolean
 resolve_foreign_in(Loader *l, GArray *ops)
 {
+	gboolean ok = TRUE;
+
 	for (guint i = 0; ops != NULL && i < ops->len; i++) {
 		GsOp *op = &g_array_index(ops, GsOp, i);
+		gboolean good = TRUE;
 
-		if ((op->kind == GS_OP_FREE && op->free.thread != NULL &&
-		     !resolve_foreign_free(l, op)) ||
-		    (op->kind == GS_OP_RETRY && !resolve_foreign_in(l, op->retry.ops)) ||
-		    (op->kind == GS_OP_REPEAT && !resolve_foreign_in(l, op->repeat.ops)))
+		if (op->kind == GS_OP_FREE && op->free.thread != NULL)
+			good = resolve_foreign_free(l, op);
+		else if (op->kind == GS_OP_RETRY)
+			good = resolve_foreign_in(l, op->retry.ops);
+		else if (op->kind == GS_OP_REPEAT)
+			good = resolve_foreign_in(l, op->repeat.ops);
+		if (!go_on(l, &ok, good))
 			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
-/* Every free of another thread's buffers, now that every thread is read. */
+/*
+ * Every free of another thread's buffers, now that every thread is read
+ * (each read cleanly or not: only ops read cleanly are in a thread's ops).
+ */
 static gboolean
 resolve_foreign_frees(Loader *l)
 {
+	gboolean ok = TRUE;
+
 	if (l->foreign_frees->len == 0)
 		return TRUE;
 	for (guint i = 0; i < l->w->tasks->len; i++) {
 		const GsTaskSpec *task = l->w->tasks->pdata[i];
 
 		for (guint j = 0; j < task->threads->len; j++) {
-			if (!resolve_foreign_in(l, ((GsThreadSpec *) task->threads->pdata[j])->ops))
+			if (!go_on(l, &ok, resolve_foreign_in(l, ((GsThreadSpec *)
+								   task->threads->pdata[j])->ops)))
 				return FALSE;
 		}
 	}
 	for (guint i = 0; i < l->w->pool_threads->len; i++) {
-		if (!resolve_foreign_in(l, ((GsThreadSpec *) l->w->pool_threads->pdata[i])->ops))
+		if (!go_on(l, &ok, resolve_foreign_in(l, ((GsThreadSpec *)
+							   l->w->pool_threads->pdata[i])->ops)))
 			return FALSE;
 	}
-	return TRUE;
+	return ok;
 }
 
 /* The version first: a file of another version may well have other keys. */
@@ -4326,13 +4606,16 @@ static gboolean
 convert_root(Loader *l, const Node *root)
 {
 	Node *version = find_value(root, "gpusim");
+	gboolean ok;
 
 	if (version == NULL)
 		return fail(l, root,
 			    "missing required key \"gpusim\" (the format version: gpusim: 1)");
-	return read_version(l, version, "gpusim", l->w) &&
-	       read_fields(l, root, "", root_fields, l->w) && check_run_size(l, root) &&
-	       resolve_foreign_frees(l);
+	if (!read_version(l, version, "gpusim", l->w))
+		return FALSE;
+	ok = read_fields(l, root, "", root_fields, l->w);
+	ok = check_run_size(l, root) && ok;
+	return resolve_foreign_frees(l) && ok;
 }
 
 /* ==== the loader ==== */
@@ -4345,15 +4628,20 @@ loader_init(Loader *l, GError **error)
 	l->files = g_ptr_array_new_with_free_func(g_free);
 	l->including = g_ptr_array_new_with_free_func(g_free);
 	l->error = error;
+	l->errors = g_ptr_array_new_with_free_func(load_error_free);
 	l->task_ids = g_hash_table_new(g_str_hash, g_str_equal);
 	l->task_nodes = g_ptr_array_new();
 	l->thread_names = g_hash_table_new(g_str_hash, g_str_equal);
 	l->foreign_frees = g_ptr_array_new_with_free_func(g_free);
 }
 
+/* Reports the errors found (report_errors()) and frees what loading made. */
 static void
-loader_clear(Loader *l)
+loader_finish(Loader *l)
 {
+	report_errors(l);
+	g_ptr_array_unref(l->errors);
+	g_clear_pointer(&l->stopped, load_error_free);
 	g_ptr_array_unref(l->nodes);
 	g_ptr_array_unref(l->files);
 	g_ptr_array_unref(l->including);
@@ -4388,7 +4676,8 @@ workload_from_tree(Loader *l, const char *path, Node *root, const char *variant,
 	l->w = gs_workload_new();
 	l->w->file = g_strdup(path);
 	l->w->variant = g_strdup(variant);
-	if (convert_root(l, root)) {
+	l->keep_going = TRUE;
+	if (convert_root(l, root) && l->errors->len == 0) {
 		w = l->w;
 		l->w = NULL;
 	}
@@ -4407,7 +4696,7 @@ gs_loader_load(const char *path, const char *variant, const char *const *sets, G
 	loader_init(&l, error);
 	if (load_tree(&l, path, NULL, &root))
 		w = workload_from_tree(&l, path, root, variant, sets);
-	loader_clear(&l);
+	loader_finish(&l);
 	return w;
 }
 
@@ -4416,6 +4705,7 @@ static gboolean
 load_device(Loader *l, const char *path, Node **out)
 {
 	static const char *const keys[] = {"memory", "links", NULL};
+	gboolean ok = TRUE;
 
 	if (!load_tree(l, path, NULL, out))
 		return FALSE;
@@ -4423,10 +4713,10 @@ load_device(Loader *l, const char *path, Node **out)
 		const Node *key = g_array_index((*out)->entries, Entry, i).key;
 
 		if (!g_strv_contains(keys, key->text))
-			return fail(l, key, "a device file holds memory: and links: only, not %s:",
-				    key->text);
+			ok = fail(l, key, "a device file holds memory: and links: only, not %s:",
+				  key->text);
 	}
-	return TRUE;
+	return ok;
 }
 
 GsWorkload *
@@ -4442,7 +4732,7 @@ gs_loader_load_device(const char *path, const char *device, const char *variant,
 	loader_init(&l, error);
 	if (load_tree(&l, path, NULL, &root) && load_device(&l, device, &over))
 		w = workload_from_tree(&l, path, merge(&l, root, over), variant, sets);
-	loader_clear(&l);
+	loader_finish(&l);
 	return w;
 }
 
@@ -4460,8 +4750,21 @@ gs_loader_load_text(const char *name, const char *text, gsize len, const char *v
 	if (parse_file_text(&l, name, text != NULL ? text : "", len, &file) &&
 	    resolve_root(&l, name, NULL, file, &root))
 		w = workload_from_tree(&l, name, root, variant, sets);
-	loader_clear(&l);
+	loader_finish(&l);
 	return w;
+}
+
+void
+gs_loader_error_in_variant(GError *error, const char *variant)
+{
+	g_auto(GStrv) lines = g_strsplit(error->message, "\n", -1);
+	GString *message = g_string_new(NULL);
+
+	for (guint i = 0; lines[i] != NULL; i++)
+		g_string_append_printf(message, "%s%s (with variant %s)", i > 0 ? "\n" : "",
+				       lines[i], variant);
+	g_free(error->message);
+	error->message = g_string_free(message, FALSE);
 }
 
 gboolean
@@ -4476,7 +4779,7 @@ gs_loader_parse_duration(const char *option, const char *text, GsTime *out, GErr
 	g_ptr_array_add(l.files, file);
 	ok = parse_quantity(&l, scalar_new(&l, file, 1, (guint) strlen(option) + 2, text), text,
 			    &duration_quantity, out);
-	loader_clear(&l);
+	loader_finish(&l);
 	return ok;
 }
 
@@ -4495,6 +4798,6 @@ gs_loader_variant_names(const char *path, GError **error)
 	    ((variants = find_value(root, "variants")) != NULL &&
 	     !collect_variants(&l, variants, names)))
 		g_clear_pointer(&names, g_ptr_array_unref);
-	loader_clear(&l);
+	loader_finish(&l);
 	return names;
 }

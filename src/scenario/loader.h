@@ -14,12 +14,20 @@
  * duplicate ids and names, references to undefined buffers, streams,
  * reservations, tasks and threads.
  *
- * The first problem stops loading with a GError in GS_SCENARIO_ERROR whose
- * message is "file:line:column: what is wrong", the position being that of
- * the offending node or key (1:1 for a scenario that cannot be read, the
- * include's for an included file); nothing half-built is returned. Values
- * given by --set are positioned in the pseudo-file "--set KEY=VALUE", line 1,
- * the column counting from the first character of KEY.
+ * A scenario with problems is refused with a GError in GS_SCENARIO_ERROR
+ * whose message has a line "file:line:column: what is wrong" for each, in
+ * file order, the position being that of the offending node or key (1:1 for
+ * a scenario that cannot be read, the include's for an included file);
+ * nothing half-built is returned. A file that cannot be read or parsed (or
+ * crosses a limit), an include that fails, an unknown variant or a --set
+ * that cannot apply stops loading at once, with one line: what follows would
+ * mean nothing. Otherwise loading goes on past a bad key, value or list item
+ * to report each problem it finds, up to 20, and then a last line
+ * "file:line:column: more than 20 errors: stopping here" at the next one; a
+ * reference that may fail only because of another error (to a buffer, task
+ * or thread left unread) is not reported beside it. Values given by --set
+ * are positioned in the pseudo-file "--set KEY=VALUE", line 1, the column
+ * counting from the first character of KEY.
  *
  * It neither runs nor generates anything (generate: is only recorded), and it
  * prints nothing: the caller reports the error.
@@ -64,6 +72,12 @@ GsWorkload *gs_loader_load_device(const char *path, const char *device, const ch
  */
 GsWorkload *gs_loader_load_text(const char *name, const char *text, gsize len,
 				const char *variant, const char *const *sets, GError **error);
+
+/*
+ * Ends each line of @error, from loading with @variant, with " (with variant
+ * VARIANT)": for the commands that load every variant, to say which failed.
+ */
+void gs_loader_error_in_variant(GError *error, const char *variant);
 
 /*
  * The keys --set takes (memory.gpu.capacity, policy.oom...), from the tables
