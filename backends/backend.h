@@ -116,7 +116,8 @@ typedef struct {
 	gboolean (*healthy)(gpointer state, GError **error);
 	/*
 	 * Optional: measures the device (allocation and free latency, copy
-	 * bandwidth both ways, disk bandwidth in @disk_path) and appends the
+	 * bandwidth both ways, disk bandwidth in a private directory inside
+	 * @disk_path) and appends the
 	 * `memory:` / `links:` keys a scenario can include to @yaml.
 	 */
 	gboolean (*calibrate)(const char *disk_path, GString *yaml, GError **error);
@@ -152,6 +153,8 @@ gboolean gs_backend_calibrate(const GsBackendOps *ops, const char *disk_path, GS
 /* ---- the backends built in ---- */
 
 extern const GsBackendOps gs_backend_host;
+/* The host backend's calibrate member (host-calibrate.c), through its own operations. */
+gboolean gs_host_calibrate(const char *disk_path, GString *yaml, GError **error);
 #ifdef HAVE_CUDA
 extern const GsBackendOps gs_backend_cuda;
 #endif

@@ -287,4 +287,5 @@ const GsBackendOps gs_backend_host = {
 	.round_trip = host_round_trip,
 	.move = host_move,
 	.stats = host_stats,
+	.calibrate = gs_host_calibrate,
 };

@@ -122,7 +122,7 @@ gs_backend_calibrate(const GsBackendOps *ops, const char *disk_path, GString *ya
 {
 	if (ops->calibrate == NULL) {
 		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID,
-			    "the %s backend has no device to calibrate (calibrate --backend=cuda)",
+			    "the %s backend has no device to calibrate (calibrate --backend=host or cuda)",
 			    ops->name);
 		return FALSE;
 	}

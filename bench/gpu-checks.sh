@@ -6,7 +6,8 @@
 # or a folder made by scripts/gpu-kit, whose lib/ is then put on the library
 # path. Scenarios come from the source tree this script is in. OUT gets
 # report.md (every figure, as Markdown, for bench/RESULTS.md), device.yaml
-# (calibrate's output) and runs.tar.gz (every result JSON and log).
+# (calibrate's output), prediction.csv (predict's) and runs.tar.gz (every
+# result JSON and log).
 #
 # In order: the CUDA tests (they must pass, not skip); every scenario in
 # scenarios/ under the simulator and with --backend=cuda (outcome, retries,
@@ -15,8 +16,8 @@
 # driver's and runtime's versions, each kernel's first launch against its
 # second, allocation overhead, spill throughput and its CPU share);
 # bench-threads --backend=cuda (1 to 16 threads, fast path against the global
-# mutex); calibrate, then the simulator with the calibrated links against the
-# real run, on three scenarios; compare and sweep with --backend=cuda. Exit
+# mutex); calibrate, then gpusim predict: the simulator with the calibration
+# against the median of three real runs, on four scenarios; compare and sweep with --backend=cuda. Exit
 # status: 0 when everything ran, whatever it measured; 1 when a step could
 # not run or the CUDA tests failed, or skipped (no GPU: then nothing else
 # runs).
@@ -32,7 +33,7 @@ mkdir -p "$2" && out=$(cd "$2" && pwd) || exit 2
 	export LD_LIBRARY_PATH
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/sim" "$work/cuda" "$work/virtual" "$work/calibrated"
+mkdir -p "$work/sim" "$work/cuda" "$work/virtual"
 report="$out/report.md"
 status=0
 
@@ -161,26 +162,22 @@ say ""
 say "## Calibration (gpusim calibrate --backend=cuda)"
 if "$bin/gpusim" calibrate --backend=cuda --out="$out/device.yaml" >"$work/calibrate.log" 2>&1; then
 	fence "$out/device.yaml" yaml
-	# The links that calibrate measured, as --set options for the simulator.
-	gpu_host=$(sed -n 's/^  gpu_host: {bandwidth: \([^,]*\),.*/\1/p' "$out/device.yaml")
-	host_disk=$(sed -n 's/^  host_disk: {bandwidth: \([^,]*\),.*/\1/p' "$out/device.yaml")
-	alloc=$(sed -n 's/^  alloc_latency: \(.*\)/\1/p' "$out/device.yaml")
 	say ""
-	say "## Makespan: the simulator with the calibrated links against the real run"
+	say "## Prediction: the simulator with the calibration against the real runs"
 	say ""
-	say "Simulator with --set links.gpu_host.bandwidth=$gpu_host links.host_disk.bandwidth=$host_disk links.alloc_latency=$alloc."
-	say ""
-	say "| scenario | predicted (ms) | measured, cuda (ms) | measured / predicted |"
-	say "|---|---|---|---|"
-	for name in wide-gaps-spill wide-gaps-host-full wide-gaps-rollback; do
-		"$bin/gpusim" run --quiet --json="$work/calibrated/$name.json" \
-			--set "links.gpu_host.bandwidth=$gpu_host" --set "links.host_disk.bandwidth=$host_disk" \
-			--set "links.alloc_latency=$alloc" "$src/scenarios/$name.yaml" \
-			>"$work/calibrated/$name.log" 2>&1
-		p=$(field "$work/calibrated/$name.json" makespan_ns)
-		m=$(field "$work/cuda/$name.json" makespan_ns)
-		say "| $name | $(ms "$p") | $(ms "$m") | $(awk -v p="${p:-0}" -v m="${m:-0}" 'BEGIN { if (p > 0) printf "%.3f", m / p; else print "-" }') |"
-	done
+	say "gpusim predict --backend=cuda --device=device.yaml --runs=3 (measured: the median of 3 runs)."
+	if "$bin/gpusim" predict --backend=cuda --device="$out/device.yaml" --runs=3 \
+		--out="$work/prediction" "$src/scenarios/wide-gaps-spill.yaml" \
+		"$src/scenarios/wide-gaps-host-full.yaml" "$src/scenarios/wide-gaps-rollback.yaml" \
+		"$src/scenarios/generated-spill.yaml" >"$work/predict.log" 2>&1; then
+		fence "$work/predict.log"
+		fence "$work/prediction/prediction.csv" csv
+		cp "$work/prediction/prediction.csv" "$out/" 2>/dev/null || true
+	else
+		say "predict failed:"
+		fence "$work/predict.log"
+		status=1
+	fi
 else
 	say "calibrate failed:"
 	fence "$work/calibrate.log"

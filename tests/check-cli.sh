@@ -11,7 +11,7 @@ version=$(sed -n 's/^AC_INIT(\[gpusim\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/conf
 out=$("$gpusim" --help) || fail "--help exited $?"
 echo "$out" | grep -q 'Usage:' || fail "--help has no usage line"
 echo "$out" | grep -q -- '--version' || fail "--help does not list --version"
-for command in run compare sweep merge explore validate import-rmm-log import-state-log calibrate; do
+for command in run compare sweep merge explore validate import-rmm-log import-state-log calibrate predict; do
 	echo "$out" | grep -q "^  $command " || fail "--help does not list $command"
 	"$gpusim" "$command" --help >/dev/null || fail "$command --help exited $?"
 done

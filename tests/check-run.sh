@@ -134,6 +134,6 @@ case $code in
 0) grep -q '^links:' "$tmp/device.yaml" || fail "calibrate wrote no links:" ;;
 *) fail "calibrate --backend=cuda exited $code: $(cat "$tmp/err")" ;;
 esac
-[ "$(status "$gpusim" calibrate --backend=host)" = 2 ] || fail "calibrate --backend=host must exit 2"
+[ "$(status "$gpusim" calibrate --backend=sim)" = 2 ] || fail "calibrate --backend=sim must exit 2"
 [ "$(status "$gpusim" calibrate)" = 2 ] || fail "calibrate without --backend must exit 2"
 echo "gpusim run: outputs, overrides, limits and exit statuses behave"

@@ -195,15 +195,24 @@ gs_batch_job_free(GsBatchJob *job)
 	g_free(job);
 }
 
+GsWorkload *
+gs_batch_load_workload(const char *path, const char *device, const char *variant,
+		       const char *const *sets, GError **error)
+{
+	if (device != NULL)
+		return gs_loader_load_device(path, device, variant, sets, error);
+	return gs_loader_load(path, variant, sets, error);
+}
+
 gboolean
-gs_batch_load(const char *path, GPtrArray *jobs, GError **error)
+gs_batch_load(const char *path, const char *device, GPtrArray *jobs, GError **error)
 {
 	for (guint i = 0; i < jobs->len; i++) {
 		GsBatchJob *job = jobs->pdata[i];
 
 		g_clear_pointer(&job->workload, gs_workload_free);
-		job->workload = gs_loader_load(path, job->variant->variant,
-					       (const char *const *) job->sets, error);
+		job->workload = gs_batch_load_workload(path, device, job->variant->variant,
+						       (const char *const *) job->sets, error);
 		if (job->workload == NULL) {
 			/* Suffixed as validate does: each line still opens with a position. */
 			if (job->variant->variant != NULL && error != NULL && *error != NULL)

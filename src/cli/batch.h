@@ -92,13 +92,32 @@ void gs_batch_job_free(GsBatchJob *job);
  */
 GsBatchJob *gs_batch_job_new_workload(GsWorkload *workload);
 
-/**
- * Loads the scenario at @path for every job of @jobs (GsBatchJob*). On the
- * first job that fails returns FALSE with @error set to the loader's
- * message, a "file:line:column: ..." line per error, each ended by
- * " (with variant NAME)" when a variant was applied.
+/*
+ * --device=FILE, as run, compare, sweep and predict take it: a calibration
+ * (what `gpusim calibrate` writes) whose memory: and links: replace the
+ * scenario's (gs_loader_load_device()), into the char* at @device.
  */
-gboolean gs_batch_load(const char *path, GPtrArray *jobs, GError **error);
+#define GS_BATCH_DEVICE_OPTION(device)                                                          \
+	{"device", 0, 0, G_OPTION_ARG_FILENAME, (device),                                        \
+	 "Apply a calibration's memory: and links: (gpusim calibrate) over the scenario's",      \
+	 "FILE"}
+
+/**
+ * The scenario at @path with @device's calibration over it (NULL: none),
+ * then @variant (NULL: none) and @sets (may be NULL); NULL with @error set
+ * to the loader's "file:line:column: ..." message.
+ */
+GsWorkload *gs_batch_load_workload(const char *path, const char *device, const char *variant,
+				   const char *const *sets, GError **error);
+
+/**
+ * Loads the scenario at @path, with @device's calibration (may be NULL), for
+ * every job of @jobs (GsBatchJob*). On the first job that fails returns
+ * FALSE with @error set to the loader's message, a "file:line:column: ..."
+ * line per error, each ended by " (with variant NAME)" when a variant was
+ * applied.
+ */
+gboolean gs_batch_load(const char *path, const char *device, GPtrArray *jobs, GError **error);
 
 /** Called once per finished job, under the batch's lock, with the count done so far. */
 typedef void (*GsBatchProgress)(const GsBatchJob *job, guint done, guint total, gpointer data);

@@ -2,7 +2,7 @@
  * gpusim: the `calibrate` command: measure a real device and write the
  * `memory:` / `links:` keys a scenario can `include:` (SPEC §2).
  *
- * Only a backend with a device can be measured (cuda). Exit statuses: 2 for
+ * Only a backend with a device can be measured (host, cuda). Exit statuses: 2 for
  * usage (an unknown backend, one with nothing to measure, an unwritable
  * output), 3 when the backend is not in this build or there is no device,
  * 4 when the device fails while it is measured.
@@ -21,7 +21,7 @@ gs_cmd_calibrate(int argc, char **argv)
 {
 	g_autofree char *backend = NULL, *out = NULL, *disk = NULL;
 	GOptionEntry entries[] = {
-		{"backend", 0, 0, G_OPTION_ARG_STRING, &backend, "The device to measure (cuda)",
+		{"backend", 0, 0, G_OPTION_ARG_STRING, &backend, "The device to measure (host or cuda)",
 		 "NAME"},
 		{"out", 0, 0, G_OPTION_ARG_FILENAME, &out, "Write the YAML here (default: stdout)",
 		 "DEVICE.yaml"},
@@ -44,7 +44,7 @@ gs_cmd_calibrate(int argc, char **argv)
 		return GS_EXIT_USAGE;
 	}
 	if (argc != 1 || backend == NULL) {
-		fprintf(stderr, "gpusim calibrate: give --backend=cuda and no other argument\n");
+		fprintf(stderr, "gpusim calibrate: give --backend=host or cuda and no other argument\n");
 		return GS_EXIT_USAGE;
 	}
 	/* Refused before the device is measured, which takes a while. */
@@ -57,7 +57,7 @@ gs_cmd_calibrate(int argc, char **argv)
 	driver = gs_driver_lookup(backend, &error);
 	if (driver != NULL && driver->backend == NULL)
 		g_set_error(&error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_INVALID,
-			    "the %s backend has no device to calibrate (calibrate --backend=cuda)",
+			    "the %s backend has no device to calibrate (calibrate --backend=host or cuda)",
 			    driver->name);
 	if (error != NULL ||
 	    !gs_backend_calibrate(driver->backend, disk != NULL ? disk : "/var/tmp", yaml, &error)) {

@@ -32,6 +32,7 @@ typedef struct {
 	char *backend;
 	const GsDriver *driver; /* the backend's */
 	char *variants;
+	char *device;
 	char *out;
 	char **sets;
 	gint64 seed;
@@ -423,7 +424,7 @@ compare(const char *path, CompareOptions *o)
 	}
 	stems = variant_stems(variants);
 	jobs = make_jobs(variants, o);
-	if (!gs_batch_load(path, jobs, &error)) {
+	if (!gs_batch_load(path, o->device, jobs, &error)) {
 		fprintf(stderr, "%s\n", error->message);
 		return GS_EXIT_USAGE;
 	}
@@ -459,6 +460,7 @@ gs_cmd_compare(int argc, char **argv)
 		{"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sets,
 		 "Override a scenario key in every variant", "KEY=VALUE"},
 		{"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "Seed for generators and jitter", "N"},
+		GS_BATCH_DEVICE_OPTION(&o.device),
 		{"jobs", 'j', 0, G_OPTION_ARG_INT, &o.jobs,
 		 "Variants run at once (default: one per processor)", "N"},
 		{"trace", 0, 0, G_OPTION_ARG_NONE, &o.trace,
@@ -492,6 +494,7 @@ gs_cmd_compare(int argc, char **argv)
 	}
 	g_free(o.backend);
 	g_free(o.variants);
+	g_free(o.device);
 	g_free(o.out);
 	g_strfreev(o.sets);
 	return status;

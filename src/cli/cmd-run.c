@@ -17,6 +17,7 @@
 
 #include "backends/pattern.h"
 #include "cli/commands.h"
+#include "cli/batch.h"
 #include "cli/drivers.h"
 #include "report/expect.h"
 #include "report/output.h"
@@ -28,6 +29,7 @@
 typedef struct {
 	char *backend;
 	char *variant;
+	char *device;
 	char **sets;
 	gint64 seed;
 	char *json, *events, *trace, *timeline;
@@ -364,7 +366,8 @@ load_and_run(const char *path, const RunOptions *o, const GsDriver *driver, GsRu
 
 	if (!add_outputs(set, o, &outs))
 		return GS_EXIT_USAGE;
-	w = gs_loader_load(path, o->variant, (const char *const *) o->sets, &error);
+	w = gs_batch_load_workload(path, o->device, o->variant, (const char *const *) o->sets,
+				   &error);
 	if (w == NULL) {
 		fprintf(stderr, "%s\n", error->message);
 		return GS_EXIT_USAGE;
@@ -395,6 +398,7 @@ gs_cmd_run(int argc, char **argv)
 		{"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sets, "Override a scenario key",
 		 "KEY=VALUE"},
 		{"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "Seed for generators and jitter", "N"},
+		GS_BATCH_DEVICE_OPTION(&o.device),
 		{"json", 0, 0, G_OPTION_ARG_FILENAME, &o.json, "Write the result JSON (- for stdout)",
 		 "FILE"},
 		{"events", 0, 0, G_OPTION_ARG_FILENAME, &o.events, "Write the event log (JSON Lines)",
@@ -446,6 +450,7 @@ gs_cmd_run(int argc, char **argv)
 	}
 	g_free(o.backend);
 	g_free(o.variant);
+	g_free(o.device);
 	g_strfreev(o.sets);
 	g_free(o.json);
 	g_free(o.events);

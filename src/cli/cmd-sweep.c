@@ -29,6 +29,7 @@ typedef struct {
 	char *backend;
 	const GsDriver *driver; /* the backend's */
 	char *variants;
+	char *device;
 	char *out;
 	gboolean out_given;
 	char *shard;
@@ -133,7 +134,7 @@ load_and_run(const char *path, GPtrArray *jobs, GPtrArray *share, const GsSweepG
 	g_autoptr(GError) error = NULL;
 	Progress progress = {.tty = isatty(fileno(stderr)), .last_tenth = 0};
 
-	if (!gs_batch_load(path, share, &error)) {
+	if (!gs_batch_load(path, o->device, share, &error)) {
 		fprintf(stderr, "%s\n", error->message);
 		return GS_EXIT_USAGE;
 	}
@@ -234,6 +235,11 @@ choose_shard(const GsSweepGrid *grid, SweepOptions *o, GsSweepShard *shard)
 	*shard = (GsSweepShard) {.k = 1, .n = 1};
 	if (o->shard == NULL)
 		return TRUE;
+	if (o->device != NULL) {
+		/* merge checks that shards agree by their manifests, which hold no calibration. */
+		fprintf(stderr, "gpusim sweep: --device and --shard cannot be used together\n");
+		return FALSE;
+	}
 	if (!gs_sweep_shard_parse(o->shard, grid->runs, shard, &error)) {
 		fprintf(stderr, "gpusim sweep: %s\n", error->message);
 		return FALSE;
@@ -290,6 +296,7 @@ gs_cmd_sweep(int argc, char **argv)
 		{"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sets,
 		 "Override a scenario key in every run", "KEY=VALUE"},
 		{"seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "Seed for generators and jitter", "N"},
+		GS_BATCH_DEVICE_OPTION(&o.device),
 		{"trace", 0, 0, G_OPTION_ARG_NONE, &o.trace,
 		 "Also write a Chrome/Perfetto trace per run", NULL},
 		{"backend", 0, 0, G_OPTION_ARG_STRING, &o.backend,
@@ -326,6 +333,7 @@ gs_cmd_sweep(int argc, char **argv)
 	g_free(o.backend);
 	g_free(o.shard);
 	g_free(o.variants);
+	g_free(o.device);
 	g_free(o.out);
 	g_strfreev(o.params);
 	g_strfreev(o.sets);

@@ -28,6 +28,7 @@ int gs_cmd_montecarlo(int argc, char **argv);
 int gs_cmd_import_rmm_log(int argc, char **argv);
 int gs_cmd_import_state_log(int argc, char **argv);
 int gs_cmd_calibrate(int argc, char **argv);
+int gs_cmd_predict(int argc, char **argv);
 
 /*
  * What compare and sweep (gpusim @command) check alike once their options are

@@ -139,7 +139,8 @@ static const Command commands[] = {
 	{"import-rmm-log", gs_cmd_import_rmm_log, "Turn an RMM logging-adaptor CSV into a scenario"},
 	{"import-state-log", gs_cmd_import_state_log,
 	 "Summarise and check a Spark-RAPIDS state log, and trace it"},
-	{"calibrate", gs_cmd_calibrate, "Measure a real device (--backend=cuda) for a scenario to include"},
+	{"calibrate", gs_cmd_calibrate, "Measure a real device (--backend=host or cuda) for a scenario to include"},
+	{"predict", gs_cmd_predict, "Predict real runs with a calibration (--device) and measure the error"},
 };
 
 static char *

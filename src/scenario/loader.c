@@ -4727,6 +4727,42 @@ gs_loader_load(const char *path, const char *variant, const char *const *sets, G
 	return w;
 }
 
+/* The calibration at @path: a map of memory: and links: alone, includes merged. */
+static gboolean
+load_device(Loader *l, const char *path, Node **out)
+{
+	static const char *const keys[] = {"memory", "links", NULL};
+	gboolean ok = TRUE;
+
+	if (!load_tree(l, path, NULL, out))
+		return FALSE;
+	for (guint i = 0; i < (*out)->entries->len; i++) {
+		const Node *key = g_array_index((*out)->entries, Entry, i).key;
+
+		if (!g_strv_contains(keys, key->text))
+			ok = fail(l, key, "a device file holds memory: and links: only, not %s:",
+				  key->text);
+	}
+	return ok;
+}
+
+GsWorkload *
+gs_loader_load_device(const char *path, const char *device, const char *variant,
+		      const char *const *sets, GError **error)
+{
+	Loader l;
+	Node *root, *over;
+	GsWorkload *w = NULL;
+
+	g_return_val_if_fail(path != NULL && device != NULL, NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+	loader_init(&l, error);
+	if (load_tree(&l, path, NULL, &root) && load_device(&l, device, &over))
+		w = workload_from_tree(&l, path, merge(&l, root, over), variant, sets);
+	loader_finish(&l);
+	return w;
+}
+
 GsWorkload *
 gs_loader_load_text(const char *name, const char *text, gsize len, const char *variant,
 		    const char *const *sets, GError **error)

@@ -57,6 +57,15 @@ GsWorkload *gs_loader_load(const char *path, const char *variant, const char *co
 			   GError **error);
 
 /*
+ * As gs_loader_load(), with the calibration at @device (what `gpusim
+ * calibrate` writes: memory: and links: keys, nothing else) merged over the
+ * scenario and its includes, before @variant and @sets: a device's values
+ * replace the scenario's, while a variant or --set still changes them.
+ */
+GsWorkload *gs_loader_load_device(const char *path, const char *device, const char *variant,
+				  const char *const *sets, GError **error);
+
+/*
  * As gs_loader_load(), for a scenario held in memory: @text, @len bytes (need
  * not end in NUL), read as if it were the file @name. Messages name @name,
  * and its include: paths are relative to @name's folder, as for a file.
