@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "run/samples.h"
 
 #define SMALL_BYTES ((gint64) 4096)
 #define LARGE_BYTES ((gint64) 32 << 20)
@@ -31,21 +32,6 @@ typedef struct {
 	const GsBackendOps *ops;
 	gpointer state;
 } Device;
-
-static int
-compare_doubles(gconstpointer a, gconstpointer b)
-{
-	double x = *(const double *) a, y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *samples, guint n)
-{
-	qsort(samples, n, sizeof samples[0], compare_doubles);
-	return samples[n / 2];
-}
 
 /* Nanoseconds: a small move takes less than g_get_monotonic_time()'s microsecond. */
 static gint64
@@ -84,8 +70,8 @@ alloc_latency(Device *d, double *alloc_s, double *free_s, GError **error)
 		a[i] = (double) (t1 - t0) / 1e9;
 		f[i] = seconds_since(t1);
 	}
-	*alloc_s = median(a, SMALL_SAMPLES);
-	*free_s = median(f, SMALL_SAMPLES);
+	*alloc_s = gs_samples_median(a, SMALL_SAMPLES);
+	*free_s = gs_samples_median(f, SMALL_SAMPLES);
 	return TRUE;
 }
 
@@ -134,8 +120,8 @@ move_times(Device *d, GsTier from, GsTier to, gint64 bytes, guint n, double *out
 		ok = there_and_back(d, &handle, from, to, &outs[i], &backs[i], error);
 	gs_backend_free(d->ops, d->state, NULL, from, handle);
 	if (ok) {
-		*out_s = median(outs, n);
-		*back_s = median(backs, n);
+		*out_s = gs_samples_median(outs, n);
+		*back_s = gs_samples_median(backs, n);
 	}
 	return ok;
 }

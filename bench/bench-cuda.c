@@ -37,6 +37,7 @@
 #include "backends/cuda/kernel.h"
 #include "backends/pattern.h"
 #include "backends/threads/threads.h"
+#include "run/samples.h"
 
 #define PAIRS 20000
 #define RUNS 5
@@ -50,21 +51,6 @@ check(cudaError_t err, const char *what)
 		fprintf(stderr, "bench-cuda: %s: %s\n", what, cudaGetErrorString(err));
 		exit(EXIT_FAILURE);
 	}
-}
-
-static int
-compare_doubles(gconstpointer a, gconstpointer b)
-{
-	double x = *(const double *) a, y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t) n, sizeof v[0], compare_doubles);
-	return v[n / 2];
 }
 
 static double
@@ -104,7 +90,7 @@ raw_pairs(gint64 bytes)
 	}
 	check(cudaStreamDestroy(stream), "destroying the stream");
 	check(cudaMemPoolDestroy(pool), "destroying the pool");
-	return median(ns, RUNS);
+	return gs_samples_median(ns, RUNS);
 }
 
 static gpointer
@@ -150,7 +136,7 @@ backend_pairs(gint64 bytes)
 		ns[r] = seconds_since(start) * 1e9 / PAIRS;
 	}
 	gs_backend_close(&gs_backend_cuda, state);
-	return median(ns, RUNS);
+	return gs_samples_median(ns, RUNS);
 }
 
 /* Best raw GB/s of @bytes device→host (*@d2h) and host→device (*@h2d). */

@@ -840,7 +840,8 @@ prefetch_soon(Sim *s)
 
 	if (n == 0)
 		return;
-	if (soon[0].kind == EV_THREAD_RESUME && (t = thread_of(s, soon[0].target)) != NULL) {
+	if (soon[0].kind == EV_THREAD_RESUME && (t = thread_of(s, soon[0].target)) != NULL &&
+	    t->interp != NULL) {
 		__builtin_prefetch(t->interp);
 		__builtin_prefetch((const char *) t->interp + 64);
 		__builtin_prefetch(t->next_read);

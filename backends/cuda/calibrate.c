@@ -28,6 +28,7 @@
 #include "backend.h"
 #include "cuda/cuda.h"
 #include "pattern.h"
+#include "run/samples.h"
 
 #define ALLOC_SAMPLES 501
 #define RESERVE ((gsize) 640 << 20) /* spark.rapids.memory.gpu.reserve's default */
@@ -42,14 +43,6 @@ check(cudaError_t err, const char *what, GError **error)
 	g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED, "CUDA: %s: %s", what,
 		    cudaGetErrorString(err));
 	return FALSE;
-}
-
-static int
-compare_doubles(gconstpointer a, gconstpointer b)
-{
-	double x = *(const double *) a, y = *(const double *) b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* A pool on GPU 0 as the backend makes one: it keeps what it reserved. */
@@ -101,10 +94,8 @@ alloc_latency(cudaStream_t stream, double *alloc_s, double *free_s, GError **err
 		cudaMemPoolDestroy(pool);
 	if (!ok)
 		return FALSE;
-	qsort(a, ALLOC_SAMPLES, sizeof a[0], compare_doubles);
-	qsort(f, ALLOC_SAMPLES, sizeof f[0], compare_doubles);
-	*alloc_s = a[ALLOC_SAMPLES / 2];
-	*free_s = f[ALLOC_SAMPLES / 2];
+	*alloc_s = gs_samples_median(a, ALLOC_SAMPLES);
+	*free_s = gs_samples_median(f, ALLOC_SAMPLES);
 	return TRUE;
 }
 

@@ -30,6 +30,7 @@
 #include "report/output.h"
 #include "report/plot.h"
 #include "report/report.h"
+#include "run/samples.h"
 #include "scenario/loader.h"
 
 typedef struct {
@@ -87,14 +88,6 @@ static int
 compare_gint64(gconstpointer a, gconstpointer b)
 {
 	gint64 x = *(const gint64 *) a, y = *(const gint64 *) b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int
-compare_doubles(gconstpointer a, gconstpointer b)
-{
-	double x = *(const double *) a, y = *(const double *) b;
 
 	return x < y ? -1 : x > y;
 }
@@ -219,7 +212,7 @@ overall(GPtrArray *rows, double *median, double *worst)
 
 	for (guint i = 0; i < rows->len; i++)
 		errors[i] = fabs(((const Row *) rows->pdata[i])->error);
-	qsort(errors, rows->len, sizeof errors[0], compare_doubles);
+	gs_samples_sort(errors, rows->len);
 	*median = rows->len % 2 ? errors[rows->len / 2]
 				: (errors[rows->len / 2 - 1] + errors[rows->len / 2]) / 2;
 	*worst = errors[rows->len - 1];

@@ -86,7 +86,7 @@ cmd_validate(int argc, char **argv)
 		 "List every key a scenario may hold, in sequences (tasks[].id) and ops (alloc.size) "
 		 "too, and exit",
 		 NULL},
-		{NULL},
+		G_OPTION_ENTRY_NULL,
 	};
 
 	g_option_context_set_summary(context, "Checks scenario files, and every variant in each, "

@@ -274,9 +274,9 @@ take_runs(const Shard *s, GsShardMerge *merge, GError **error)
 {
 	const GsSweepGrid *grid = merge->grid;
 	gsize n_keys = 0;
-	g_auto(GStrv) keys = g_key_file_get_keys(s->kf, "runs", &n_keys, NULL);
 	guint taken = 0;
 
+	g_strfreev(g_key_file_get_keys(s->kf, "runs", &n_keys, NULL)); /* only their count */
 	if (s->shard.k == 1 &&
 	    (merge->name = g_key_file_get_string(s->kf, "shard", "name", NULL)) == NULL)
 		return bad_value(error, s->path, "no name");

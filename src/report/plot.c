@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "report/plot.h"
+#include "run/samples.h"
 
 struct GsPlotter {
 	char *gnuplot;     /* absolute path, or NULL */
@@ -168,14 +169,6 @@ gs_plot_set_byte_unit(GString *vars, gint64 max_bytes)
 
 /* ---- cumulative distributions ---- */
 
-static gint
-compare_doubles(gconstpointer a, gconstpointer b)
-{
-	double x = *(const double *) a, y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
 static void
 add_point(GArray *points, double x, double p)
 {
@@ -192,7 +185,7 @@ gs_plot_cdf(double *values, gsize n, guint max_points)
 
 	if (n == 0)
 		return points;
-	qsort(values, n, sizeof *values, compare_doubles);
+	gs_samples_sort(values, n);
 	add_point(points, values[0], 0);
 	for (gsize i = 0; i < n; i++) {
 		/* Values at most values[i], once it is the last of its kind. */
