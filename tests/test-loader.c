@@ -227,6 +227,9 @@ static const BadRow bad_rows[] = {
 	{HEAD "policy: {oom: retyr}\n", NULL, NULL, NULL,
 	 "s.yaml:4:15: policy.oom must be fail, block or retry, not \"retyr\"; did you mean "
 	 "\"retry\"?"},
+	/* a value with a line break is quoted on the error's one line */
+	{HEAD "policy: {oom: \"some\\ntimes\"}\n", NULL, NULL, NULL,
+	 "s.yaml:4:15: policy.oom must be fail, block or retry, not \"some\\ntimes\""},
 	{HEAD "policy: {oom: RETRY}\n", NULL, NULL, NULL,
 	 "s.yaml:4:15: policy.oom must be fail, block or retry, not \"RETRY\"; did you mean "
 	 "\"retry\"?"},

@@ -2,9 +2,10 @@
  * gpusim: the `predict` command: how well the simulator, given a device's
  * calibration, predicts real runs on that device.
  *
- * For each scenario named (as written, and each of its variants) it runs the simulator once and the real backend --runs
- * times, both with --device's calibration over the scenario (batch.h), and
- * sets the prediction against the median of the real runs: the makespan and
+ * For each scenario named (as written, and each of its variants) it runs
+ * the simulator once and the real backend --runs times, both with
+ * --device's calibration over the scenario (batch.h), and sets the
+ * prediction against the median of the real runs: the makespan and
  * the totals that explain it (time blocked, time blocked on copies, bytes
  * moved between tiers), with the makespan's relative error (predicted -
  * measured) / measured per row, and over all rows the median and the worst

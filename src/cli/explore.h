@@ -23,7 +23,7 @@
  * it is not cut short (a livelock, --max-time, time running out); every
  * task that failed names the exception that failed it; nothing leaked (the
  * result's leak figures); no copy between tiers lost or duplicated its
- * data; the engine's and the memory's bookkeeping holds after every event;
+ * data; the engine's and the memory's bookkeeping holds after every instant;
  * and with expect, the scenario's own expect: section. For each kind, the
  * first schedule (in the search's order) that breaks it is shrunk: choices
  * are dropped from its end and set to 0 one by one, each change kept while

@@ -1,9 +1,9 @@
 /*
  * gpusim: what code that measures or summarises samples shares.
  *
- * This module decides how a set of samples is put in order and what its
- * median is (the middle one of an odd count, the upper middle of an even
- * one), so that a calibration, a benchmark, a plot and a report agree.
+ * This module decides how a set of samples is put in order and which one
+ * is its median: the middle one of an odd count, the upper of the two
+ * middle ones of an even count.
  */
 #ifndef GPUSIM_RUN_SAMPLES_H
 #define GPUSIM_RUN_SAMPLES_H

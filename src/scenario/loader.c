@@ -229,6 +229,34 @@ load_error_new(Loader *l, const char *file, guint line, guint column, const char
 }
 
 /*
+ * @text (owned, returned) with its line breaks and other control characters
+ * written as escapes: an error is one line, whatever the values it quotes
+ * hold, so that each line of a file's errors starts with its position.
+ */
+static char *
+one_line(char *text)
+{
+	GString *s;
+
+	if (strpbrk(text, "\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
+			  "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f") == NULL)
+		return text;
+	s = g_string_sized_new(strlen(text) + 8);
+	for (const char *p = text; *p != '\0'; p++) {
+		if (*p == '\n')
+			g_string_append(s, "\\n");
+		else if (*p == '\t')
+			g_string_append(s, "\\t");
+		else if ((unsigned char) *p < 0x20)
+			g_string_append_printf(s, "\\x%02x", (unsigned char) *p);
+		else
+			g_string_append_c(s, *p);
+	}
+	g_free(text);
+	return g_string_free(s, FALSE);
+}
+
+/*
  * Records an error, unless loading has stopped. The first one stops it while
  * reading files; while converting, the one past MAX_ERRORS does. A
  * @reference error is not recorded after an error that may have left what
@@ -243,7 +271,7 @@ record_error(Loader *l, gboolean reference, const char *file, guint line, guint 
 	if (l->stopped != NULL || (!l->keep_going && l->errors->len > 0) ||
 	    (reference && l->read_errors > 0))
 		return FALSE;
-	what = g_strdup_vprintf(format, args);
+	what = one_line(g_strdup_vprintf(format, args));
 	g_debug("scenario error at %s:%u:%u: %s", file, line, column, what);
 	if (l->errors->len == MAX_ERRORS) {
 		g_autofree char *stop = g_strdup_printf("more than %d errors: stopping here",
