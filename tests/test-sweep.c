@@ -3,11 +3,13 @@
  * its shards keep (src/cli/batch.h). Rows of --shard texts with the shard
  * each gives or its refusal; every run in exactly one shard of N, for every
  * N; the order of the runs (the first parameter slowest, the variant
- * fastest); rows of metric columns, each read back and written again to the
- * same text, or refused.
+ * fastest); a driver that does not batch (a real device's) running every
+ * job on one worker whatever the workers asked; rows of metric columns, each
+ * read back and written again to the same text, or refused.
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "testlib.h"
@@ -166,6 +168,47 @@ START_TEST(test_metrics_read_back)
 }
 END_TEST
 
+/* ---- running: a driver that does not batch runs one job at a time ---- */
+
+static GsWorkload *
+one_task(void)
+{
+	GsWorkload *w = gs_workload_new();
+	GsTaskSpec *task = gs_task_spec_new("t");
+
+	w->name = g_strdup("one task");
+	g_ptr_array_add(task->threads, gs_thread_spec_new("t.0"));
+	g_ptr_array_add(w->tasks, task);
+	return w;
+}
+
+/* The progress callback runs on the worker that finished the job. */
+static void
+note_worker(const GsBatchJob *job, guint done, guint total, gpointer data)
+{
+	pthread_t self = pthread_self();
+
+	g_array_append_val((GArray *) data, self);
+}
+
+START_TEST(test_serial_driver_one_worker)
+{
+	GsDriver serial = *gs_driver_lookup("sim", NULL);
+	g_autoptr(GPtrArray) jobs = g_ptr_array_new_with_free_func((GDestroyNotify) gs_batch_job_free);
+	g_autoptr(GArray) workers = g_array_new(FALSE, FALSE, sizeof(pthread_t));
+
+	serial.batches = FALSE; /* as a real device's driver */
+	for (guint i = 0; i < 8; i++)
+		g_ptr_array_add(jobs, gs_batch_job_new_workload(one_task()));
+	ck_assert(gs_batch_run(jobs, &serial, 4, note_worker, workers, NULL));
+	ck_assert_uint_eq(workers->len, 8);
+	for (guint i = 0; i < workers->len; i++)
+		ck_assert(pthread_equal(g_array_index(workers, pthread_t, i), pthread_self()));
+	for (guint i = 0; i < jobs->len; i++)
+		ck_assert_int_eq(((GsBatchJob *) jobs->pdata[i])->result->outcome, GS_OUTCOME_COMPLETED);
+}
+END_TEST
+
 Suite *gs_test_suite_sweep(void);
 
 Suite *
@@ -182,6 +225,10 @@ gs_test_suite_sweep(void)
 	tc = tcase_create("grid");
 	tcase_add_test(tc, test_grid_order);
 	tcase_add_loop_test(tc, test_grid_refused, 0, G_N_ELEMENTS(refused_rows));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("running");
+	tcase_add_test(tc, test_serial_driver_one_worker);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("metrics");
