@@ -590,6 +590,13 @@ choose(Sim *s, GsChoiceKind kind, guint n)
 	return k < n ? k : 0;
 }
 
+/* The engine asks which of @n equal waiters a wake-one wakes (GsEngineChooseFunc). */
+static guint
+choose_wake(guint n, gpointer sim)
+{
+	return choose(sim, GS_CHOICE_WAKE, n);
+}
+
 /* Whether @ev would do anything: a resumption its thread no longer expects does not. */
 static gboolean
 event_live(Sim *s, const GsEvent *ev)
@@ -987,8 +994,10 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->proactive_copy = g_array_new(FALSE, TRUE, sizeof(GsSpillBufId));
 	g_array_set_size(s->proactive_copy, gs_memory_n_gpus(s->mem));
 	s->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
-	if (s->opts.choose != NULL)
+	if (s->opts.choose != NULL) {
 		s->pass = g_array_new(FALSE, FALSE, sizeof(GsEvent));
+		gs_engine_set_chooser(s->engine, choose_wake, s);
+	}
 	table_init(&s->tasks, sizeof(SimTask));
 	table_init(&s->threads, sizeof(SimThread));
 	gs_run_members_init(&s->outside, G_STRUCT_OFFSET(SimThread, outside_at));

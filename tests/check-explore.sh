@@ -1,6 +1,7 @@
 #!/bin/sh
 # gpusim explore: a scenario that deadlocks under block only where two
-# allocations at one instant land in the other order. Its default order
+# allocations at one instant land in the other order, and one only where a
+# free wakes the other of two equal waiters. Its default order
 # completes; explore finds the deadlock, shrinks it to one forced choice and
 # writes a replay that deadlocks under gpusim run, with the same event log;
 # under retry nothing is found. The same budget gives the same JSON whatever
@@ -43,6 +44,22 @@ sed 's/oom: block/oom: retry/' "$scenario" >"$tmp/retry.yaml"
 	fail "explore found something under retry: $(cat "$tmp/none.json")"
 grep -q '"violations": \[\]' "$tmp/none.json" || fail "violations under retry"
 [ ! -e "$tmp/none" ] || fail "a folder of replays was made with nothing to replay"
+
+# Wake order: where H's free wakes x before y (two threads of one task, ranked
+# alike), the run deadlocks under block; the engine's own order completes.
+wake="$top_srcdir/tests/data/explore-wake-deadlock.yaml"
+[ "$(status "$gpusim" run -q "$wake")" = 0 ] || fail "the wake scenario's default order does not complete"
+[ "$(status "$gpusim" explore -q --budget=4000 --out="$tmp/wake" --json="$tmp/wake.json" "$wake")" = 1 ] ||
+	fail "explore did not find the wake-order deadlock: $(cat "$tmp/err")"
+grep -q '"exhausted": true' "$tmp/wake.json" || fail "the wake search was not exhaustive"
+grep -q '"kind": "deadlock", .*"forced": 1,' "$tmp/wake.json" ||
+	fail "the wake-order deadlock is not shrunk to one choice: $(cat "$tmp/wake.json")"
+"$gpusim" run -q --json="$tmp/wake-replay.json" "$tmp/wake/deadlock.yaml" 2>/dev/null
+[ "$(outcome "$tmp/wake-replay.json")" = deadlock ] || fail "the wake-order replay does not deadlock"
+sed 's/oom: block/oom: retry/' "$wake" >"$tmp/wake-retry.yaml"
+[ "$(status "$gpusim" explore -q --budget=4000 --json="$tmp/wake-none.json" "$tmp/wake-retry.yaml")" = 0 ] ||
+	fail "explore found something in the wake scenario under retry: $(cat "$tmp/wake-none.json")"
+grep -q '"exhausted": true' "$tmp/wake-none.json" || fail "the wake search under retry was not exhaustive"
 
 # Deterministic: a budget that leaves random schedules gives the same JSON on 1 or 3 workers.
 for jobs in 1 3; do

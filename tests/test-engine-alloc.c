@@ -411,6 +411,73 @@ START_TEST(wake_one_wakes_exactly_the_highest)
 }
 END_TEST
 
+/* A chooser that answers @pick and writes down how many alternatives it was asked about. */
+typedef struct {
+	guint pick;
+	guint asked, n;
+} WakeChooser;
+
+static guint
+choose_recorded(guint n, gpointer data)
+{
+	WakeChooser *c = data;
+
+	c->asked++;
+	c->n = n;
+	return c->pick;
+}
+
+static const struct {
+	guint pick;
+	GsThreadId woken; /* threads 1 to 3 share task 1 and rank by id; 4 is task 2's */
+} wake_choice_rows[] = {
+	{0, 3}, {1, 2}, {2, 1},
+	{7, 3}, /* out of range: the engine's own order */
+};
+
+START_TEST(wake_one_asks_the_chooser_among_equal_ranks)
+{
+	TlEngine *t = tl_engine_new(NULL);
+	WakeChooser chooser = {.pick = wake_choice_rows[_i].pick};
+
+	tl_dedicated(t, TE_HELPER, TE_HELPER);
+	for (GsThreadId id = 1; id <= 4; id++)
+		tl_dedicated(t, id, id <= 3 ? 1 : 2);
+	for (GsThreadId id = 1; id <= 4; id++) {
+		tl_begin(t, id, GPU, TRUE, 0);
+		tl_oom(t, id, GPU, TRUE, 0);
+	}
+	gs_engine_set_chooser(t->engine, choose_recorded, &chooser);
+	tl_free(t, TE_HELPER, GPU, 10, 1);
+	ck_assert_uint_eq(chooser.asked, 1);
+	ck_assert_uint_eq(chooser.n, 3);
+	for (GsThreadId id = 1; id <= 4; id++)
+		expect_state(t, id, id == wake_choice_rows[_i].woken ? GS_THREAD_RUNNING
+								      : GS_THREAD_BLOCKED);
+	tl_engine_free(t);
+}
+END_TEST
+
+START_TEST(wake_one_asks_nobody_without_a_tie)
+{
+	TlEngine *t = tl_engine_new(NULL);
+	WakeChooser chooser = {.pick = 1};
+
+	tl_dedicated(t, TE_HELPER, TE_HELPER);
+	for (GsThreadId id = 1; id <= 2; id++) {
+		tl_dedicated(t, id, (GsTaskId) id);
+		tl_begin(t, id, GPU, TRUE, 0);
+		tl_oom(t, id, GPU, TRUE, 0);
+	}
+	gs_engine_set_chooser(t->engine, choose_recorded, &chooser);
+	tl_free(t, TE_HELPER, GPU, 10, 1);
+	ck_assert_uint_eq(chooser.asked, 0);
+	expect_state(t, 1, GS_THREAD_RUNNING);
+	expect_state(t, 2, GS_THREAD_BLOCKED);
+	tl_engine_free(t);
+}
+END_TEST
+
 START_TEST(frees_never_wake_bufn_threads)
 {
 	TlEngine *t = tl_engine_new(NULL);
@@ -661,6 +728,9 @@ gs_test_engine_alloc(void)
 	tcase_add_test(tc, blocked_thread_waits_and_is_woken_by_a_free);
 	tcase_add_test(tc, wake_one_follows_the_kind_freed);
 	tcase_add_test(tc, wake_one_wakes_exactly_the_highest);
+	tcase_add_loop_test(tc, wake_one_asks_the_chooser_among_equal_ranks, 0,
+			    G_N_ELEMENTS(wake_choice_rows));
+	tcase_add_test(tc, wake_one_asks_nobody_without_a_tie);
 	tcase_add_test(tc, frees_never_wake_bufn_threads);
 	tcase_add_test(tc, host_rollback_throws_cpu_exceptions);
 	tcase_add_test(tc, removed_while_waiting_throws_thread_removed);

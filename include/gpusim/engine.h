@@ -184,6 +184,18 @@ GS_API void gs_engine_set_observer(GsEngine *engine, const GsEngineObserver *obs
 				   gpointer data);
 GS_API GsTaskPriorities *gs_engine_get_priorities(GsEngine *engine);
 
+/*
+ * Which of @n BLOCKED threads that rank alike (their tasks' priorities are
+ * equal) a wake-one wakes, for a driver that explores the orders a real
+ * executor could take. The alternatives go down the engine's own order:
+ * 0 is the thread it wakes without a chooser (the highest thread id), i the
+ * i-th after it. Asked only when @n >= 2; an answer out of range is 0.
+ */
+typedef guint (*GsEngineChooseFunc)(guint n, gpointer data);
+
+/** The chooser wake-ups ask (NULL, the default: the engine's own order). */
+GS_API void gs_engine_set_chooser(GsEngine *engine, GsEngineChooseFunc choose, gpointer data);
+
 /* ---- Associations (reference §1.7, registration rows) ---- */
 
 /** Registers @thread as dedicated to @task (FIXUP if it was dedicated elsewhere). */

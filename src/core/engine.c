@@ -128,6 +128,9 @@ struct GsEngine {
 	guint64 n_busts;
 	const GsEngineObserver *observer;
 	gpointer observer_data;
+	GsEngineChooseFunc choose; /* NULL: wake-ups take the engine's own order */
+	gpointer choose_data;
+	GPtrArray *alike;         /* scratch: the BLOCKED records that rank as the best */
 };
 
 static const char *const error_messages[] = {
@@ -286,6 +289,8 @@ gs_engine_free(GsEngine *e)
 	g_ptr_array_unref(e->records);
 	g_ptr_array_unref(e->slabs);
 	g_array_unref(e->wakes);
+	if (e->alike != NULL)
+		g_ptr_array_unref(e->alike);
 	g_hash_table_destroy(e->task_metrics);
 	gs_deadlock_scratch_free(e->scratch);
 	gs_task_priorities_free(e->priorities);
@@ -304,6 +309,15 @@ gs_engine_set_observer(GsEngine *e, const GsEngineObserver *observer, gpointer d
 	g_return_if_fail(observer == NULL || observer->api_version == 1);
 	e->observer = observer;
 	e->observer_data = data;
+}
+
+void
+gs_engine_set_chooser(GsEngine *e, GsEngineChooseFunc choose, gpointer data)
+{
+	e->choose = choose;
+	e->choose_data = data;
+	if (e->alike == NULL)
+		e->alike = g_ptr_array_new();
 }
 
 GsTaskPriorities *
@@ -754,6 +768,39 @@ blocked_rebuild(GsEngine *e, GsAllocKind kind)
 
 /* ---- wake-ups ---- */
 
+/*
+ * The slots of @h from @i down whose task rank is the root's, added to
+ * @alike. Such a slot's parents rank at least as high as it and at most as
+ * the root, so they share that task rank too: the walk stops at the first
+ * slot of a lower one.
+ */
+static void
+collect_alike(const BlockedHeap *h, guint i, GPtrArray *alike)
+{
+	if (i >= h->len || h->slots[i].rank.task != h->slots[0].rank.task)
+		return;
+	g_ptr_array_add(alike, h->slots[i].rec);
+	collect_alike(h, 2 * i + 1, alike);
+	collect_alike(h, 2 * i + 2, alike);
+}
+
+/* The BLOCKED record of @h a wake-one wakes: the best, or the chooser's pick among those alike. */
+static Record *
+chosen_to_wake(GsEngine *e, const BlockedHeap *h)
+{
+	guint k;
+
+	if (e->choose == NULL || h->len < 2)
+		return h->slots[0].rec;
+	g_ptr_array_set_size(e->alike, 0);
+	collect_alike(h, 0, e->alike);
+	if (e->alike->len < 2)
+		return h->slots[0].rec;
+	g_ptr_array_sort_with_data(e->alike, compare_priority_desc, e);
+	k = e->choose(e->alike->len, e->choose_data);
+	return e->alike->pdata[k < e->alike->len ? k : 0];
+}
+
 /* On a free or an allocation success: the best BLOCKED thread of @kind runs again. */
 static void
 wake_one(GsEngine *e, GsAllocKind kind, GsTime now)
@@ -764,7 +811,7 @@ wake_one(GsEngine *e, GsAllocKind kind, GsTime now)
 		return;
 	if (h->valid != rank_generation(e))
 		blocked_rebuild(e, kind);
-	apply(e, h->slots[0].rec, GS_EVENT_WAKE_ONE, now);
+	apply(e, chosen_to_wake(e, h), GS_EVENT_WAKE_ONE, now);
 }
 
 /*

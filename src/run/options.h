@@ -51,6 +51,11 @@ typedef enum {
 	GS_CHOICE_WATCHDOG_PHASE,  /* where the watchdog's first tick falls: alternative i
 				      ticks first at period - i (period / N), N =
 				      GS_WATCHDOG_PHASES (no choice for a period under N ns) */
+	GS_CHOICE_WAKE,            /* which of the BLOCKED threads that rank alike (equal task
+				      priorities) a wake-one on a free or a success wakes
+				      (alternative i: the i-th in the engine's order,
+				      GsEngineChooseFunc); a wake of every waiter queues
+				      them all, and their resumptions are ORDER choices */
 	GS_N_CHOICE_KINDS,
 } GsChoiceKind;
 
