@@ -65,6 +65,41 @@ thread_moved(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to)
 	return t->result->name;
 }
 
+/*
+ * A thread could still make progress when it has work of its own that needs
+ * nobody: it runs its ops, computes, sleeps or is in an allocation attempt
+ * (READY, BUSY, SLEEPING), and the engine counts it neither waiting (BLOCKED,
+ * BUFN) nor being thrown out (a *_THROW state or BUFN_WAIT). A thread that
+ * waits on another, at the gate or done cannot.
+ */
+static gboolean
+could_progress(Sim *s, const SimThread *t)
+{
+	GsThreadState state;
+
+	if (t->status != GS_RUN_READY && t->status != GS_RUN_BUSY && t->status != GS_RUN_SLEEPING)
+		return FALSE;
+	state = gs_engine_thread_state(s->engine, t->id);
+	return state == GS_THREAD_UNKNOWN || state == GS_THREAD_RUNNING ||
+	       state == GS_THREAD_ALLOC || state == GS_THREAD_ALLOC_FREE;
+}
+
+static const char *
+progressing(gpointer data, GsThreadId victim)
+{
+	Sim *s = data;
+
+	if (!s->opts.check_busts)
+		return NULL;
+	for (guint i = 0; i < s->threads.len; i++) {
+		const SimThread *t = table_get(&s->threads, i);
+
+		if (t->id != victim && could_progress(s, t))
+			return t->result->name;
+	}
+	return NULL;
+}
+
 static void
 on_exception(const GsSeenException *x, gpointer data)
 {
@@ -946,6 +981,7 @@ static const GsRunHooks run_hooks = {
 	.buffers = sim_buffers_listed,
 	.thread_name = thread_name,
 	.thread_moved = thread_moved,
+	.progressing = progressing,
 };
 
 /* policy.priority task_id: each first attempt's rank (they are in file order). */

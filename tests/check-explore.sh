@@ -1,7 +1,8 @@
 #!/bin/sh
 # gpusim explore: a scenario that deadlocks under block only where two
-# allocations at one instant land in the other order, and one only where a
-# free wakes the other of two equal waiters. Its default order
+# allocations at one instant land in the other order, one only where a free
+# wakes the other of two equal waiters, and one that busts a deadlock while a
+# thread could still make progress only in another order (--needless-busts). Its default order
 # completes; explore finds the deadlock, shrinks it to one forced choice and
 # writes a replay that deadlocks under gpusim run, with the same event log;
 # under retry nothing is found. The same budget gives the same JSON whatever
@@ -60,6 +61,27 @@ sed 's/oom: block/oom: retry/' "$wake" >"$tmp/wake-retry.yaml"
 [ "$(status "$gpusim" explore -q --budget=4000 --json="$tmp/wake-none.json" "$tmp/wake-retry.yaml")" = 0 ] ||
 	fail "explore found something in the wake scenario under retry: $(cat "$tmp/wake-none.json")"
 grep -q '"exhausted": true' "$tmp/wake-none.json" || fail "the wake search under retry was not exhaustive"
+
+# Needless busting: where H's failed attempt comes before y's free at the same
+# instant, the engine busts a deadlock while y could still make progress.
+# Off unless asked for; asked for, found, shrunk and replayed with the bust.
+needless="$top_srcdir/tests/data/explore-needless-bust.yaml"
+"$gpusim" run -q --events="$tmp/needless-default.events" "$needless" ||
+	fail "the needless-bust scenario's default order does not complete"
+! grep -q '"ev":"deadlock"' "$tmp/needless-default.events" ||
+	fail "the needless-bust scenario's default order busts a deadlock"
+[ "$(status "$gpusim" explore -q --json="$tmp/needless-off.json" "$needless")" = 0 ] ||
+	fail "explore checked needless busts unasked: $(cat "$tmp/needless-off.json")"
+[ "$(status "$gpusim" explore -q --needless-busts --out="$tmp/needless" \
+	--json="$tmp/needless.json" "$needless")" = 1 ] ||
+	fail "explore --needless-busts did not exit 1: $(cat "$tmp/err")"
+grep -q '"kind": "needless-bust", .*"forced": 1, .*while y could still make progress' \
+	"$tmp/needless.json" || fail "the needless bust is not found as it is: $(cat "$tmp/needless.json")"
+[ "$(grep -c '"kind"' "$tmp/needless.json")" = 1 ] || fail "more than the needless bust found"
+"$gpusim" run -q --events="$tmp/needless-replay.events" "$tmp/needless/needless-bust.yaml" ||
+	fail "the needless-bust replay does not complete"
+grep -q '{"t_ns":100000,"ev":"deadlock","victim":"H.0"' "$tmp/needless-replay.events" ||
+	fail "the needless-bust replay does not bust H.0 at 100 us"
 
 # Deterministic: a budget that leaves random schedules gives the same JSON on 1 or 3 workers.
 for jobs in 1 3; do

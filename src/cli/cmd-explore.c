@@ -34,6 +34,7 @@ typedef struct {
 	gint jobs;
 	gint64 seed;
 	gboolean expect;
+	gboolean needless_busts;
 	char *max_time;
 	gboolean quiet;
 } ExploreOptions;
@@ -282,6 +283,7 @@ check_options(const ExploreOptions *o, GsExploreOptions *eo)
 	eo->time_us = time / 1000;
 	eo->seed = (guint64) o->seed;
 	eo->expect = o->expect;
+	eo->needless_busts = o->needless_busts;
 	eo->jobs = (guint) o->jobs;
 	return TRUE;
 }
@@ -376,6 +378,8 @@ gs_cmd_explore(int argc, char **argv)
 		 "N"},
 		{"expect", 0, 0, G_OPTION_ARG_NONE, &o.expect,
 		 "The scenario's expect: section must hold under every schedule too", NULL},
+		{"needless-busts", 0, 0, G_OPTION_ARG_NONE, &o.needless_busts,
+		 "No deadlock may be busted while a thread could still make progress", NULL},
 		{"max-time", 0, 0, G_OPTION_ARG_STRING, &o.max_time,
 		 "Stop each run after this much simulated time (a run that reaches it is cut short)",
 		 "DURATION"},

@@ -21,6 +21,7 @@ static const char *const violation_names[GS_N_VIOLATIONS] = {
 	[GS_VIOLATION_COPY_LOST] = "copy-lost",
 	[GS_VIOLATION_INVARIANT] = "invariant",
 	[GS_VIOLATION_EXPECT] = "expect",
+	[GS_VIOLATION_NEEDLESS_BUST] = "needless-bust",
 };
 
 const char *
@@ -131,6 +132,8 @@ check_properties(const GsExploreOptions *o, const GsWorkload *w, const GsResult 
 	if (r->invariant_broken != NULL)
 		note(run, GS_VIOLATION_INVARIANT,
 		     g_strdup_printf("the bookkeeping broke: %s", r->invariant_broken));
+	if (r->needless_bust != NULL)
+		note(run, GS_VIOLATION_NEEDLESS_BUST, g_strdup(r->needless_bust));
 	if (o->expect)
 		check_expect(w, r, log, run);
 }
@@ -161,7 +164,8 @@ execute(const GsExploreOptions *o, const guint *follow, guint n, GRand *rand, Ru
 	g_autoptr(GsResult) r = NULL;
 	g_auto(GsSchedule) schedule = {0};
 	GsRunOptions opts = {.max_time = o->max_time, .max_events_per_instant = EVENTS_PER_INSTANT,
-			     .choose = gs_schedule_choose, .check_invariants = TRUE};
+			     .choose = gs_schedule_choose, .check_invariants = TRUE,
+			     .check_busts = o->needless_busts};
 
 	memset(run, 0, sizeof *run);
 	w = load(o, &run->error);

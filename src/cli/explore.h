@@ -24,7 +24,14 @@
  * task that failed names the exception that failed it; nothing leaked (the
  * result's leak figures); no copy between tiers lost or duplicated its
  * data; the engine's and the memory's bookkeeping holds after every instant;
- * and with expect, the scenario's own expect: section. For each kind, the
+ * with expect, the scenario's own expect: section; and with needless_busts,
+ * no deadlock is busted (a thread rolled back, split or made to retry)
+ * while another thread could still make progress: one that runs its ops,
+ * computes, sleeps or is in an allocation attempt, and that the engine
+ * counts neither waiting nor being thrown out (the simulator's rule,
+ * GsRunHooks.progressing). That one is off unless asked for: the reference
+ * busts so on purpose where it counts a sleeping thread, or one waiting on
+ * a pool, as blocked, and scenarios that reproduce it would all break it. For each kind, the
  * first schedule (in the search's order) that breaks it is shrunk: choices
  * are dropped from its end and set to 0 one by one, each change kept while
  * the run still breaks the property, until none helps.
@@ -47,10 +54,12 @@ typedef enum {
 	GS_VIOLATION_COPY_LOST,
 	GS_VIOLATION_INVARIANT,
 	GS_VIOLATION_EXPECT,
+	GS_VIOLATION_NEEDLESS_BUST,
 	GS_N_VIOLATIONS,
 } GsViolationKind;
 
-/** "deadlock", "cut-short", "unexplained-failure", "leak", "copy-lost", "invariant", "expect". */
+/** "deadlock", "cut-short", "unexplained-failure", "leak", "copy-lost", "invariant", "expect",
+ * "needless-bust". */
 const char *gs_violation_name(GsViolationKind kind);
 
 /* How far a search is, for a progress display. */
@@ -71,6 +80,8 @@ typedef struct {
 	guint jobs;             /* workers for the random schedules, 1 or more */
 	guint64 seed;           /* of the random schedules */
 	gboolean expect;        /* the scenario's expect: is a property too */
+	gboolean needless_busts; /* so is busting no deadlock while a thread could still make
+				    progress (GsRunHooks.progressing says which could) */
 	GsTime max_time;        /* a run's limit in scenario time, 0: none */
 	GsExploreProgressFunc progress;
 	gpointer progress_data;

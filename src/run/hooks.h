@@ -62,6 +62,14 @@ typedef struct {
 	/* The engine moved thread @id from @from to @to; its name, as thread_name() gives it. */
 	const char *(*thread_moved)(gpointer driver, GsThreadId id, GsThreadState from,
 				    GsThreadState to);
+	/*
+	 * As the engine busts a deadlock on @victim: the name of another thread
+	 * of the run that could still make progress without another's help, or
+	 * NULL for none.
+	 * May be NULL: busts are not checked (real threads, whose own racing
+	 * would make any answer stale).
+	 */
+	const char *(*progressing)(gpointer driver, GsThreadId victim);
 } GsRunHooks;
 
 G_END_DECLS

@@ -87,6 +87,9 @@ typedef struct {
 	gboolean check_invariants; /* the engine's and the memory's, after every instant (and
 				      at the end): the first broken goes to
 				      GsResult.invariant_broken */
+	gboolean check_busts;      /* every deadlock busted, for a thread that could still make
+				      progress (GsRunHooks.progressing): the first such bust
+				      goes to GsResult.needless_bust */
 	/* Real threads. */
 	GsClock clock;
 	double time_scale; /* real time per scenario time; 0 means 1 */

@@ -99,6 +99,7 @@ gs_result_free(GsResult *r)
 	g_string_chunk_free(r->strings);
 	g_free(r->stop_reason);
 	g_free(r->invariant_broken);
+	g_free(r->needless_bust);
 	g_free(r);
 }
 

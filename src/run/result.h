@@ -107,6 +107,8 @@ typedef struct {
 	char *stop_reason;   /* a timeout other than --max-time's: why the run stopped; else NULL */
 	char *invariant_broken; /* GsRunOptions.check_invariants: the first rule of the engine's
 				   bookkeeping found broken, and when; else NULL */
+	char *needless_bust; /* GsRunOptions.check_busts: the first deadlock busted while a
+				thread could still make progress, in a sentence; else NULL */
 	GsTime makespan_ns;
 	guint64 events_processed; /* what the driver handled: arrivals, threads going on after
 				     a wait (their start too), watchdog ticks, proactive copies */

@@ -17,6 +17,34 @@ on_state(gpointer data, GsThreadId id, GsThreadState from, GsThreadState to, GsT
 		watch->hooks->log(watch->driver, &e);
 }
 
+static const char *
+bust_word(GsBustAction action)
+{
+	switch (action) {
+	case GS_BUST_ROLLBACK:
+		return "rolled back";
+	case GS_BUST_RETRY_ONCE:
+		return "made to retry";
+	case GS_BUST_SPLIT:
+		return "split";
+	}
+	return "busted";
+}
+
+/* A bust while the driver names a thread that could still make progress is needless. */
+static void
+note_needless(GsRunWatch *watch, GsThreadId victim, const char *name, GsBustAction action,
+	      GsTime now)
+{
+	const char *going = watch->hooks->progressing(watch->driver, victim);
+
+	if (going != NULL)
+		watch->result->needless_bust =
+			g_strdup_printf("%s was %s at %" G_GINT64_FORMAT " ns to break a deadlock "
+					"while %s could still make progress",
+					name, bust_word(action), now, going);
+}
+
 static void
 on_bust(gpointer data, GsThreadId victim, GsBustAction action, GsCheckReason reason, GsTime now)
 {
@@ -28,6 +56,8 @@ on_bust(gpointer data, GsThreadId victim, GsBustAction action, GsCheckReason rea
 	if (e.thread == NULL)
 		e.thread = "?";
 	watch->hooks->log(watch->driver, &e);
+	if (watch->hooks->progressing != NULL && watch->result->needless_bust == NULL)
+		note_needless(watch, victim, e.thread, action, now);
 }
 
 static void

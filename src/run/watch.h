@@ -5,8 +5,10 @@
  * change of one of its threads becomes an event-log entry (GS_LOG_STATE),
  * and every deadlock the engine busts an entry (GS_LOG_DEADLOCK, its victim
  * named, "?" when it is none of the run's) and one more in the result's
- * totals; the running time a retry-type throw threw away goes to the
- * result's `lost` samples. An exception a thread saw is logged alike (GS_LOG_THROW), and so
+ * totals, and, where the driver can tell (GsRunHooks.progressing), the
+ * first bust made while a thread could still make progress a sentence in
+ * the result (needless_bust); the running time a retry-type throw threw
+ * away goes to the result's `lost` samples. An exception a thread saw is logged alike (GS_LOG_THROW), and so
  * is an allocation (GS_LOG_ALLOC), with what a refused one would have
  * made of its space's counter. The
  * driver keeps its own books through the hooks: which threads are its own
