@@ -224,6 +224,8 @@ G_GNUC_INTERNAL void sim_set_status(Sim *s, SimThread *t, Status status);
 /* Returns the event's sequence number. */
 G_GNUC_INTERNAL guint64 sim_schedule(Sim *s, GsTime time, EventKind kind, guint target);
 G_GNUC_INTERNAL void sim_resume_at(Sim *s, SimThread *t, GsTime time, Status status);
+/* An allocation attempt's or a copy's @nominal duration, as a schedule jitters it (GS_CHOICE_LATENCY). */
+G_GNUC_INTERNAL GsTime sim_latency(Sim *s, GsTime nominal);
 G_GNUC_INTERNAL void sim_note_peak(Sim *s, GsTier tier);
 G_GNUC_INTERNAL void sim_do_association(Sim *s, SimThread *t, const GsOp *op);
 

@@ -312,8 +312,10 @@ run_thread(Sim *s, SimThread *t)
 		case GS_EFFECT_ALLOC:
 			if (s->w->links.alloc_latency > 0) {
 				t->try_due = TRUE;
-				sim_resume_at(s, t, gs_time_add(s->now, s->w->links.alloc_latency),
-					  GS_RUN_BUSY);
+				sim_resume_at(s, t,
+					      gs_time_add(s->now,
+							  sim_latency(s, s->w->links.alloc_latency)),
+					      GS_RUN_BUSY);
 				return;
 			}
 			sim_try_alloc(s, t, &e);
@@ -623,6 +625,25 @@ choose(Sim *s, GsChoiceKind kind, guint n)
 	guint k = s->opts.choose(kind, n, s->opts.choose_data);
 
 	return k < n ? k : 0;
+}
+
+GsTime
+sim_latency(Sim *s, GsTime nominal)
+{
+	double delta = (double) nominal * s->w->schedule_jitter;
+	GsTime by;
+
+	if (s->opts.choose == NULL || delta < 1.0)
+		return nominal;
+	by = delta >= (double) nominal ? nominal : (GsTime) delta;
+	switch (choose(s, GS_CHOICE_LATENCY, GS_LATENCY_ALTERNATIVES)) {
+	case 1:
+		return nominal - by;
+	case 2:
+		return gs_time_add(nominal, by);
+	default:
+		return nominal;
+	}
 }
 
 /* The engine asks which of @n equal waiters a wake-one wakes (GsEngineChooseFunc). */

@@ -181,6 +181,7 @@ static void
 wait_for_copies(Sim *s, SimThread *t, GsTime duration, After after)
 {
 	t->mem->after = after;
+	duration = sim_latency(s, duration);
 	s->r->totals.spill_block_ns = gs_time_add(s->r->totals.spill_block_ns, duration);
 	sim_resume_at(s, t, gs_time_add(s->now, duration), GS_RUN_BUSY);
 }
@@ -779,7 +780,7 @@ proactive_step(Sim *s, guint device)
 	if (b == NULL || !gs_memory_copy_begin(s->mem, b, GS_TIER_HOST, &duration))
 		return;
 	*copy = b->id;
-	sim_schedule(s, gs_time_add(s->now, duration), EV_PROACTIVE, device);
+	sim_schedule(s, gs_time_add(s->now, sim_latency(s, duration)), EV_PROACTIVE, device);
 }
 
 void

@@ -1,13 +1,14 @@
 #!/bin/sh
 # gpusim explore: a scenario that deadlocks under block only where two
-# allocations at one instant land in the other order, one only where a free
-# wakes the other of two equal waiters, and one that busts a deadlock while a
-# thread could still make progress only in another order (--needless-busts). Its default order
+# allocations at one instant land in the other order. Its default order
 # completes; explore finds the deadlock, shrinks it to one forced choice and
 # writes a replay that deadlocks under gpusim run, with the same event log;
 # under retry nothing is found. The same budget gives the same JSON whatever
 # --jobs is; a replayed schedule that does not fit the run, and bad usage,
-# exit 2 with nothing written.
+# exit 2 with nothing written. Besides, scenarios that break a property only
+# where a free wakes the other of two equal waiters, where a deadlock is
+# busted while a thread could still make progress (--needless-busts), or
+# where an allocation attempt is a little slower (--jitter).
 set -u
 gpusim="$top_builddir/gpusim"
 scenario="$top_srcdir/tests/data/explore-order-deadlock.yaml"
@@ -83,6 +84,28 @@ grep -q '"kind": "needless-bust", .*"forced": 1, .*while y could still make prog
 grep -q '{"t_ns":100000,"ev":"deadlock","victim":"H.0"' "$tmp/needless-replay.events" ||
 	fail "the needless-bust replay does not bust H.0 at 100 us"
 
+# Latency jitter: only where A's second allocation attempt takes half as long
+# again does B's land first and the run deadlock. Without jitter no order
+# deadlocks; --jitter=0.5 (or the scenario's schedule_jitter) finds it, and
+# the replay pins the jitter with the schedule.
+jitter="$top_srcdir/tests/data/explore-jitter-deadlock.yaml"
+[ "$(status "$gpusim" explore -q --json="$tmp/jitter-none.json" "$jitter")" = 0 ] ||
+	fail "explore found something without jitter: $(cat "$tmp/jitter-none.json")"
+grep -q '"exhausted": true' "$tmp/jitter-none.json" || fail "the search without jitter was not exhaustive"
+[ "$(status "$gpusim" explore -q --budget=8000 --jitter=0.5 --out="$tmp/jitter" \
+	--json="$tmp/jitter.json" "$jitter")" = 1 ] || fail "explore --jitter=0.5 found nothing: $(cat "$tmp/err")"
+grep -q '"exhausted": true' "$tmp/jitter.json" || fail "the search with jitter was not exhaustive"
+grep -q '"kind": "deadlock", .*"forced": 1,' "$tmp/jitter.json" ||
+	fail "the jitter deadlock is not shrunk to one choice: $(cat "$tmp/jitter.json")"
+grep -qx 'schedule_jitter: 0.5' "$tmp/jitter/deadlock.yaml" || fail "the replay does not pin the jitter"
+"$gpusim" run -q --json="$tmp/jitter-replay.json" "$tmp/jitter/deadlock.yaml" 2>/dev/null
+[ "$(outcome "$tmp/jitter-replay.json")" = deadlock ] || fail "the jitter replay does not deadlock"
+{ cat "$jitter"; echo "schedule_jitter: 0.5"; } >"$tmp/jittered.yaml"
+[ "$(status "$gpusim" explore -q --budget=8000 --out="$tmp/jittered" "$tmp/jittered.yaml")" = 1 ] ||
+	fail "explore did not take the scenario's schedule_jitter"
+[ "$(status "$gpusim" explore -q --budget=8000 --jitter=0 "$tmp/jittered.yaml")" = 0 ] ||
+	fail "--jitter=0 did not replace the scenario's schedule_jitter"
+
 # Deterministic: a budget that leaves random schedules gives the same JSON on 1 or 3 workers.
 for jobs in 1 3; do
 	"$gpusim" explore -q --budget=40 --jobs=$jobs --out="$tmp/j$jobs" \
@@ -105,8 +128,8 @@ grep -q "schedule: choice 5 is 9" "$tmp/err" || fail "no message for a choice ou
 "$gpusim" validate --list-keys | grep -qx schedule || fail "--list-keys does not list schedule"
 
 # Bad usage.
-for args in "--budget=0" "--budget=5 --time=1s" "--time=0" "--jobs=-1" "--seed=-1" \
-	"--max-time=x" "--bogus"; do
+for args in "--jitter=1.5" "--jitter=-1" "--jitter=nan" "--jitter=x" "--budget=0" \
+	"--budget=5 --time=1s" "--time=0" "--jobs=-1" "--seed=-1" "--max-time=x" "--bogus"; do
 	# shellcheck disable=SC2086
 	[ "$(status "$gpusim" explore -q --out="$tmp/bad" $args "$scenario")" = 2 ] ||
 		fail "explore $args did not exit 2"
@@ -116,4 +139,4 @@ done
 [ "$(status "$gpusim" explore -q --out="$tmp/bad" "$scenario" "$scenario")" = 2 ] ||
 	fail "two scenarios did not exit 2"
 [ ! -e "$tmp/bad" ] || fail "bad usage left a folder"
-echo "explore: deadlock found and replayed, none under retry, same result on any --jobs"
+echo "explore: deadlocks (orders, wake order, jitter) and a needless bust found and replayed, none under retry, same result on any --jobs"

@@ -766,7 +766,7 @@ static const SeveralRow several_rows[] = {
 	 "s.yaml:6:12: bad duration \"soon\": expected a number with a unit (ns, us, ms or s)\n"
 	 "s.yaml:8:1: unknown key \"polcy\"; did you mean \"policy\"? (expected gpusim, name, "
 	 "description, seed, include, memory, links, executor, policy, variants, tasks, "
-	 "pool_threads, generate, expect or schedule)\n"},
+	 "pool_threads, generate, expect, schedule or schedule_jitter)\n"},
 	/*
 	 * three; the misspelt size is not also missing, and the free of a, whose
 	 * alloc did not read, is not an undefined buffer

@@ -618,6 +618,8 @@ typedef struct {
 	GsTaskMaker *maker;       /* makes the generated tasks' threads; NULL: all are there */
 	GArray *schedule;         /* guint: the choices the simulator takes where an executor
 				     could take another order (explore); empty: the default order */
+	double schedule_jitter;   /* in [0, 1]: a schedule may make each allocation attempt and
+				     each wait for copies this much shorter or longer; 0: none */
 } GsWorkload;
 
 /** A workload with every default of SPEC §3 and no tasks. */

@@ -35,6 +35,7 @@ typedef struct {
 	gint64 seed;
 	gboolean expect;
 	gboolean needless_busts;
+	char *jitter;
 	char *max_time;
 	gboolean quiet;
 } ExploreOptions;
@@ -119,8 +120,9 @@ append_choices(GString *s, const GArray *choices)
 
 /* The replay scenario: the one explored, included, with the schedule pinned. */
 static char *
-replay_text(const char *path, const char *dir, const GsViolation *v)
+replay_text(const GsExploreOptions *eo, const char *dir, const GsViolation *v)
 {
+	const char *path = eo->name;
 	const char *kind = gs_violation_name(v->kind);
 	g_autofree char *include = include_path(dir, path);
 	GString *s = g_string_new(NULL);
@@ -137,6 +139,12 @@ replay_text(const char *path, const char *dir, const GsViolation *v)
 	g_string_append(s, "\"\nschedule: ");
 	append_choices(s, v->schedule);
 	g_string_append_c(s, '\n');
+	if (eo->jitter_given) {
+		char jitter[G_ASCII_DTOSTR_BUF_SIZE];
+
+		g_string_append_printf(s, "schedule_jitter: %s\n",
+				       g_ascii_dtostr(jitter, sizeof jitter, eo->jitter));
+	}
 	return g_string_free(s, FALSE);
 }
 
@@ -158,7 +166,7 @@ static gboolean
 write_replay(const GsExploreOptions *eo, const char *dir, const GsViolation *v,
 	     const Replay *out, GError **error)
 {
-	g_autofree char *text = replay_text(eo->name, dir, v);
+	g_autofree char *text = replay_text(eo, dir, v);
 	g_autofree char *events = NULL;
 	g_autofree char *trace = NULL;
 	GsExploreReplay replay;
@@ -250,6 +258,19 @@ print_summary(const GsExploreResult *r, const Replay *replays, gboolean found, g
 /* ---- the command ---- */
 
 /* The search's options from the command's; FALSE, having said why, when one is wrong. */
+/* --jitter's FRACTION: a plain number from 0 to 1. */
+static gboolean
+parse_jitter(const char *text, double *out)
+{
+	char *end = NULL;
+	double value = g_ascii_strtod(text, &end);
+
+	if (end == text || *end != '\0' || !(value >= 0 && value <= 1))
+		return FALSE;
+	*out = value;
+	return TRUE;
+}
+
 static gboolean
 check_options(const ExploreOptions *o, GsExploreOptions *eo)
 {
@@ -274,6 +295,11 @@ check_options(const ExploreOptions *o, GsExploreOptions *eo)
 			error != NULL ? error->message : "--time must be at least 1us");
 		return FALSE;
 	}
+	if (o->jitter != NULL && !parse_jitter(o->jitter, &eo->jitter)) {
+		fprintf(stderr, "gpusim explore: --jitter must be a fraction from 0 to 1, not \"%s\"\n",
+			o->jitter);
+		return FALSE;
+	}
 	if (o->max_time != NULL &&
 	    !gs_loader_parse_duration("--max-time", o->max_time, &eo->max_time, &error)) {
 		fprintf(stderr, "gpusim explore: %s\n", error->message);
@@ -284,6 +310,7 @@ check_options(const ExploreOptions *o, GsExploreOptions *eo)
 	eo->seed = (guint64) o->seed;
 	eo->expect = o->expect;
 	eo->needless_busts = o->needless_busts;
+	eo->jitter_given = o->jitter != NULL;
 	eo->jobs = (guint) o->jobs;
 	return TRUE;
 }
@@ -380,6 +407,9 @@ gs_cmd_explore(int argc, char **argv)
 		 "The scenario's expect: section must hold under every schedule too", NULL},
 		{"needless-busts", 0, 0, G_OPTION_ARG_NONE, &o.needless_busts,
 		 "No deadlock may be busted while a thread could still make progress", NULL},
+		{"jitter", 0, 0, G_OPTION_ARG_STRING, &o.jitter,
+		 "Allocation attempts and copies may take this fraction less or more "
+		 "(default: the scenario's schedule_jitter)", "FRACTION"},
 		{"max-time", 0, 0, G_OPTION_ARG_STRING, &o.max_time,
 		 "Stop each run after this much simulated time (a run that reaches it is cut short)",
 		 "DURATION"},
@@ -394,8 +424,9 @@ gs_cmd_explore(int argc, char **argv)
 
 	g_option_context_set_summary(
 		context, "Search the orders a real executor could take (events at one instant, "
-			 "the watchdog's phase) for one that breaks a property, and write a "
-			 "scenario that replays it.");
+			 "the watchdog's phase, which of equal waiters wakes, latencies within "
+			 "--jitter) for one that breaks a property, and write a scenario that "
+			 "replays it.");
 	g_option_context_set_description(context,
 					 "Exit status: 0 no property broken; 1 some broken (their "
 					 "replays are in --out); 2 bad usage or an invalid scenario.");
@@ -414,5 +445,6 @@ gs_cmd_explore(int argc, char **argv)
 	g_free(o.json);
 	g_free(o.out);
 	g_free(o.max_time);
+	g_free(o.jitter);
 	return status;
 }

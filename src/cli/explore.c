@@ -145,8 +145,11 @@ load(const GsExploreOptions *o, GError **error)
 {
 	GsWorkload *w = gs_loader_load_text(o->name, o->text, o->len, NULL, NULL, error);
 
-	if (w != NULL)
-		gs_generate_tasks(w);
+	if (w == NULL)
+		return NULL;
+	gs_generate_tasks(w);
+	if (o->jitter_given)
+		w->schedule_jitter = o->jitter;
 	return w;
 }
 

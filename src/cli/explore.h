@@ -83,6 +83,8 @@ typedef struct {
 	gboolean needless_busts; /* so is busting no deadlock while a thread could still make
 				    progress (GsRunHooks.progressing says which could) */
 	GsTime max_time;        /* a run's limit in scenario time, 0: none */
+	gboolean jitter_given;  /* jitter replaces the scenario's schedule_jitter */
+	double jitter;
 	GsExploreProgressFunc progress;
 	gpointer progress_data;
 } GsExploreOptions;

@@ -56,11 +56,18 @@ typedef enum {
 				      (alternative i: the i-th in the engine's order,
 				      GsEngineChooseFunc); a wake of every waiter queues
 				      them all, and their resumptions are ORDER choices */
+	GS_CHOICE_LATENCY,         /* how long an allocation attempt or a wait for copies
+				      lasts, with the scenario's schedule_jitter j > 0:
+				      alternative 0 as the links say, 1 shorter by j, 2
+				      longer by j (no choice where j of it is under 1 ns) */
 	GS_N_CHOICE_KINDS,
 } GsChoiceKind;
 
 /* The watchdog's phases a chooser may pick from. */
 #define GS_WATCHDOG_PHASES 4
+
+/* A jittered latency's alternatives: as given, shorter, longer. */
+#define GS_LATENCY_ALTERNATIVES 3
 
 typedef guint (*GsChooseFunc)(GsChoiceKind kind, guint n, gpointer data);
 

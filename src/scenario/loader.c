@@ -4417,6 +4417,7 @@ static const Field root_fields[] = {
 	CUSTOM("generate", read_generate, .sub = generate_fields),
 	CUSTOM("expect", read_expect, .sub = expect_fields),
 	CUSTOM("schedule", read_schedule, .settable = TRUE),
+	FIELD("schedule_jitter", F_FRACTION, GsWorkload, schedule_jitter),
 	{.key = NULL},
 };
 
