@@ -6,12 +6,16 @@
  * half depth-first and half random), the random half on one worker and on
  * two. Every schedule is a fresh load and simulation with the engine's and
  * the memory's invariants checked after every instant; the shrinking runs of
- * what was found are counted with the rest.
+ * what was found are counted with the rest. Then the reduction: the
+ * schedules of a search to the end of the small scenarios in tests/data and
+ * the study, with every choice point and without those that cannot change
+ * the run, and the kinds of violation each found.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/explore.h"
 #include "scenario/input.h"
@@ -48,6 +52,59 @@ bench(const char *label, const char *path, guint64 budget, guint jobs)
 	       r->exhausted ? "  (exhausted)" : "");
 }
 
+/* The names of the kinds @r found, comma-separated, or "none". */
+static char *
+kinds_found(const GsExploreResult *r)
+{
+	GString *s = g_string_new(NULL);
+
+	for (guint k = 0; k < GS_N_VIOLATIONS; k++) {
+		if (r->found[k] != NULL)
+			g_string_append_printf(s, "%s%s", s->len > 0 ? "," : "", gs_violation_name(k));
+	}
+	if (s->len == 0)
+		g_string_append(s, "none");
+	return g_string_free(s, FALSE);
+}
+
+/* A search of @path to the end, with every choice point or without those that cannot matter. */
+static GsExploreResult *
+search_whole(const char *path, double jitter, gboolean every_choice, GError **error)
+{
+	g_autofree char *text = NULL;
+	GsExploreOptions o = {.name = path, .budget = 1000000, .jobs = 1, .seed = 1,
+			      .needless_busts = TRUE, .every_choice = every_choice,
+			      .jitter_given = jitter > 0, .jitter = jitter};
+
+	if (!gs_input_read(path, &text, &o.len, error))
+		return NULL;
+	o.text = text;
+	return gs_explore(&o, error);
+}
+
+static void
+bench_reduction(const char *top, const char *file, double jitter)
+{
+	g_autofree char *path = g_build_filename(top, file, NULL);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GsExploreResult) all = search_whole(path, jitter, TRUE, &error);
+	g_autoptr(GsExploreResult) reduced = all != NULL ? search_whole(path, jitter, FALSE, &error)
+							 : NULL;
+	g_autofree char *label = g_strdup_printf("%s%s", strrchr(file, '/') + 1,
+						 jitter > 0 ? " --jitter=0.5" : "");
+	g_autofree char *found_all = NULL, *found_reduced = NULL;
+
+	if (reduced == NULL) {
+		printf("%-42s %s\n", label, error->message);
+		return;
+	}
+	found_all = kinds_found(all);
+	found_reduced = kinds_found(reduced);
+	printf("%-42s %7" G_GUINT64_FORMAT "%s %7" G_GUINT64_FORMAT "%s  %s / %s\n", label,
+	       all->schedules, all->exhausted ? " " : "+", reduced->schedules,
+	       reduced->exhausted ? " " : "+", found_all, found_reduced);
+}
+
 int
 main(void)
 {
@@ -60,5 +117,14 @@ main(void)
 	bench("small (explore-order)", small, 1000, 1);
 	bench("medium (montecarlo), 1 job", medium, 1000, 1);
 	bench("medium (montecarlo), 2 jobs", medium, 1000, 2);
+
+	printf("\nreduction: schedules of a whole search (+: not exhausted), every choice point / "
+	       "reduced,\nand the kinds found (--needless-busts) by each\n");
+	bench_reduction(top, "tests/data/explore-order-deadlock.yaml", 0);
+	bench_reduction(top, "tests/data/explore-wake-deadlock.yaml", 0);
+	bench_reduction(top, "tests/data/explore-needless-bust.yaml", 0);
+	bench_reduction(top, "tests/data/explore-jitter-deadlock.yaml", 0);
+	bench_reduction(top, "tests/data/explore-jitter-deadlock.yaml", 0.5);
+	bench_reduction(top, "scenarios/studies/explore-order.yaml", 0);
 	return EXIT_SUCCESS;
 }

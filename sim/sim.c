@@ -666,11 +666,32 @@ event_live(Sim *s, const GsEvent *ev)
 }
 
 /*
+ * Whether the watchdog's ticks may be choices. Where the engine does not bust
+ * deadlocks, a tick only counts one that nobody acts on (which moves its own
+ * next tick, nothing else), so neither its phase nor its place among the
+ * events of an instant can change what the run does: no choice is made of
+ * them unless opts.every_choice.
+ */
+static gboolean
+watchdog_matters(Sim *s)
+{
+	return s->opts.every_choice || gs_engine_get_opts(s->engine)->bust_deadlocks;
+}
+
+/* Whether @ev is one of the alternatives of a pass: it would do something that may matter. */
+static gboolean
+event_chosen_among(Sim *s, const GsEvent *ev)
+{
+	return event_live(s, ev) && (ev->kind != EV_WATCHDOG || watchdog_matters(s));
+}
+
+/*
  * A pass as the chooser orders it: every event due now that was scheduled
  * before @pass_end leaves the heap at once, as in the heap's order, and the
- * chooser picks which fires next among those that would still do something.
- * An event that would not fires at its turn in the heap's order, never being
- * a choice, so that always picking 0 fires everything as the heap would.
+ * chooser picks which fires next among those that would still do something
+ * that may matter. Any other event fires at its turn in the heap's order,
+ * never being a choice, so that always picking 0 fires everything as the
+ * heap would.
  */
 static void
 begin_chosen_pass(Sim *s, guint64 pass_end)
@@ -690,13 +711,14 @@ pop_chosen(Sim *s, GsEvent *out)
 
 	if (pass->len == 0)
 		return FALSE;
-	if (event_live(s, &g_array_index(pass, GsEvent, 0))) {
+	if (event_chosen_among(s, &g_array_index(pass, GsEvent, 0))) {
 		for (guint i = 0; i < pass->len; i++)
-			live += event_live(s, &g_array_index(pass, GsEvent, i));
+			live += event_chosen_among(s, &g_array_index(pass, GsEvent, i));
 		pick = live >= 2 ? choose(s, GS_CHOICE_ORDER, live) : 0;
-		/* The pick-th of the events that do something. */
-		for (at = 0; pick > 0 || !event_live(s, &g_array_index(pass, GsEvent, at)); at++)
-			pick -= event_live(s, &g_array_index(pass, GsEvent, at));
+		/* The pick-th of the alternatives. */
+		for (at = 0; pick > 0 || !event_chosen_among(s, &g_array_index(pass, GsEvent, at));
+		     at++)
+			pick -= event_chosen_among(s, &g_array_index(pass, GsEvent, at));
 	}
 	*out = g_array_index(pass, GsEvent, at);
 	g_array_remove_index(pass, at);
@@ -787,7 +809,8 @@ arm_watchdog(Sim *s)
 	s->watchdog_armed = TRUE;
 	first = gs_time_mul((guint64) ticks, period);
 	/* The chooser may move the first tick earlier, within one period. */
-	if (!s->watchdog_started && s->opts.choose != NULL && period >= GS_WATCHDOG_PHASES)
+	if (!s->watchdog_started && s->opts.choose != NULL && period >= GS_WATCHDOG_PHASES &&
+	    watchdog_matters(s))
 		first -= period / GS_WATCHDOG_PHASES *
 			 choose(s, GS_CHOICE_WATCHDOG_PHASE, GS_WATCHDOG_PHASES);
 	s->watchdog_started = TRUE;

@@ -109,7 +109,7 @@ grep -qx 'schedule_jitter: 0.5' "$tmp/jitter/deadlock.yaml" || fail "the replay 
 # Deterministic: a budget that leaves random schedules gives the same JSON on 1 or 3 workers.
 for jobs in 1 3; do
 	"$gpusim" explore -q --budget=40 --jobs=$jobs --out="$tmp/j$jobs" \
-		--json="$tmp/j$jobs.json" "$scenario" >/dev/null 2>&1
+		--json="$tmp/j$jobs.json" "$tmp/wake-retry.yaml" >/dev/null 2>&1
 done
 grep -q '"random": 20' "$tmp/j1.json" || fail "no random schedules in the budget: $(cat "$tmp/j1.json")"
 sed "s|$tmp/j[13]|DIR|g" "$tmp/j1.json" >"$tmp/j1.norm"
@@ -117,9 +117,9 @@ sed "s|$tmp/j[13]|DIR|g" "$tmp/j3.json" >"$tmp/j3.norm"
 cmp -s "$tmp/j1.norm" "$tmp/j3.norm" || fail "--jobs changed the result"
 
 # A schedule that does not fit the run: exit 2, no output written.
-[ "$(status "$gpusim" run -q --json="$tmp/bad.json" --set 'schedule=[0, 0, 0, 0, 9]' "$scenario")" = 2 ] ||
+[ "$(status "$gpusim" run -q --json="$tmp/bad.json" --set 'schedule=[0, 0, 0, 9]' "$scenario")" = 2 ] ||
 	fail "a choice out of range did not exit 2"
-grep -q "schedule: choice 5 is 9" "$tmp/err" || fail "no message for a choice out of range"
+grep -q "schedule: choice 4 is 9" "$tmp/err" || fail "no message for a choice out of range"
 [ ! -e "$tmp/bad.json" ] || fail "a refused replay wrote its JSON"
 [ "$(status "$gpusim" run -q --set 'schedule=[0, 0, 0, 0, 0, 0, 0, 0, 1]' "$scenario")" = 2 ] ||
 	fail "choices left over did not exit 2"

@@ -168,7 +168,7 @@ execute(const GsExploreOptions *o, const guint *follow, guint n, GRand *rand, Ru
 	g_auto(GsSchedule) schedule = {0};
 	GsRunOptions opts = {.max_time = o->max_time, .max_events_per_instant = EVENTS_PER_INSTANT,
 			     .choose = gs_schedule_choose, .check_invariants = TRUE,
-			     .check_busts = o->needless_busts};
+			     .check_busts = o->needless_busts, .every_choice = o->every_choice};
 
 	memset(run, 0, sizeof *run);
 	w = load(o, &run->error);

@@ -15,8 +15,12 @@
  * that the same budget gives the same runs whatever the number of workers.
  * The random runs go in batches over the workers, their results kept by
  * index; the depth-first part runs on one, since each prefix comes from the
- * run before it. No reduction of equivalent orders is made: every order of
- * the events that still do something at an instant is a separate schedule.
+ * run before it. The runs are reduced as the simulator reduces a run with a
+ * chooser (GsRunOptions.every_choice): where the engine busts no deadlock,
+ * the watchdog's ticks only count deadlocks, and neither their phase nor
+ * their place in an instant is a choice. Beyond that every order of the
+ * events that still do something at an instant is a separate schedule, even
+ * of events that touch nothing in common.
  *
  * The properties, each a violation kind: the run ends in no deadlock (under
  * retry every deadlock is busted, under block or fail a deadlock is one);
@@ -83,6 +87,7 @@ typedef struct {
 	gboolean needless_busts; /* so is busting no deadlock while a thread could still make
 				    progress (GsRunHooks.progressing says which could) */
 	GsTime max_time;        /* a run's limit in scenario time, 0: none */
+	gboolean every_choice;  /* no reduction: GsRunOptions.every_choice (for measuring it) */
 	gboolean jitter_given;  /* jitter replaces the scenario's schedule_jitter */
 	double jitter;
 	GsExploreProgressFunc progress;

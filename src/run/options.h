@@ -91,6 +91,10 @@ typedef struct {
 				   means are kept all the same) */
 	GsChooseFunc choose;    /* NULL: the default order at every choice point */
 	gpointer choose_data;
+	gboolean every_choice;  /* with a chooser, also the choices that cannot change the run
+				   (where the engine busts no deadlock, the watchdog's phase and
+				   its ticks' place in an instant); FALSE, the default: not those,
+				   in explore and its replays alike */
 	gboolean check_invariants; /* the engine's and the memory's, after every instant (and
 				      at the end): the first broken goes to
 				      GsResult.invariant_broken */
