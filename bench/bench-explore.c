@@ -1,6 +1,6 @@
 /*
  * bench-explore: how many schedules per second `gpusim explore` runs, on a
- * small scenario (the explore-order study: two tasks, 64 schedules, searched
+ * small scenario (the explore-order study: two tasks, 16 schedules, searched
  * whole) and a medium one (scenarios/montecarlo.yaml: twelve generated
  * tasks, up to about 160 choice points a run, a budget of 1000 schedules,
  * half depth-first and half random), the random half on one worker and on
