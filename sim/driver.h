@@ -196,6 +196,7 @@ struct Sim {
 	guint waiting;          /* task threads PARKED or waiting for a permit */
 	/* SimThread* the watchdog passes as waiting outside the allocator */
 	GsRunMembers outside;
+	guint8 counted_as[GS_RUN_DONE + 1]; /* what each status counts in the above (sim_set_status) */
 	gboolean changed;
 	guint64 next_progress;  /* events_processed at which progress is told next */
 	GsSample last;          /* the latest sample, kept or not */
