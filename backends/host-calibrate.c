@@ -12,9 +12,12 @@
  * bandwidth per link, so the two directions' times are averaged (a spill out
  * and its unspill back cross the link once each); both are in comments. An
  * allocation is timed with its free: the median of many allocations of the
- * small size, pattern written. A thread's wake-up has no key of its own in
- * the model, so it is not measured. Everything takes well under a second on
- * an idle machine.
+ * small size, pattern written; the large size's time beyond it gives the
+ * rate at which an allocation writes its bytes (links.alloc_bandwidth). The
+ * lanes are how many threads' byte work runs at full rate at once: several
+ * threads allocating and copying at once against one alone, on this machine
+ * as it is (other work included). A thread's wake-up has no key of its own
+ * in the model, so it is not measured. Everything takes a few seconds.
  */
 #include "config.h"
 
@@ -27,6 +30,9 @@
 #define LARGE_BYTES ((gint64) 32 << 20)
 #define SMALL_SAMPLES 201
 #define LARGE_SAMPLES 7
+#define LANE_ROUNDS 4
+#define LANE_SAMPLES 3
+#define LANE_THREADS_MAX 16
 
 typedef struct {
 	const GsBackendOps *ops;
@@ -72,6 +78,122 @@ alloc_latency(Device *d, double *alloc_s, double *free_s, GError **error)
 	}
 	*alloc_s = gs_samples_median(a, SMALL_SAMPLES);
 	*free_s = gs_samples_median(f, SMALL_SAMPLES);
+	return TRUE;
+}
+
+/* Median seconds of an allocation of LARGE_BYTES, pattern written, less the small ones'. */
+static gboolean
+first_write_time(Device *d, double small_s, double *large_s, GError **error)
+{
+	double a[LARGE_SAMPLES];
+
+	for (guint i = 0; i < LARGE_SAMPLES; i++) {
+		guint64 handle;
+		gint64 t0 = now_ns();
+
+		if (!gs_backend_alloc(d->ops, d->state, NULL, GS_TIER_GPU, 0, LARGE_BYTES, &handle)) {
+			g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
+				    "no memory for a %" G_GINT64_FORMAT "-byte allocation",
+				    LARGE_BYTES);
+			return FALSE;
+		}
+		a[i] = seconds_since(t0);
+		gs_backend_free(d->ops, d->state, NULL, GS_TIER_GPU, handle);
+	}
+	*large_s = MAX(gs_samples_median(a, LARGE_SAMPLES) - small_s, 1e-6);
+	return TRUE;
+}
+
+/*
+ * The byte work a spilling run does most: a large allocation, its pattern
+ * written, copied to the host and checked, both freed. Returns FALSE (and
+ * sets @error, if not yet set) when the device fails.
+ */
+static gboolean
+byte_work(Device *d, GError **error)
+{
+	guint64 handle, moved;
+	gboolean intact = TRUE;
+
+	if (!gs_backend_alloc(d->ops, d->state, NULL, GS_TIER_GPU, 0, LARGE_BYTES, &handle)) {
+		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
+			    "no memory for a %" G_GINT64_FORMAT "-byte buffer", LARGE_BYTES);
+		return FALSE;
+	}
+	if (!gs_backend_move(d->ops, d->state, NULL, handle, GS_TIER_GPU, GS_TIER_HOST, 0, &moved,
+			     &intact, error)) {
+		gs_backend_free(d->ops, d->state, NULL, GS_TIER_GPU, handle);
+		return FALSE;
+	}
+	gs_backend_free(d->ops, d->state, NULL, GS_TIER_GPU, handle);
+	gs_backend_free(d->ops, d->state, NULL, GS_TIER_HOST, moved);
+	if (!intact)
+		g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
+			    "a calibration copy came back changed");
+	return intact;
+}
+
+typedef struct {
+	Device *d;
+	gint64 ns;      /* out: its time for LANE_ROUNDS rounds */
+	GError *error;  /* out: set if the device failed */
+} Lane;
+
+static gpointer
+lane_run(gpointer data)
+{
+	Lane *lane = data;
+	gint64 t0 = now_ns();
+
+	for (guint i = 0; i < LANE_ROUNDS && lane->error == NULL; i++)
+		if (!byte_work(lane->d, &lane->error) && lane->error == NULL)
+			g_set_error(&lane->error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
+				    "the device failed");
+	lane->ns = now_ns() - t0;
+	return NULL;
+}
+
+/*
+ * How many threads' byte work runs at full rate at once: LANE_THREADS
+ * threads do LANE_ROUNDS rounds each at once, and the rounds per second
+ * they made together are divided by one thread's alone (the median of
+ * LANE_SAMPLES tries of each). At least 1.
+ */
+static gboolean
+fit_lanes(Device *d, guint n_threads, double *lanes, GError **error)
+{
+	double alone[LANE_SAMPLES], together[LANE_SAMPLES];
+	Lane lane[LANE_THREADS_MAX];
+	GThread *thread[LANE_THREADS_MAX];
+
+	for (guint k = 0; k < LANE_SAMPLES; k++) {
+		gint64 t0;
+
+		lane[0] = (Lane){.d = d};
+		lane_run(&lane[0]);
+		if (lane[0].error != NULL) {
+			g_propagate_error(error, lane[0].error);
+			return FALSE;
+		}
+		alone[k] = (double) LANE_ROUNDS / ((double) lane[0].ns / 1e9);
+		t0 = now_ns();
+		for (guint i = 0; i < n_threads; i++) {
+			lane[i] = (Lane){.d = d};
+			thread[i] = g_thread_new("gpusim-lane", lane_run, &lane[i]);
+		}
+		for (guint i = 0; i < n_threads; i++)
+			g_thread_join(thread[i]);
+		together[k] = (double) (n_threads * LANE_ROUNDS) / seconds_since(t0);
+		for (guint i = 0; i < n_threads; i++)
+			if (lane[i].error != NULL) {
+				g_propagate_error(error, lane[i].error);
+				for (guint j = i + 1; j < n_threads; j++)
+					g_clear_error(&lane[j].error);
+				return FALSE;
+			}
+	}
+	*lanes = MAX(gs_samples_median(together, LANE_SAMPLES) /
+		     gs_samples_median(alone, LANE_SAMPLES), 1.0);
 	return TRUE;
 }
 
@@ -148,32 +270,49 @@ fit_link(Device *d, GsTier from, GsTier to, LinkFit *fit, GError **error)
 	return TRUE;
 }
 
+/* What calibrate measures, in seconds and bytes per second. */
+typedef struct {
+	double alloc_s, free_s; /* a small allocation (pattern written) and its free */
+	double first_write_s;   /* a large allocation's time beyond a small one's */
+	double lanes;
+	guint lane_threads;
+	LinkFit gpu_host, host_disk;
+} Fit;
+
 static void
-append_yaml(GString *yaml, const char *disk_path, double alloc_s, double free_s,
-	    const LinkFit *gpu_host, const LinkFit *host_disk)
+append_yaml(GString *yaml, const char *disk_path, const Fit *f)
 {
 	g_string_append_printf(yaml,
 		"# gpusim calibrate --backend=host on %s, %u processors\n"
 		"# allocation %.1f us, free %.1f us (median of %d of %" G_GINT64_FORMAT
 		" bytes, pattern written as a run that spills writes it)\n"
+		"# allocation's first write %.2f GB/s (median of %d of %" G_GINT64_FORMAT
+		" MiB, pattern written, less a small one's time)\n"
 		"# gpu->host %.2f GB/s, host->gpu %.2f GB/s (copy and pattern check; median of %d"
 		" moves of %" G_GINT64_FORMAT " MiB), latency %.1f us (median of %d moves of %"
 		G_GINT64_FORMAT " bytes)\n"
 		"# host->disk %.2f GB/s (written into %s), disk->host %.2f GB/s (read back and"
 		" checked), latency %.1f us\n"
+		"# lanes %.2f: %u threads allocating and copying %" G_GINT64_FORMAT
+		" MiB at once against one alone (median of %d)\n"
 		"# each link's bandwidth is the two directions' mean\n"
 		"links:\n"
 		"  gpu_host: {bandwidth: %.3fGB/s, latency: %.0fns}\n"
 		"  host_disk: {bandwidth: %.3fGB/s, latency: %.0fns}\n"
-		"  alloc_latency: %.0fns\n",
-		g_get_host_name(), g_get_num_processors(), alloc_s * 1e6, free_s * 1e6,
-		SMALL_SAMPLES, SMALL_BYTES, gpu_host->out_bandwidth / 1e9,
-		gpu_host->back_bandwidth / 1e9, LARGE_SAMPLES, LARGE_BYTES >> 20,
-		gpu_host->latency_s * 1e6, SMALL_SAMPLES, SMALL_BYTES,
-		host_disk->out_bandwidth / 1e9, disk_path, host_disk->back_bandwidth / 1e9,
-		host_disk->latency_s * 1e6, gpu_host->bandwidth / 1e9,
-		MAX(gpu_host->latency_s * 1e9, 1.0), host_disk->bandwidth / 1e9,
-		MAX(host_disk->latency_s * 1e9, 1.0), MAX(alloc_s * 1e9, 1.0));
+		"  alloc_latency: %.0fns\n"
+		"  alloc_bandwidth: %.3fGB/s\n"
+		"  lanes: %.2f\n",
+		g_get_host_name(), g_get_num_processors(), f->alloc_s * 1e6, f->free_s * 1e6,
+		SMALL_SAMPLES, SMALL_BYTES, (double) LARGE_BYTES / f->first_write_s / 1e9,
+		LARGE_SAMPLES, LARGE_BYTES >> 20, f->gpu_host.out_bandwidth / 1e9,
+		f->gpu_host.back_bandwidth / 1e9, LARGE_SAMPLES, LARGE_BYTES >> 20,
+		f->gpu_host.latency_s * 1e6, SMALL_SAMPLES, SMALL_BYTES,
+		f->host_disk.out_bandwidth / 1e9, disk_path, f->host_disk.back_bandwidth / 1e9,
+		f->host_disk.latency_s * 1e6, f->lanes, f->lane_threads, LARGE_BYTES >> 20,
+		LANE_SAMPLES, f->gpu_host.bandwidth / 1e9, MAX(f->gpu_host.latency_s * 1e9, 1.0),
+		f->host_disk.bandwidth / 1e9, MAX(f->host_disk.latency_s * 1e9, 1.0),
+		MAX(f->alloc_s * 1e9, 1.0), (double) LARGE_BYTES / f->first_write_s / 1e9,
+		f->lanes);
 }
 
 gboolean
@@ -181,8 +320,7 @@ gs_host_calibrate(const char *disk_path, GString *yaml, GError **error)
 {
 	g_autoptr(GsWorkload) w = gs_workload_new();
 	Device d = {&gs_backend_host, NULL};
-	double alloc_s = 0, free_s = 0;
-	LinkFit gpu_host = {0}, host_disk = {0};
+	Fit f = {0};
 	gboolean ok;
 
 	g_free(w->disk.path);
@@ -191,11 +329,14 @@ gs_host_calibrate(const char *disk_path, GString *yaml, GError **error)
 	d.state = gs_backend_open(d.ops, w, error);
 	if (d.state == NULL)
 		return FALSE;
-	ok = alloc_latency(&d, &alloc_s, &free_s, error) &&
-	     fit_link(&d, GS_TIER_GPU, GS_TIER_HOST, &gpu_host, error) &&
-	     fit_link(&d, GS_TIER_HOST, GS_TIER_DISK, &host_disk, error);
+	f.lane_threads = MIN(4 * g_get_num_processors(), LANE_THREADS_MAX);
+	ok = alloc_latency(&d, &f.alloc_s, &f.free_s, error) &&
+	     first_write_time(&d, f.alloc_s, &f.first_write_s, error) &&
+	     fit_link(&d, GS_TIER_GPU, GS_TIER_HOST, &f.gpu_host, error) &&
+	     fit_link(&d, GS_TIER_HOST, GS_TIER_DISK, &f.host_disk, error) &&
+	     fit_lanes(&d, f.lane_threads, &f.lanes, error);
 	gs_backend_close(d.ops, d.state);
 	if (ok)
-		append_yaml(yaml, disk_path, alloc_s, free_s, &gpu_host, &host_disk);
+		append_yaml(yaml, disk_path, &f);
 	return ok;
 }

@@ -263,6 +263,7 @@ thread_ended(Sim *s, SimThread *t, gboolean ends_task, gboolean failed, GsExcept
 {
 	sim_mem_thread_ends(s, t);
 	report_leak(s, t, failed);
+	sim_lanes_end(s, t);
 	sim_set_status(s, t, GS_RUN_DONE);
 	t->resume_seq = NO_RESUME;
 	sim_owner_moved(s, t); /* nothing more will come from it */
@@ -439,6 +440,7 @@ stop_threads(Sim *s, SimTask *task)
 		gs_interp_abort(interp_of(t), s->now);
 		drain_frees(s, t);
 		t->leaking = 0;
+		sim_lanes_end(s, t);
 		sim_set_status(s, t, GS_RUN_DONE);
 		t->resume_seq = NO_RESUME;
 		sim_owner_moved(s, t);
@@ -716,6 +718,7 @@ fire(Sim *s, const GsEvent *ev)
 	case EV_THREAD_RESUME:
 		t = thread_of(s, ev->target);
 		if (t != NULL && t->resume_seq == ev->seq && t->status != GS_RUN_DONE) {
+			sim_lanes_end(s, t);
 			sim_set_status(s, t, GS_RUN_READY);
 			run_thread(s, t);
 		}
@@ -1017,6 +1020,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->proactive_copy = g_array_new(FALSE, TRUE, sizeof(GsSpillBufId));
 	g_array_set_size(s->proactive_copy, gs_memory_n_gpus(s->mem));
 	s->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
+	sim_lanes_init(s);
 	if (s->opts.choose != NULL)
 		s->pass = g_array_new(FALSE, FALSE, sizeof(GsEvent));
 	table_init(&s->tasks, sizeof(SimTask));
@@ -1097,6 +1101,7 @@ sim_clear(Sim *s)
 	g_array_unref(s->downgrading);
 	g_array_unref(s->proactive_copy);
 	g_array_unref(s->moves);
+	sim_lanes_clear(s);
 	if (s->pass != NULL)
 		g_array_unref(s->pass);
 	gs_memory_free(s->mem);

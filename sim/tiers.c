@@ -181,8 +181,7 @@ static void
 wait_for_copies(Sim *s, SimThread *t, GsTime duration, After after)
 {
 	t->mem->after = after;
-	s->r->totals.spill_block_ns = gs_time_add(s->r->totals.spill_block_ns, duration);
-	sim_resume_at(s, t, gs_time_add(s->now, duration), GS_RUN_BUSY);
+	sim_lanes_begin(s, t, duration, TRUE);
 }
 
 static gboolean
@@ -387,6 +386,16 @@ called_back(Sim *s, SimThread *t, const GsEffect *effect, const GsMemRequest *re
 	return FALSE;
 }
 
+/* A granted allocation's bytes are written first (links.alloc_bandwidth) before @t goes on. */
+static void
+first_write(Sim *s, SimThread *t, gint64 bytes)
+{
+	GsTime duration = gs_memory_first_write_time(s->mem, bytes);
+
+	if (duration > 0)
+		sim_lanes_begin(s, t, duration, FALSE);
+}
+
 void
 sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 {
@@ -414,8 +423,10 @@ sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 		return;
 	}
 	a = gs_memory_alloc(s->mem, &req);
-	if (a.outcome == GS_MEM_OK && alloc_kept(s, t, effect, &a))
+	if (a.outcome == GS_MEM_OK && alloc_kept(s, t, effect, &a)) {
+		first_write(s, t, effect->size);
 		return;
+	}
 	gs_run_fair_share_give(&s->tier_ops, task_of(t), effect->alloc_kind, effect->size);
 	if (a.outcome == GS_MEM_NO_ROOM && a.short_by > 0 && spill_for(s, t, a.tier, a.short_by))
 		return;

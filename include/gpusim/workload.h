@@ -116,6 +116,19 @@ typedef struct {
 	GsLink gpu_host;      /* default 25 GB/s, 10 us */
 	GsLink host_disk;     /* default 2 GB/s, 100 us */
 	GsTime alloc_latency; /* default 1 us */
+	/*
+	 * The rate at which a granted allocation's bytes are first written
+	 * (pages touched, contents laid down) before the thread goes on; bytes
+	 * per second; default 0: at once.
+	 */
+	double alloc_bandwidth;
+	/*
+	 * How many byte moves (a thread's copies, an allocation's first
+	 * writes) run at their full rate at once; n > lanes of them each run
+	 * at lanes / n of it, as copies on shared processors or one link do.
+	 * Default 0: every one at its full rate.
+	 */
+	double lanes;
 } GsLinks;
 
 /* ---- policy (SPEC §3.4) ---- */

@@ -1809,6 +1809,8 @@ static const Field links_fields[] = {
 	SUBMAP("gpu_host", gpu_host_fields),
 	SUBMAP("host_disk", host_disk_fields),
 	FIELD("alloc_latency", F_DURATION, GsWorkload, links.alloc_latency),
+	FIELD("alloc_bandwidth", F_BANDWIDTH, GsWorkload, links.alloc_bandwidth),
+	FIELD("lanes", F_NUMBER, GsWorkload, links.lanes),
 	{.key = NULL},
 };
 

@@ -636,6 +636,21 @@ gs_memory_copy_time(const GsMemory *m, GsTier from, GsTier to, gint64 bytes)
 	return t;
 }
 
+/*
+ * Only a run that spills writes its buffers at allocation: one may be
+ * copied out while a compute reads it, so its bytes must be there (the host
+ * backend's pattern). Elsewhere nothing is written until a copy needs it.
+ */
+GsTime
+gs_memory_first_write_time(const GsMemory *m, gint64 bytes)
+{
+	double bandwidth = m->w->links.alloc_bandwidth;
+
+	if (bandwidth <= 0 || !m->w->policy.spill.enabled)
+		return 0;
+	return gs_time_from_double((double) bytes * 1e9 / bandwidth);
+}
+
 gint64
 gs_memory_plan_spill(GsMemory *m, GsTier tier, gint64 need, GsTime now, GArray *moves)
 {

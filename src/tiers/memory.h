@@ -304,6 +304,8 @@ GsMemBuf *gs_memory_downgrade_victim(GsMemory *m, guint device, GsTime now, GArr
 
 /** What a copy of @bytes from @from to @to costs on the links (latency + bytes / bandwidth each). */
 GsTime gs_memory_copy_time(const GsMemory *m, GsTier from, GsTier to, gint64 bytes);
+/** What writing a granted allocation's @bytes costs in a run that spills (links.alloc_bandwidth). */
+GsTime gs_memory_first_write_time(const GsMemory *m, gint64 bytes);
 
 /* ---- reservations ---- */
 
