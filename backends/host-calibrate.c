@@ -5,22 +5,26 @@
  * the pattern written at allocation in a run that spills, the copy and the
  * check of every byte that lands, the files of the private directory.
  *
- * A link is fitted from two sizes of move: the median time of many small
- * moves is its latency, and the median time of a few large ones, less that
- * latency, gives its bandwidth; the median, so that a machine busy with other
- * work moves the figures as little as it can. The scenario format has one
- * bandwidth per link, so the two directions' times are averaged (a spill out
- * and its unspill back cross the link once each); both are in comments. An
- * allocation is timed with its free: the median of many allocations of the
- * small size, pattern written; the large size's time beyond it gives the
- * rate at which an allocation writes its bytes (links.alloc_bandwidth). The
- * lanes are how many threads' byte work runs at full rate at once: several
- * threads allocating and copying at once against one alone, on this machine
- * as it is (other work included). A thread's wake-up has no key of its own
- * in the model, so it is not measured. Everything takes a few seconds.
+ * Fresh memory (links.fresh_memory), pages the process never touched, costs
+ * most on a loaded machine: allocations of sizes doubling from 1 MiB, each
+ * timed beyond a small one, write at one rate from the size at which the C
+ * library stops reusing memory freed before (glibc: 32 MiB) and far faster
+ * below it. A link is fitted from two sizes of move below that: the median
+ * time of many small moves is its latency, and the median time of a few
+ * larger ones, less that latency, gives its bandwidth; the median, so that a
+ * machine busy with other work moves the figures as little as it can. The
+ * scenario format has one bandwidth per link, so the two directions' times
+ * are averaged (a spill out and its unspill back cross the link once each);
+ * both are in comments. An allocation's latency is timed with its free: the
+ * median of many allocations of the small size, pattern written. The lanes
+ * are how many threads' byte work runs at full rate at once: several threads
+ * allocating and copying at once against one alone, on this machine as it is
+ * (other work included). A thread's wake-up has no key of its own in the
+ * model, so it is not measured. Everything takes a few seconds.
  */
 #include "config.h"
 
+#include <string.h>
 #include <time.h>
 
 #include "backend.h"
@@ -28,8 +32,13 @@
 
 #define SMALL_BYTES ((gint64) 4096)
 #define LARGE_BYTES ((gint64) 32 << 20)
+#define LINK_BYTES ((gint64) 8 << 20)
 #define SMALL_SAMPLES 201
 #define LARGE_SAMPLES 7
+#define FRESH_FIRST_BYTES ((gint64) 1 << 20)
+#define FRESH_SIZES 8 /* to 128 MiB */
+#define FRESH_SURE 3  /* the largest sizes: 32 MiB and more, fresh whatever the C library reuses */
+#define FRESH_SAMPLES 5
 #define LANE_ROUNDS 4
 #define LANE_SAMPLES 3
 #define LANE_THREADS_MAX 16
@@ -81,26 +90,59 @@ alloc_latency(Device *d, double *alloc_s, double *free_s, GError **error)
 	return TRUE;
 }
 
-/* Median seconds of an allocation of LARGE_BYTES, pattern written, less the small ones'. */
+/* Median seconds of @n allocations of @bytes, pattern written, each freed, after one more. */
 static gboolean
-first_write_time(Device *d, double small_s, double *large_s, GError **error)
+alloc_time(Device *d, gint64 bytes, double *out_s, GError **error)
 {
-	double a[LARGE_SAMPLES];
+	double a[FRESH_SAMPLES + 1];
 
-	for (guint i = 0; i < LARGE_SAMPLES; i++) {
+	for (guint i = 0; i <= FRESH_SAMPLES; i++) {
 		guint64 handle;
 		gint64 t0 = now_ns();
 
-		if (!gs_backend_alloc(d->ops, d->state, NULL, GS_TIER_GPU, 0, LARGE_BYTES, &handle)) {
+		if (!gs_backend_alloc(d->ops, d->state, NULL, GS_TIER_GPU, 0, bytes, &handle)) {
 			g_set_error(error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
-				    "no memory for a %" G_GINT64_FORMAT "-byte allocation",
-				    LARGE_BYTES);
+				    "no memory for a %" G_GINT64_FORMAT "-byte allocation", bytes);
 			return FALSE;
 		}
 		a[i] = seconds_since(t0);
 		gs_backend_free(d->ops, d->state, NULL, GS_TIER_GPU, handle);
 	}
-	*large_s = MAX(gs_samples_median(a, LARGE_SAMPLES) - small_s, 1e-6);
+	/* The first one left out: what it freed is what the C library may reuse. */
+	*out_s = gs_samples_median(a + 1, FRESH_SAMPLES);
+	return TRUE;
+}
+
+/*
+ * An allocation's first write: sizes doubling from FRESH_FIRST_BYTES, each
+ * timed beyond a small allocation. The largest FRESH_SURE are fresh pages
+ * whatever the C library reuses (glibc maps anything from 32 MiB anew);
+ * alloc_fresh_from is the smallest size from which every larger one writes
+ * at no more than twice their median rate (below it, memory freed before is
+ * reused, its pages already touched), and alloc_bandwidth the median rate
+ * of the sizes from there.
+ */
+static gboolean
+fit_first_write(Device *d, double small_s, gint64 *fresh_from, double *bandwidth,
+		GError **error)
+{
+	double rate[FRESH_SIZES], sorted[FRESH_SIZES];
+	guint from = FRESH_SIZES - FRESH_SURE;
+
+	for (guint i = 0; i < FRESH_SIZES; i++) {
+		double t;
+
+		if (!alloc_time(d, FRESH_FIRST_BYTES << i, &t, error))
+			return FALSE;
+		rate[i] = (double) (FRESH_FIRST_BYTES << i) / MAX(t - small_s, 1e-9);
+	}
+	memcpy(sorted, rate + from, FRESH_SURE * sizeof(double));
+	*bandwidth = gs_samples_median(sorted, FRESH_SURE);
+	while (from > 0 && rate[from - 1] <= 2 * *bandwidth)
+		from--;
+	memcpy(sorted, rate + from, (FRESH_SIZES - from) * sizeof(double));
+	*bandwidth = gs_samples_median(sorted, FRESH_SIZES - from);
+	*fresh_from = FRESH_FIRST_BYTES << from;
 	return TRUE;
 }
 
@@ -253,19 +295,34 @@ typedef struct {
 	double latency_s, bandwidth, out_bandwidth, back_bandwidth;
 } LinkFit;
 
+/* What a move of @bytes landing in @to spends on fresh memory (links.fresh_memory). */
+static double
+fresh_seconds(GsTier to, gint64 bytes, double fresh_bandwidth, gint64 fresh_from)
+{
+	return to != GS_TIER_DISK && bytes >= fresh_from ? (double) bytes / fresh_bandwidth : 0;
+}
+
+/*
+ * The link from moves of LINK_BYTES, memory the C library reuses, so that
+ * the fresh memory a larger move lands in is links.fresh_memory's alone;
+ * should those moves land in fresh memory, its time is taken out.
+ */
 static gboolean
-fit_link(Device *d, GsTier from, GsTier to, LinkFit *fit, GError **error)
+fit_link(Device *d, GsTier from, GsTier to, double fresh_bandwidth, gint64 fresh_from,
+	 LinkFit *fit, GError **error)
 {
 	double small_out, small_back, large_out, large_back;
 
 	if (!move_times(d, from, to, SMALL_BYTES, SMALL_SAMPLES, &small_out, &small_back, error) ||
-	    !move_times(d, from, to, LARGE_BYTES, LARGE_SAMPLES, &large_out, &large_back, error))
+	    !move_times(d, from, to, LINK_BYTES, LARGE_SAMPLES, &large_out, &large_back, error))
 		return FALSE;
+	large_out -= fresh_seconds(to, LINK_BYTES, fresh_bandwidth, fresh_from);
+	large_back -= fresh_seconds(from, LINK_BYTES, fresh_bandwidth, fresh_from);
 	fit->latency_s = (small_out + small_back) / 2;
 	/* The large moves' time beyond the latency; at least a microsecond each. */
-	fit->out_bandwidth = (double) LARGE_BYTES / MAX(large_out - small_out, 1e-6);
-	fit->back_bandwidth = (double) LARGE_BYTES / MAX(large_back - small_back, 1e-6);
-	fit->bandwidth = 2.0 * (double) LARGE_BYTES /
+	fit->out_bandwidth = (double) LINK_BYTES / MAX(large_out - small_out, 1e-6);
+	fit->back_bandwidth = (double) LINK_BYTES / MAX(large_back - small_back, 1e-6);
+	fit->bandwidth = 2.0 * (double) LINK_BYTES /
 			 MAX(large_out + large_back - small_out - small_back, 2e-6);
 	return TRUE;
 }
@@ -273,7 +330,8 @@ fit_link(Device *d, GsTier from, GsTier to, LinkFit *fit, GError **error)
 /* What calibrate measures, in seconds and bytes per second. */
 typedef struct {
 	double alloc_s, free_s; /* a small allocation (pattern written) and its free */
-	double first_write_s;   /* a large allocation's time beyond a small one's */
+	double first_write_bandwidth; /* an allocation of fresh memory */
+	gint64 fresh_from;
 	double lanes;
 	guint lane_threads;
 	LinkFit gpu_host, host_disk;
@@ -286,10 +344,11 @@ append_yaml(GString *yaml, const char *disk_path, const Fit *f)
 		"# gpusim calibrate --backend=host on %s, %u processors\n"
 		"# allocation %.1f us, free %.1f us (median of %d of %" G_GINT64_FORMAT
 		" bytes, pattern written as a run that spills writes it)\n"
-		"# allocation's first write %.2f GB/s (median of %d of %" G_GINT64_FORMAT
-		" MiB, pattern written, less a small one's time)\n"
-		"# gpu->host %.2f GB/s, host->gpu %.2f GB/s (copy and pattern check; median of %d"
-		" moves of %" G_GINT64_FORMAT " MiB), latency %.1f us (median of %d moves of %"
+		"# fresh memory %.2f GB/s from %" G_GINT64_FORMAT " MiB (allocations, pattern"
+		" written, beyond a small one's time; median of %d of each size from 1 to %d MiB;"
+		" smaller ones reuse memory freed before)\n"
+		"# gpu->host %.2f GB/s, host->gpu %.2f GB/s (copy and pattern check beyond fresh"
+		" memory; median of %d moves of %" G_GINT64_FORMAT " MiB), latency %.1f us (median of %d moves of %"
 		G_GINT64_FORMAT " bytes)\n"
 		"# host->disk %.2f GB/s (written into %s), disk->host %.2f GB/s (read back and"
 		" checked), latency %.1f us\n"
@@ -300,18 +359,19 @@ append_yaml(GString *yaml, const char *disk_path, const Fit *f)
 		"  gpu_host: {bandwidth: %.3fGB/s, latency: %.0fns}\n"
 		"  host_disk: {bandwidth: %.3fGB/s, latency: %.0fns}\n"
 		"  alloc_latency: %.0fns\n"
-		"  alloc_bandwidth: %.3fGB/s\n"
+		"  fresh_memory: {bandwidth: %.3fGB/s, from: %" G_GINT64_FORMAT "MiB}\n"
 		"  lanes: %.2f\n",
 		g_get_host_name(), g_get_num_processors(), f->alloc_s * 1e6, f->free_s * 1e6,
-		SMALL_SAMPLES, SMALL_BYTES, (double) LARGE_BYTES / f->first_write_s / 1e9,
-		LARGE_SAMPLES, LARGE_BYTES >> 20, f->gpu_host.out_bandwidth / 1e9,
-		f->gpu_host.back_bandwidth / 1e9, LARGE_SAMPLES, LARGE_BYTES >> 20,
+		SMALL_SAMPLES, SMALL_BYTES, f->first_write_bandwidth / 1e9, f->fresh_from >> 20,
+		FRESH_SAMPLES, (int) ((FRESH_FIRST_BYTES << (FRESH_SIZES - 1)) >> 20),
+		f->gpu_host.out_bandwidth / 1e9,
+		f->gpu_host.back_bandwidth / 1e9, LARGE_SAMPLES, LINK_BYTES >> 20,
 		f->gpu_host.latency_s * 1e6, SMALL_SAMPLES, SMALL_BYTES,
 		f->host_disk.out_bandwidth / 1e9, disk_path, f->host_disk.back_bandwidth / 1e9,
 		f->host_disk.latency_s * 1e6, f->lanes, f->lane_threads, LARGE_BYTES >> 20,
 		LANE_SAMPLES, f->gpu_host.bandwidth / 1e9, MAX(f->gpu_host.latency_s * 1e9, 1.0),
 		f->host_disk.bandwidth / 1e9, MAX(f->host_disk.latency_s * 1e9, 1.0),
-		MAX(f->alloc_s * 1e9, 1.0), (double) LARGE_BYTES / f->first_write_s / 1e9,
+		MAX(f->alloc_s * 1e9, 1.0), f->first_write_bandwidth / 1e9, f->fresh_from >> 20,
 		f->lanes);
 }
 
@@ -331,9 +391,11 @@ gs_host_calibrate(const char *disk_path, GString *yaml, GError **error)
 		return FALSE;
 	f.lane_threads = MIN(4 * g_get_num_processors(), LANE_THREADS_MAX);
 	ok = alloc_latency(&d, &f.alloc_s, &f.free_s, error) &&
-	     first_write_time(&d, f.alloc_s, &f.first_write_s, error) &&
-	     fit_link(&d, GS_TIER_GPU, GS_TIER_HOST, &f.gpu_host, error) &&
-	     fit_link(&d, GS_TIER_HOST, GS_TIER_DISK, &f.host_disk, error) &&
+	     fit_first_write(&d, f.alloc_s, &f.fresh_from, &f.first_write_bandwidth, error) &&
+	     fit_link(&d, GS_TIER_GPU, GS_TIER_HOST, f.first_write_bandwidth, f.fresh_from,
+		      &f.gpu_host, error) &&
+	     fit_link(&d, GS_TIER_HOST, GS_TIER_DISK, f.first_write_bandwidth, f.fresh_from,
+		      &f.host_disk, error) &&
 	     fit_lanes(&d, f.lane_threads, &f.lanes, error);
 	gs_backend_close(d.ops, d.state);
 	if (ok)

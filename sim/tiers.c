@@ -347,6 +347,16 @@ keep_buffer(Sim *s, SimThread *t, GsMemBuf *b, const GsEffect *effect)
 /* Brings a compute's spilled buffers back (the ALLOC gs_interp_unspill_first() asked for). */
 static void try_unspill(Sim *s, SimThread *t, const GsEffect *effect);
 
+/* A granted allocation's fresh memory is written (links.fresh_memory) before @t goes on. */
+static void
+first_write(Sim *s, SimThread *t, gint64 bytes)
+{
+	GsTime duration = gs_memory_first_write_time(s->mem, bytes);
+
+	if (duration > 0)
+		sim_lanes_begin(s, t, duration, FALSE);
+}
+
 /*
  * @a succeeded: the task's page table takes it and the thread keeps it;
  * FALSE, with the buffer freed, when the table is full (no spill helps).
@@ -364,6 +374,7 @@ alloc_kept(Sim *s, SimThread *t, const GsEffect *effect, GsMemAlloc *a)
 	log_granted(s, t, effect, a->tier, a->buf);
 	gs_interp_alloc_done(interp_of(t), TRUE, (guint64) (guintptr) a->buf, s->now);
 	sim_owner_moved(s, t); /* a thread waiting to free this buffer may now */
+	first_write(s, t, effect->size);
 	return TRUE;
 }
 
@@ -384,16 +395,6 @@ called_back(Sim *s, SimThread *t, const GsEffect *effect, const GsMemRequest *re
 	gs_memory_free_buffer(s->mem, a->buf, NULL);
 	a->outcome = GS_MEM_OVER_SHARE;
 	return FALSE;
-}
-
-/* A granted allocation's bytes are written first (links.alloc_bandwidth) before @t goes on. */
-static void
-first_write(Sim *s, SimThread *t, gint64 bytes)
-{
-	GsTime duration = gs_memory_first_write_time(s->mem, bytes);
-
-	if (duration > 0)
-		sim_lanes_begin(s, t, duration, FALSE);
 }
 
 void
@@ -423,10 +424,8 @@ sim_try_alloc(Sim *s, SimThread *t, const GsEffect *effect)
 		return;
 	}
 	a = gs_memory_alloc(s->mem, &req);
-	if (a.outcome == GS_MEM_OK && alloc_kept(s, t, effect, &a)) {
-		first_write(s, t, effect->size);
+	if (a.outcome == GS_MEM_OK && alloc_kept(s, t, effect, &a))
 		return;
-	}
 	gs_run_fair_share_give(&s->tier_ops, task_of(t), effect->alloc_kind, effect->size);
 	if (a.outcome == GS_MEM_NO_ROOM && a.short_by > 0 && spill_for(s, t, a.tier, a.short_by))
 		return;

@@ -18,7 +18,7 @@ mkdir "$tmp/disk"
 	fail "calibrate --backend=host: $(cat "$tmp/err")"
 for key in '^links:' '^  gpu_host: {bandwidth: [0-9.]*GB/s, latency: [0-9]*ns}$' \
 	'^  host_disk: {bandwidth: [0-9.]*GB/s, latency: [0-9]*ns}$' '^  alloc_latency: [0-9]*ns$' \
-	'^  alloc_bandwidth: [0-9.]*GB/s$' '^  lanes: [0-9]*\.[0-9][0-9]$'; do
+	'^  fresh_memory: {bandwidth: [0-9.]*GB/s, from: [0-9]*MiB}$' '^  lanes: [0-9]*\.[0-9][0-9]$'; do
 	grep -q "$key" "$tmp/device.yaml" || fail "calibrate wrote no line $key: $(cat "$tmp/device.yaml")"
 done
 [ -z "$(ls -A "$tmp/disk")" ] || fail "calibrate left files in --disk: $(ls -A "$tmp/disk")"

@@ -117,11 +117,17 @@ typedef struct {
 	GsLink host_disk;     /* default 2 GB/s, 100 us */
 	GsTime alloc_latency; /* default 1 us */
 	/*
-	 * The rate at which a granted allocation's bytes are first written
-	 * (pages touched, contents laid down) before the thread goes on; bytes
-	 * per second; default 0: at once.
+	 * Memory the process never touched, written for the first time (page
+	 * faults included): a spilling run's granted allocation writes its
+	 * bytes, and a copy lands in memory, at fresh.bandwidth (bytes per
+	 * second; default 0: at once), when its size is at least fresh.from (a
+	 * smaller one reuses memory freed before, the C library's heap;
+	 * default 0: every size).
 	 */
-	double alloc_bandwidth;
+	struct {
+		double bandwidth;
+		gint64 from;
+	} fresh;
 	/*
 	 * How many byte moves (a thread's copies, an allocation's first
 	 * writes) run at their full rate at once; n > lanes of them each run
