@@ -39,7 +39,7 @@
 #define FRESH_SIZES 8 /* to 128 MiB */
 #define FRESH_SURE 3  /* the largest sizes: 32 MiB and more, fresh whatever the C library reuses */
 #define FRESH_SAMPLES 5
-#define LANE_ROUNDS 4
+#define LANE_ROUNDS 2 /* each thread's, at once; one thread alone does them all */
 #define LANE_SAMPLES 3
 #define LANE_THREADS_MAX 16
 
@@ -177,7 +177,8 @@ byte_work(Device *d, GError **error)
 
 typedef struct {
 	Device *d;
-	gint64 ns;      /* out: its time for LANE_ROUNDS rounds */
+	guint rounds;
+	gint64 ns;      /* out: its time for its rounds */
 	GError *error;  /* out: set if the device failed */
 } Lane;
 
@@ -187,22 +188,21 @@ lane_run(gpointer data)
 	Lane *lane = data;
 	gint64 t0 = now_ns();
 
-	for (guint i = 0; i < LANE_ROUNDS && lane->error == NULL; i++)
-		if (!byte_work(lane->d, &lane->error) && lane->error == NULL)
-			g_set_error(&lane->error, GS_BACKEND_ERROR, GS_BACKEND_ERROR_FAILED,
-				    "the device failed");
+	for (guint i = 0; i < lane->rounds && byte_work(lane->d, &lane->error); i++)
+		;
 	lane->ns = now_ns() - t0;
 	return NULL;
 }
 
 /*
- * How many threads' byte work runs at full rate at once: LANE_THREADS
- * threads do LANE_ROUNDS rounds each at once, and the rounds per second
- * they made together are divided by one thread's alone (the median of
- * LANE_SAMPLES tries of each). At least 1.
+ * How many threads' byte work runs at full rate at once: @n_threads threads
+ * do LANE_ROUNDS rounds each at once, and the rounds per second they made
+ * together are divided by one thread's doing as many rounds alone, so that
+ * both last about as long on a machine whose other work comes and goes (the
+ * median of LANE_SAMPLES tries of each). The lanes are that ratio, at least 1.
  */
 static gboolean
-fit_lanes(Device *d, guint n_threads, double *lanes, GError **error)
+fit_lanes(Device *d, guint n_threads, double *ratio, GError **error)
 {
 	double alone[LANE_SAMPLES], together[LANE_SAMPLES];
 	Lane lane[LANE_THREADS_MAX];
@@ -211,16 +211,16 @@ fit_lanes(Device *d, guint n_threads, double *lanes, GError **error)
 	for (guint k = 0; k < LANE_SAMPLES; k++) {
 		gint64 t0;
 
-		lane[0] = (Lane){.d = d};
+		lane[0] = (Lane){.d = d, .rounds = n_threads * LANE_ROUNDS};
 		lane_run(&lane[0]);
 		if (lane[0].error != NULL) {
 			g_propagate_error(error, lane[0].error);
 			return FALSE;
 		}
-		alone[k] = (double) LANE_ROUNDS / ((double) lane[0].ns / 1e9);
+		alone[k] = (double) lane[0].rounds / ((double) lane[0].ns / 1e9);
 		t0 = now_ns();
 		for (guint i = 0; i < n_threads; i++) {
-			lane[i] = (Lane){.d = d};
+			lane[i] = (Lane){.d = d, .rounds = LANE_ROUNDS};
 			thread[i] = g_thread_new("gpusim-lane", lane_run, &lane[i]);
 		}
 		for (guint i = 0; i < n_threads; i++)
@@ -234,8 +234,7 @@ fit_lanes(Device *d, guint n_threads, double *lanes, GError **error)
 				return FALSE;
 			}
 	}
-	*lanes = MAX(gs_samples_median(together, LANE_SAMPLES) /
-		     gs_samples_median(alone, LANE_SAMPLES), 1.0);
+	*ratio = gs_samples_median(together, LANE_SAMPLES) / gs_samples_median(alone, LANE_SAMPLES);
 	return TRUE;
 }
 
@@ -332,7 +331,7 @@ typedef struct {
 	double alloc_s, free_s; /* a small allocation (pattern written) and its free */
 	double first_write_bandwidth; /* an allocation of fresh memory */
 	gint64 fresh_from;
-	double lanes;
+	double lane_ratio; /* the lanes, before they are made at least 1 */
 	guint lane_threads;
 	LinkFit gpu_host, host_disk;
 } Fit;
@@ -353,7 +352,7 @@ append_yaml(GString *yaml, const char *disk_path, const Fit *f)
 		"# host->disk %.2f GB/s (written into %s), disk->host %.2f GB/s (read back and"
 		" checked), latency %.1f us\n"
 		"# lanes %.2f: %u threads allocating and copying %" G_GINT64_FORMAT
-		" MiB at once against one alone (median of %d)\n"
+		" MiB at once against one alone doing as many (median of %d), at least 1\n"
 		"# each link's bandwidth is the two directions' mean\n"
 		"links:\n"
 		"  gpu_host: {bandwidth: %.3fGB/s, latency: %.0fns}\n"
@@ -368,11 +367,11 @@ append_yaml(GString *yaml, const char *disk_path, const Fit *f)
 		f->gpu_host.back_bandwidth / 1e9, LARGE_SAMPLES, LINK_BYTES >> 20,
 		f->gpu_host.latency_s * 1e6, SMALL_SAMPLES, SMALL_BYTES,
 		f->host_disk.out_bandwidth / 1e9, disk_path, f->host_disk.back_bandwidth / 1e9,
-		f->host_disk.latency_s * 1e6, f->lanes, f->lane_threads, LARGE_BYTES >> 20,
+		f->host_disk.latency_s * 1e6, f->lane_ratio, f->lane_threads, LARGE_BYTES >> 20,
 		LANE_SAMPLES, f->gpu_host.bandwidth / 1e9, MAX(f->gpu_host.latency_s * 1e9, 1.0),
 		f->host_disk.bandwidth / 1e9, MAX(f->host_disk.latency_s * 1e9, 1.0),
 		MAX(f->alloc_s * 1e9, 1.0), f->first_write_bandwidth / 1e9, f->fresh_from >> 20,
-		f->lanes);
+		MAX(f->lane_ratio, 1.0));
 }
 
 gboolean
@@ -396,7 +395,7 @@ gs_host_calibrate(const char *disk_path, GString *yaml, GError **error)
 		      &f.gpu_host, error) &&
 	     fit_link(&d, GS_TIER_HOST, GS_TIER_DISK, f.first_write_bandwidth, f.fresh_from,
 		      &f.host_disk, error) &&
-	     fit_lanes(&d, f.lane_threads, &f.lanes, error);
+	     fit_lanes(&d, f.lane_threads, &f.lane_ratio, error);
 	gs_backend_close(d.ops, d.state);
 	if (ok)
 		append_yaml(yaml, disk_path, &f);
