@@ -130,6 +130,7 @@ typedef struct {
 	guint8 status;          /* Status */
 	guint try_due : 1;       /* the interpreter's allocation is tried when it resumes */
 	guint reported : 1;      /* its final state and exceptions are in its result */
+	guint in_lane : 1;       /* it waits for a byte move that shares links.lanes (lanes.c) */
 	guint outside_at;       /* its place in Sim.outside + 1; 0: it waits for nothing there */
 	GsTime since;           /* when it began to wait, in GS_RUN_SEMAPHORE or GS_RUN_PARKED */
 	SimMem *mem;            /* NULL until the thread uses the memory tiers */
@@ -196,10 +197,13 @@ struct Sim {
 	guint waiting;          /* task threads PARKED or waiting for a permit */
 	/* SimThread* the watchdog passes as waiting outside the allocator */
 	GsRunMembers outside;
+	guint8 counted_as[GS_RUN_DONE + 1]; /* what each status counts in the above (sim_set_status) */
 	gboolean changed;
 	guint64 next_progress;  /* events_processed at which progress is told next */
 	GsSample last;          /* the latest sample, kept or not */
 	double used_integral[GS_N_TIERS];
+	GArray *lanes_work;     /* lanes.c's moves in flight, when links.lanes is set */
+	GsTime lanes_at;        /* when their work left was last brought up to date */
 };
 
 
@@ -258,6 +262,14 @@ sim_owner_moved(Sim *s, SimThread *owner)
 	if (s->owner_waiters != NULL && s->owner_waiters->len > 0)
 		sim_wake_owner_waiters(s, owner);
 }
+/* lanes.c: byte moves that share links.lanes */
+G_GNUC_INTERNAL void sim_lanes_init(Sim *s);
+G_GNUC_INTERNAL void sim_lanes_clear(Sim *s);
+/* @t waits for @full_rate of byte moves (its copies if @copies), shared with the others in flight. */
+G_GNUC_INTERNAL void sim_lanes_begin(Sim *s, SimThread *t, GsTime full_rate, gboolean copies);
+/* @t's byte move is over: it resumes, or its task ended under it. */
+G_GNUC_INTERNAL void sim_lanes_end(Sim *s, SimThread *t);
+
 G_GNUC_INTERNAL void sim_on_block(const GsOp *retry_op, gboolean entering, gpointer data);
 G_GNUC_INTERNAL void sim_mem_thread_ends(Sim *s, SimThread *t);
 G_GNUC_INTERNAL gboolean sim_mem_resume(Sim *s, SimThread *t);

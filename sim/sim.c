@@ -25,21 +25,51 @@ thread_of(Sim *s, GsThreadId id)
 	return id >= 1 && id <= s->threads.len ? table_get(&s->threads, id - 1) : NULL;
 }
 
-/* Every status change goes through here, so that the counts stay O(1) to read. */
+/* What a thread in a status counts in (Sim.counted_as). */
+enum {
+	COUNTS_LIVE = 1 << 0,    /* live, and live_dedicated for a task's thread */
+	COUNTS_WAITING = 1 << 1, /* waiting, for a task's thread */
+	COUNTS_OUTSIDE = 1 << 2, /* outside */
+};
+
+static void
+init_counted_as(Sim *s)
+{
+	for (Status status = 0; status <= GS_RUN_DONE; status++)
+		s->counted_as[status] =
+			(status != GS_RUN_DONE ? COUNTS_LIVE : 0) |
+			(gs_run_waits_on_another(status) ? COUNTS_WAITING : 0) |
+			(gs_run_waits_outside(status, &s->w->policy) ? COUNTS_OUTSIDE : 0);
+}
+
+/* 1 if @count is in @is and not in @was, -1 the other way round, else 0. */
+static inline int
+count_change(guint8 was, guint8 is, guint8 count)
+{
+	return ((is & count) != 0) - ((was & count) != 0);
+}
+
+/*
+ * Every status change goes through here, so that the counts stay O(1) to
+ * read. Most changes (ready, busy, ready again) move no thread in or out of
+ * a count, and cost one look-up.
+ */
 void
 sim_set_status(Sim *s, SimThread *t, Status status)
 {
-	if (t->task != NULL) {
-		s->waiting -= gs_run_waits_on_another(t->status);
-		s->waiting += gs_run_waits_on_another(status);
-		s->live_dedicated -= t->status != GS_RUN_DONE;
-		s->live_dedicated += status != GS_RUN_DONE;
-	}
-	s->live -= t->status != GS_RUN_DONE;
-	s->live += status != GS_RUN_DONE;
-	/* The watchdog's tick costs what waits outside the allocator, not every thread. */
-	gs_run_members_put(&s->outside, t, gs_run_waits_outside(status, &s->w->policy));
+	guint8 was = s->counted_as[t->status], is = s->counted_as[status];
+
 	t->status = status;
+	if (was == is)
+		return;
+	if (t->task != NULL) {
+		s->waiting += count_change(was, is, COUNTS_WAITING);
+		s->live_dedicated += count_change(was, is, COUNTS_LIVE);
+	}
+	s->live += count_change(was, is, COUNTS_LIVE);
+	/* The watchdog's tick costs what waits outside the allocator, not every thread. */
+	if (count_change(was, is, COUNTS_OUTSIDE) != 0)
+		gs_run_members_put(&s->outside, t, (is & COUNTS_OUTSIDE) != 0);
 }
 
 /* ---- the run layer's hooks: what the engine tells the run ---- */
@@ -268,6 +298,7 @@ thread_ended(Sim *s, SimThread *t, gboolean ends_task, gboolean failed, GsExcept
 {
 	sim_mem_thread_ends(s, t);
 	report_leak(s, t, failed);
+	sim_lanes_end(s, t);
 	sim_set_status(s, t, GS_RUN_DONE);
 	t->resume_seq = NO_RESUME;
 	sim_owner_moved(s, t); /* nothing more will come from it */
@@ -446,6 +477,7 @@ stop_threads(Sim *s, SimTask *task)
 		gs_interp_abort(interp_of(t), s->now);
 		drain_frees(s, t);
 		t->leaking = 0;
+		sim_lanes_end(s, t);
 		sim_set_status(s, t, GS_RUN_DONE);
 		t->resume_seq = NO_RESUME;
 		sim_owner_moved(s, t);
@@ -771,6 +803,7 @@ fire(Sim *s, const GsEvent *ev)
 	case EV_THREAD_RESUME:
 		t = thread_of(s, ev->target);
 		if (t != NULL && t->resume_seq == ev->seq && t->status != GS_RUN_DONE) {
+			sim_lanes_end(s, t);
 			sim_set_status(s, t, GS_RUN_READY);
 			run_thread(s, t);
 		}
@@ -1074,6 +1107,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->proactive_copy = g_array_new(FALSE, TRUE, sizeof(GsSpillBufId));
 	g_array_set_size(s->proactive_copy, gs_memory_n_gpus(s->mem));
 	s->moves = g_array_new(FALSE, FALSE, sizeof(GsSpillMove));
+	sim_lanes_init(s);
 	if (s->opts.choose != NULL) {
 		s->pass = g_array_new(FALSE, FALSE, sizeof(GsEvent));
 		gs_engine_set_chooser(s->engine, choose_wake, s);
@@ -1081,6 +1115,7 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	table_init(&s->tasks, sizeof(SimTask));
 	table_init(&s->threads, sizeof(SimThread));
 	gs_run_members_init(&s->outside, G_STRUCT_OFFSET(SimThread, outside_at));
+	init_counted_as(s);
 	if (gs_workload_frees_across_threads(w)) {
 		s->by_name = g_hash_table_new(g_str_hash, g_str_equal);
 		s->owner_waiters = g_ptr_array_new();
@@ -1155,6 +1190,7 @@ sim_clear(Sim *s)
 	g_array_unref(s->downgrading);
 	g_array_unref(s->proactive_copy);
 	g_array_unref(s->moves);
+	sim_lanes_clear(s);
 	if (s->pass != NULL)
 		g_array_unref(s->pass);
 	gs_memory_free(s->mem);

@@ -181,9 +181,7 @@ static void
 wait_for_copies(Sim *s, SimThread *t, GsTime duration, After after)
 {
 	t->mem->after = after;
-	duration = sim_latency(s, duration);
-	s->r->totals.spill_block_ns = gs_time_add(s->r->totals.spill_block_ns, duration);
-	sim_resume_at(s, t, gs_time_add(s->now, duration), GS_RUN_BUSY);
+	sim_lanes_begin(s, t, sim_latency(s, duration), TRUE);
 }
 
 static gboolean
@@ -349,6 +347,16 @@ keep_buffer(Sim *s, SimThread *t, GsMemBuf *b, const GsEffect *effect)
 /* Brings a compute's spilled buffers back (the ALLOC gs_interp_unspill_first() asked for). */
 static void try_unspill(Sim *s, SimThread *t, const GsEffect *effect);
 
+/* A granted allocation's fresh memory is written (links.fresh_memory) before @t goes on. */
+static void
+first_write(Sim *s, SimThread *t, gint64 bytes)
+{
+	GsTime duration = gs_memory_first_write_time(s->mem, bytes);
+
+	if (duration > 0)
+		sim_lanes_begin(s, t, duration, FALSE);
+}
+
 /*
  * @a succeeded: the task's page table takes it and the thread keeps it;
  * FALSE, with the buffer freed, when the table is full (no spill helps).
@@ -366,6 +374,7 @@ alloc_kept(Sim *s, SimThread *t, const GsEffect *effect, GsMemAlloc *a)
 	log_granted(s, t, effect, a->tier, a->buf);
 	gs_interp_alloc_done(interp_of(t), TRUE, (guint64) (guintptr) a->buf, s->now);
 	sim_owner_moved(s, t); /* a thread waiting to free this buffer may now */
+	first_write(s, t, effect->size);
 	return TRUE;
 }
 

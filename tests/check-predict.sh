@@ -17,7 +17,8 @@ mkdir "$tmp/disk"
 [ "$(status "$gpusim" calibrate --backend=host --disk="$tmp/disk" --out="$tmp/device.yaml")" = 0 ] ||
 	fail "calibrate --backend=host: $(cat "$tmp/err")"
 for key in '^links:' '^  gpu_host: {bandwidth: [0-9.]*GB/s, latency: [0-9]*ns}$' \
-	'^  host_disk: {bandwidth: [0-9.]*GB/s, latency: [0-9]*ns}$' '^  alloc_latency: [0-9]*ns$'; do
+	'^  host_disk: {bandwidth: [0-9.]*GB/s, latency: [0-9]*ns}$' '^  alloc_latency: [0-9]*ns$' \
+	'^  fresh_memory: {bandwidth: [0-9.]*GB/s, from: [0-9]*MiB}$' '^  lanes: [0-9]*\.[0-9][0-9]$'; do
 	grep -q "$key" "$tmp/device.yaml" || fail "calibrate wrote no line $key: $(cat "$tmp/device.yaml")"
 done
 [ -z "$(ls -A "$tmp/disk")" ] || fail "calibrate left files in --disk: $(ls -A "$tmp/disk")"

@@ -219,6 +219,12 @@ static const BadRow bad_rows[] = {
 	 "s.yaml:4:20: unknown unit \"m\" in duration \"5m\""},
 	{HEAD "links: {gpu_host: {bandwidth: 25GB}}\n", NULL, NULL, NULL,
 	 "s.yaml:4:31: unknown unit \"GB\" in bandwidth \"25GB\""},
+	{HEAD "links: {lanes: -1}\n", NULL, NULL, NULL,
+	 "s.yaml:4:16: links.lanes must be a number >= 0, not \"-1\""},
+	{HEAD "links: {fresh_memory: {bandwidth: 2GB}}\n", NULL, NULL, NULL,
+	 "s.yaml:4:35: unknown unit \"GB\" in bandwidth \"2GB\""},
+	{HEAD "links: {fresh_memory: {from: -1}}\n", NULL, NULL, NULL,
+	 "s.yaml:4:30: negative size \"-1\""},
 	{HEAD "executor: {slots: -1}\n", NULL, NULL, NULL,
 	 "s.yaml:4:19: executor.slots must be a whole number >= 0, not \"-1\""},
 	/* policy enums and booleans */
@@ -983,6 +989,9 @@ START_TEST(test_full_top)
 	ck_assert_double_eq(w->links.host_disk.bandwidth, 2e9);
 	ck_assert_int_eq(w->links.host_disk.latency, 100 * US);
 	ck_assert_int_eq(w->links.alloc_latency, US);
+	ck_assert_double_eq(w->links.fresh.bandwidth, 0);
+	ck_assert_int_eq(w->links.fresh.from, 0);
+	ck_assert_double_eq(w->links.lanes, 0);
 	ck_assert_uint_eq(w->executor_slots, 4);
 	ck_assert_uint_eq(w->variant_names->len, 2);
 	ck_assert_str_eq(w->variant_names->pdata[0], "fail-fast");

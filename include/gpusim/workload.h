@@ -116,6 +116,25 @@ typedef struct {
 	GsLink gpu_host;      /* default 25 GB/s, 10 us */
 	GsLink host_disk;     /* default 2 GB/s, 100 us */
 	GsTime alloc_latency; /* default 1 us */
+	/*
+	 * Memory the process never touched, written for the first time (page
+	 * faults included): a spilling run's granted allocation writes its
+	 * bytes, and a copy lands in memory, at fresh.bandwidth (bytes per
+	 * second; default 0: at once), when its size is at least fresh.from (a
+	 * smaller one reuses memory freed before, the C library's heap;
+	 * default 0: every size).
+	 */
+	struct {
+		double bandwidth;
+		gint64 from;
+	} fresh;
+	/*
+	 * How many byte moves (a thread's copies, an allocation's first
+	 * writes) run at their full rate at once; n > lanes of them each run
+	 * at lanes / n of it, as copies on shared processors or one link do.
+	 * Default 0: every one at its full rate.
+	 */
+	double lanes;
 } GsLinks;
 
 /* ---- policy (SPEC §3.4) ---- */

@@ -1805,10 +1805,18 @@ static const Field host_disk_fields[] = {
 	{.key = NULL},
 };
 
+static const Field fresh_memory_fields[] = {
+	FIELD("bandwidth", F_BANDWIDTH, GsWorkload, links.fresh.bandwidth),
+	FIELD("from", F_SIZE, GsWorkload, links.fresh.from),
+	{.key = NULL},
+};
+
 static const Field links_fields[] = {
 	SUBMAP("gpu_host", gpu_host_fields),
 	SUBMAP("host_disk", host_disk_fields),
 	FIELD("alloc_latency", F_DURATION, GsWorkload, links.alloc_latency),
+	SUBMAP("fresh_memory", fresh_memory_fields),
+	FIELD("lanes", F_NUMBER, GsWorkload, links.lanes),
 	{.key = NULL},
 };
 

@@ -633,7 +633,25 @@ gs_memory_copy_time(const GsMemory *m, GsTier from, GsTier to, gint64 bytes)
 		t = link_time(&m->w->links.gpu_host, bytes);
 	if (low == GS_TIER_DISK && high <= GS_TIER_HOST)
 		t = gs_time_add(t, link_time(&m->w->links.host_disk, bytes));
+	if (to != GS_TIER_DISK)
+		t = gs_time_add(t, gs_memory_first_write_time(m, bytes)); /* it lands in memory */
 	return t;
+}
+
+/*
+ * Only a run that spills writes its buffers at allocation: one may be
+ * copied out while a compute reads it, so its bytes must be there (the host
+ * backend's pattern). Elsewhere nothing is written until a copy needs it.
+ * Below fresh.from the memory was touched before and costs nothing more.
+ */
+GsTime
+gs_memory_first_write_time(const GsMemory *m, gint64 bytes)
+{
+	double bandwidth = m->w->links.fresh.bandwidth;
+
+	if (bandwidth <= 0 || !m->w->policy.spill.enabled || bytes < m->w->links.fresh.from)
+		return 0;
+	return gs_time_from_double((double) bytes * 1e9 / bandwidth);
 }
 
 gint64

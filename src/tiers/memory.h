@@ -302,8 +302,13 @@ GsDowngradeDecision gs_memory_downgrade_step(GsMemory *m, guint device, gboolean
  */
 GsMemBuf *gs_memory_downgrade_victim(GsMemory *m, guint device, GsTime now, GArray *moves);
 
-/** What a copy of @bytes from @from to @to costs on the links (latency + bytes / bandwidth each). */
+/**
+ * What a copy of @bytes from @from to @to costs on the links (latency +
+ * bytes / bandwidth each), and the fresh memory it lands in, if any.
+ */
 GsTime gs_memory_copy_time(const GsMemory *m, GsTier from, GsTier to, gint64 bytes);
+/** What writing @bytes of fresh memory costs in a run that spills (links.fresh_memory). */
+GsTime gs_memory_first_write_time(const GsMemory *m, gint64 bytes);
 
 /* ---- reservations ---- */
 
