@@ -108,10 +108,13 @@ check_properties(const GsExploreOptions *o, const GsWorkload *w, const GsResult 
 {
 	g_autofree char *end = gs_format_duration(r->makespan_ns);
 
-	if (r->outcome == GS_OUTCOME_DEADLOCK)
+	if (r->outcome == GS_OUTCOME_DEADLOCK) {
+		guint waiting = threads_waiting(r);
+
 		note(run, GS_VIOLATION_DEADLOCK,
-		     g_strdup_printf("the run ended in a deadlock at %s, %u threads waiting", end,
-				     threads_waiting(r)));
+		     g_strdup_printf("the run ended in a deadlock at %s, %u thread%s waiting", end,
+				     waiting, waiting == 1 ? "" : "s"));
+	}
 	if (r->outcome == GS_OUTCOME_TIMEOUT)
 		note(run, GS_VIOLATION_CUT_SHORT,
 		     g_strdup_printf("the run was cut short at %s: %s", end,
