@@ -10,9 +10,11 @@
  * timed beyond a small one, write at one rate from the size at which the C
  * library stops reusing memory freed before (glibc: 32 MiB) and far faster
  * below it. A link is fitted from two sizes of move below that: the median
- * time of many small moves is its latency, and the median time of a few
- * larger ones, less that latency, gives its bandwidth; the median, so that a
- * machine busy with other work moves the figures as little as it can. The
+ * time of many small moves is its latency, and the median time of 31
+ * larger ones (a millisecond each), less that latency, gives its bandwidth;
+ * the median of that many, so that a machine busy with other work moves the
+ * figures as little as it can (of 7, the bandwidth moved by half between
+ * calibrations a minute apart on an idle virtual machine). The
  * scenario format has one bandwidth per link, so the two directions' times
  * are averaged (a spill out and its unspill back cross the link once each);
  * both are in comments. An allocation's latency is timed with its free: the
@@ -34,13 +36,13 @@
 #define LARGE_BYTES ((gint64) 32 << 20)
 #define LINK_BYTES ((gint64) 8 << 20)
 #define SMALL_SAMPLES 201
-#define LARGE_SAMPLES 7
+#define LARGE_SAMPLES 31
 #define FRESH_FIRST_BYTES ((gint64) 1 << 20)
 #define FRESH_SIZES 8 /* to 128 MiB */
 #define FRESH_SURE 3  /* the largest sizes: 32 MiB and more, fresh whatever the C library reuses */
 #define FRESH_SAMPLES 5
 #define LANE_ROUNDS 2 /* each thread's, at once; one thread alone does them all */
-#define LANE_SAMPLES 3
+#define LANE_SAMPLES 5
 #define LANE_THREADS_MAX 16
 
 typedef struct {
