@@ -16,9 +16,9 @@
 # driver's and runtime's versions, each kernel's first launch against its
 # second, allocation overhead, spill throughput and its CPU share);
 # bench-threads --backend=cuda (1 to 16 threads, fast path against the global
-# mutex); calibrate, then gpusim predict: the simulator with the calibration
-# against the median of three real runs, on four scenarios; compare and sweep with --backend=cuda. Exit
-# status: 0 when everything ran, whatever it measured; 1 when a step could
+# mutex); calibrate, then gpusim predict: the simulator with the calibration's
+# links against the median of three real runs, on six scenarios; compare and
+# sweep with --backend=cuda. Exit status: 0 when everything ran, whatever it measured; 1 when a step could
 # not run or the CUDA tests failed, or skipped (no GPU: then nothing else
 # runs).
 set -u
@@ -165,11 +165,15 @@ if "$bin/gpusim" calibrate --backend=cuda --out="$out/device.yaml" >"$work/calib
 	say ""
 	say "## Prediction: the simulator with the calibration against the real runs"
 	say ""
-	say "gpusim predict --backend=cuda --device=device.yaml --runs=3 (measured: the median of 3 runs)."
-	if "$bin/gpusim" predict --backend=cuda --device="$out/device.yaml" --runs=3 \
+	say "gpusim predict --backend=cuda --device=links.yaml --runs=3 (measured: the median of 3"
+	say "runs), links.yaml being the calibration's links: alone, so that each scenario keeps"
+	say "its own capacity: the whole GPU's would leave nothing to spill."
+	sed '/^memory:/,/^links:/{/^links:/!d}' "$out/device.yaml" >"$work/links.yaml"
+	if "$bin/gpusim" predict --backend=cuda --device="$work/links.yaml" --runs=3 \
 		--out="$work/prediction" "$src/scenarios/wide-gaps-spill.yaml" \
 		"$src/scenarios/wide-gaps-host-full.yaml" "$src/scenarios/wide-gaps-rollback.yaml" \
-		"$src/scenarios/generated-spill.yaml" >"$work/predict.log" 2>&1; then
+		"$src/scenarios/generated-spill.yaml" "$src/scenarios/host-full-disk.yaml" \
+		"$src/scenarios/host-pools-pinning.yaml" >"$work/predict.log" 2>&1; then
 		fence "$work/predict.log"
 		fence "$work/prediction/prediction.csv" csv
 		cp "$work/prediction/prediction.csv" "$out/" 2>/dev/null || true

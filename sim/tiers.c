@@ -347,11 +347,14 @@ keep_buffer(Sim *s, SimThread *t, GsMemBuf *b, const GsEffect *effect)
 /* Brings a compute's spilled buffers back (the ALLOC gs_interp_unspill_first() asked for). */
 static void try_unspill(Sim *s, SimThread *t, const GsEffect *effect);
 
-/* A granted allocation's fresh memory is written (links.fresh_memory) before @t goes on. */
+/*
+ * A granted allocation's fresh memory is written (links.fresh_memory), and
+ * the host pools it added pinned (links.host_pools), before @t goes on.
+ */
 static void
-first_write(Sim *s, SimThread *t, gint64 bytes)
+first_write(Sim *s, SimThread *t, const GsMemAlloc *a, gint64 bytes)
 {
-	GsTime duration = gs_memory_first_write_time(s->mem, bytes);
+	GsTime duration = gs_time_add(gs_memory_first_write_time(s->mem, bytes), a->pinning);
 
 	if (duration > 0)
 		sim_lanes_begin(s, t, duration, FALSE);
@@ -374,7 +377,7 @@ alloc_kept(Sim *s, SimThread *t, const GsEffect *effect, GsMemAlloc *a)
 	log_granted(s, t, effect, a->tier, a->buf);
 	gs_interp_alloc_done(interp_of(t), TRUE, (guint64) (guintptr) a->buf, s->now);
 	sim_owner_moved(s, t); /* a thread waiting to free this buffer may now */
-	first_write(s, t, effect->size);
+	first_write(s, t, a, effect->size);
 	return TRUE;
 }
 

@@ -225,6 +225,10 @@ static const BadRow bad_rows[] = {
 	 "s.yaml:4:35: unknown unit \"GB\" in bandwidth \"2GB\""},
 	{HEAD "links: {fresh_memory: {from: -1}}\n", NULL, NULL, NULL,
 	 "s.yaml:4:30: negative size \"-1\""},
+	{HEAD "links: {host_pools: {bandwidth: 2GB}}\n", NULL, NULL, NULL,
+	 "s.yaml:4:33: unknown unit \"GB\" in bandwidth \"2GB\""},
+	{HEAD "links: {host_pools: {latency: 1us}}\n", NULL, NULL, NULL,
+	 "s.yaml:4:22: unknown key \"latency\" in links.host_pools"},
 	{HEAD "executor: {slots: -1}\n", NULL, NULL, NULL,
 	 "s.yaml:4:19: executor.slots must be a whole number >= 0, not \"-1\""},
 	/* policy enums and booleans */
@@ -991,6 +995,7 @@ START_TEST(test_full_top)
 	ck_assert_int_eq(w->links.alloc_latency, US);
 	ck_assert_double_eq(w->links.fresh.bandwidth, 0);
 	ck_assert_int_eq(w->links.fresh.from, 0);
+	ck_assert_double_eq(w->links.host_pools.bandwidth, 0);
 	ck_assert_double_eq(w->links.lanes, 0);
 	ck_assert_uint_eq(w->executor_slots, 4);
 	ck_assert_uint_eq(w->variant_names->len, 2);

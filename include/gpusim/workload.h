@@ -129,6 +129,15 @@ typedef struct {
 		gint64 from;
 	} fresh;
 	/*
+	 * The host tier's new pools (memory.host.pool_blocks blocks each),
+	 * pinned at host_pools.bandwidth (bytes per second; default 0: at
+	 * once) by the allocation or the copy that made the tier grow, before
+	 * it goes on, as cudaHostAlloc pins them for the CUDA backend.
+	 */
+	struct {
+		double bandwidth;
+	} host_pools;
+	/*
 	 * How many byte moves (a thread's copies, an allocation's first
 	 * writes) run at their full rate at once; n > lanes of them each run
 	 * at lanes / n of it, as copies on shared processors or one link do.

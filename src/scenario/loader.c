@@ -1811,11 +1811,17 @@ static const Field fresh_memory_fields[] = {
 	{.key = NULL},
 };
 
+static const Field host_pools_fields[] = {
+	FIELD("bandwidth", F_BANDWIDTH, GsWorkload, links.host_pools.bandwidth),
+	{.key = NULL},
+};
+
 static const Field links_fields[] = {
 	SUBMAP("gpu_host", gpu_host_fields),
 	SUBMAP("host_disk", host_disk_fields),
 	FIELD("alloc_latency", F_DURATION, GsWorkload, links.alloc_latency),
 	SUBMAP("fresh_memory", fresh_memory_fields),
+	SUBMAP("host_pools", host_pools_fields),
 	FIELD("lanes", F_NUMBER, GsWorkload, links.lanes),
 	{.key = NULL},
 };

@@ -486,6 +486,20 @@ record_buffer(GsMemory *m, const GsMemRequest *req, GsTier tier, gint64 held, gu
 	return b;
 }
 
+/* What pinning the pools the host tier added since it had @pools costs (links.host_pools). */
+static GsTime
+pinning_since(const GsMemory *m, guint pools)
+{
+	double bandwidth = m->w->links.host_pools.bandwidth;
+	guint added = gs_host_blocks_pools(m->host_blocks) - pools;
+	double bytes = (double) added * gs_host_blocks_get_pool_blocks(m->host_blocks) *
+		       (double) gs_host_blocks_get_block_size(m->host_blocks);
+
+	if (bandwidth <= 0 || added == 0)
+		return 0;
+	return gs_time_from_double(bytes * 1e9 / bandwidth);
+}
+
 GsMemAlloc
 gs_memory_alloc(GsMemory *m, const GsMemRequest *req)
 {
@@ -495,6 +509,7 @@ gs_memory_alloc(GsMemory *m, const GsMemRequest *req)
 	GsSpaceAccount *acct = account_of(m, tier, req->device);
 	guint64 handle = 0;
 	gboolean pinned = FALSE, fallback = FALSE;
+	guint pools = gs_host_blocks_pools(m->host_blocks);
 	gint64 held;
 	GsMemBuf *b;
 
@@ -523,6 +538,7 @@ gs_memory_alloc(GsMemory *m, const GsMemRequest *req)
 	b->fallback = fallback;
 	out.outcome = GS_MEM_OK;
 	out.buf = b;
+	out.pinning = pinning_since(m, pools);
 	return out;
 }
 
@@ -737,6 +753,7 @@ gs_memory_block_leave(GsMemory *m, GArray *inputs)
 gboolean
 gs_memory_copy_begin(GsMemory *m, GsMemBuf *b, GsTier to, GsTime *duration)
 {
+	guint pools = gs_host_blocks_pools(m->host_blocks);
 	gint64 short_by;
 
 	g_return_val_if_fail(m->store != NULL && !b->moving && b->tier != to, FALSE);
@@ -749,7 +766,8 @@ gs_memory_copy_begin(GsMemory *m, GsMemBuf *b, GsTier to, GsTime *duration)
 	}
 	b->moving = TRUE;
 	b->dest = to;
-	*duration = gs_memory_copy_time(m, b->tier, to, b->size);
+	*duration = gs_time_add(gs_memory_copy_time(m, b->tier, to, b->size),
+				pinning_since(m, pools));
 	return TRUE;
 }
 

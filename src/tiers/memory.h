@@ -153,6 +153,7 @@ typedef struct {
 	gint64 short_by;         /* NO_ROOM: >= 1 (with a pinned pool, a host request's
 				    size: HostAlloc spills that much of the host) */
 	gint64 usage;            /* NO_ROOM in a space: its charged bytes with the request's */
+	GsTime pinning;          /* OK: pinning the host pools it added (links.host_pools) */
 } GsMemAlloc;
 
 GsMemory *gs_memory_new(const GsWorkload *w);
@@ -254,7 +255,8 @@ void gs_memory_block_leave(GsMemory *m, GArray *inputs);
 /**
  * Takes room for the buffer in @to and marks it moving. FALSE (nothing
  * changed) if @to has no room for it. On TRUE, *@duration is what the copy
- * takes on the links.
+ * takes on the links, with the pinning of the host pools it made the tier
+ * add (links.host_pools).
  */
 gboolean gs_memory_copy_begin(GsMemory *m, GsMemBuf *buf, GsTier to, GsTime *duration);
 
