@@ -147,14 +147,13 @@ gs_host_calibrate(const char *disk_path, GString *yaml, GError **error)
 	d.state = gs_backend_open(d.ops, w, error);
 	if (d.state == NULL)
 		return FALSE;
-	f.lane_threads = MIN(4 * g_get_num_processors(), GS_MEASURE_LANE_THREADS_MAX);
 	ok = gs_measure_alloc_latency(&d, &f.alloc_s, &f.free_s, error) &&
 	     fit_first_write(&d, f.alloc_s, &f.fresh_from, &f.first_write_bandwidth, error) &&
 	     gs_measure_link(&d, GS_TIER_GPU, GS_TIER_HOST, f.first_write_bandwidth, f.fresh_from,
 			     &f.gpu_host, error) &&
 	     gs_measure_link(&d, GS_TIER_HOST, GS_TIER_DISK, f.first_write_bandwidth, f.fresh_from,
 			     &f.host_disk, error) &&
-	     gs_measure_lanes(&d, f.lane_threads, &f.lane_ratio, error);
+	     gs_measure_lanes(&d, &f.lane_threads, &f.lane_ratio, error);
 	gs_backend_close(d.ops, d.state);
 	if (ok)
 		append_yaml(yaml, disk_path, &f);

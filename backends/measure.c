@@ -108,19 +108,21 @@ lane_run(gpointer data)
 }
 
 /*
- * How many threads' byte work runs at full rate at once: @n_threads threads
+ * How many threads' byte work runs at full rate at once: n_threads threads
  * do LANE_ROUNDS rounds each at once, and the rounds per second they made
  * together are divided by one thread's doing as many rounds alone, so that
  * both last about as long on a machine whose other work comes and goes (the
  * median of GS_MEASURE_LANE_SAMPLES tries of each).
  */
 gboolean
-gs_measure_lanes(const GsMeasured *d, guint n_threads, double *ratio, GError **error)
+gs_measure_lanes(const GsMeasured *d, guint *lane_threads, double *ratio, GError **error)
 {
 	double alone[GS_MEASURE_LANE_SAMPLES], together[GS_MEASURE_LANE_SAMPLES];
 	Lane lane[GS_MEASURE_LANE_THREADS_MAX];
 	GThread *thread[GS_MEASURE_LANE_THREADS_MAX];
+	guint n_threads = MIN(4 * g_get_num_processors(), GS_MEASURE_LANE_THREADS_MAX);
 
+	*lane_threads = n_threads;
 	for (guint k = 0; k < GS_MEASURE_LANE_SAMPLES; k++) {
 		gint64 t0;
 

@@ -64,12 +64,13 @@ gboolean gs_measure_link(const GsMeasured *d, GsTier from, GsTier to, double fre
 			 gint64 fresh_from, GsLinkFit *fit, GError **error);
 
 /**
- * @n_threads threads (at most GS_MEASURE_LANE_THREADS_MAX) each allocating
- * GS_MEASURE_LANE_BYTES on the GPU, moving it to the host and freeing both,
- * at once: *@ratio is the rounds per second they make together over one
- * thread's alone (the median of GS_MEASURE_LANE_SAMPLES tries of each).
+ * *@n_threads threads (4 per processor, at most GS_MEASURE_LANE_THREADS_MAX)
+ * each allocating GS_MEASURE_LANE_BYTES on the GPU, moving it to the host
+ * and freeing both, at once: *@ratio is the rounds per second they make
+ * together over one thread's alone (the median of GS_MEASURE_LANE_SAMPLES
+ * tries of each).
  */
-gboolean gs_measure_lanes(const GsMeasured *d, guint n_threads, double *ratio, GError **error);
+gboolean gs_measure_lanes(const GsMeasured *d, guint *n_threads, double *ratio, GError **error);
 
 G_END_DECLS
 

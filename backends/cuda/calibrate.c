@@ -134,11 +134,10 @@ as_a_run_pays(const char *disk_path, Fit *f, GError **error)
 	d.state = gs_backend_open(d.ops, w, error);
 	if (d.state == NULL)
 		return FALSE;
-	f->lane_threads = MIN(4 * g_get_num_processors(), GS_MEASURE_LANE_THREADS_MAX);
 	ok = gs_measure_alloc_latency(&d, &f->alloc_s, &f->free_s, error) &&
 	     gs_measure_link(&d, GS_TIER_GPU, GS_TIER_HOST, 0, 0, &f->gpu_host, error) &&
 	     gs_measure_link(&d, GS_TIER_HOST, GS_TIER_DISK, 0, 0, &f->host_disk, error) &&
-	     gs_measure_lanes(&d, f->lane_threads, &f->lane_ratio, error);
+	     gs_measure_lanes(&d, &f->lane_threads, &f->lane_ratio, error);
 	gs_backend_close(d.ops, d.state);
 	return ok;
 }

@@ -336,6 +336,7 @@ cuda_open(const GsWorkload *w, GError **error)
 			return NULL;
 		}
 	}
+	/* Fewer pools without an error: the host capacity is smaller than the initial pools. */
 	pthread_mutex_lock(&c->host.lock);
 	for (guint i = 0; i < w->host.initial_pools && pinned_grow(&c->host, FALSE, error); i++)
 		;
@@ -344,7 +345,6 @@ cuda_open(const GsWorkload *w, GError **error)
 		cuda_close(c);
 		return NULL;
 	}
-	/* Fewer pools without an error: the host capacity is smaller than the initial pools. */
 	c->disk_dir = gs_private_dir_new(w->disk.path, error);
 	if (c->disk_dir == NULL) {
 		cuda_close(c);

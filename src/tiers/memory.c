@@ -492,12 +492,12 @@ pinning_since(const GsMemory *m, guint pools)
 {
 	double bandwidth = m->w->links.host_pools.bandwidth;
 	guint added = gs_host_blocks_pools(m->host_blocks) - pools;
-	double bytes = (double) added * gs_host_blocks_get_pool_blocks(m->host_blocks) *
-		       (double) gs_host_blocks_get_block_size(m->host_blocks);
 
 	if (bandwidth <= 0 || added == 0)
 		return 0;
-	return gs_time_from_double(bytes * 1e9 / bandwidth);
+	return gs_time_from_double((double) added * gs_host_blocks_get_pool_blocks(m->host_blocks) *
+				   (double) gs_host_blocks_get_block_size(m->host_blocks) * 1e9 /
+				   bandwidth);
 }
 
 GsMemAlloc
