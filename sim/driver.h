@@ -204,7 +204,29 @@ struct Sim {
 	double used_integral[GS_N_TIERS];
 	GArray *lanes_work;     /* lanes.c's moves in flight, when links.lanes is set */
 	GsTime lanes_at;        /* when their work left was last brought up to date */
+	/* What the event firing now touches, when a search is told (footprint.c) */
+	gboolean event_shared;  /* it touched what other threads' events touch */
+	GArray *pass_threads;   /* the pass's waiting threads as they were before it fired */
+	GArray *writes;         /* GsThreadId: those it changed */
 };
+
+static inline SimThread *
+thread_of(const Sim *s, GsThreadId id)
+{
+	/* Thread ids are handed out 1, 2, 3... in the order of s->threads. */
+	return id >= 1 && id <= s->threads.len ? table_get(&s->threads, id - 1) : NULL;
+}
+
+/*
+ * The event firing now touches what other threads' events touch: the
+ * engine, the memory, the tiers, the run's tasks (footprint.c). Called where
+ * the simulator does such things on a path a private event could take.
+ */
+static inline void
+sim_touches_shared(Sim *s)
+{
+	s->event_shared = TRUE;
+}
 
 
 /* Whether anyone reads the event log: entries that cost lookups are made only then. */
@@ -269,6 +291,21 @@ G_GNUC_INTERNAL void sim_lanes_clear(Sim *s);
 G_GNUC_INTERNAL void sim_lanes_begin(Sim *s, SimThread *t, GsTime full_rate, gboolean copies);
 /* @t's byte move is over: it resumes, or its task ended under it. */
 G_GNUC_INTERNAL void sim_lanes_end(Sim *s, SimThread *t);
+
+/*
+ * footprint.c: what each event of a pass touched, told to a search
+ * (opts.footprints) so that it can leave out orders that cannot matter.
+ */
+G_GNUC_INTERNAL void sim_footprint_init(Sim *s);
+G_GNUC_INTERNAL void sim_footprint_clear(Sim *s);
+/* Before @ev, one that does something, fires (@t: the thread it resumes, or NULL): @t's status. */
+G_GNUC_INTERNAL Status sim_footprint_begin(Sim *s, const GsEvent *ev, const SimThread *t);
+/* After it fired, @t's status @before: the search is told what it touched. */
+G_GNUC_INTERNAL void sim_footprint_end(Sim *s, const GsEvent *ev, const SimThread *t,
+				       Status before);
+/* Before an order is chosen among the @n events of @alternatives: the search is told which. */
+G_GNUC_INTERNAL void sim_footprint_alternatives(Sim *s, const GsEvent *const *alternatives,
+						guint n);
 
 G_GNUC_INTERNAL void sim_on_block(const GsOp *retry_op, gboolean entering, gpointer data);
 G_GNUC_INTERNAL void sim_mem_thread_ends(Sim *s, SimThread *t);

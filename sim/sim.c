@@ -18,13 +18,6 @@ sim_log_entry(gpointer data, GsLogEntry *entry)
 	emit(data, entry);
 }
 
-static SimThread *
-thread_of(Sim *s, GsThreadId id)
-{
-	/* Thread ids are handed out 1, 2, 3... in the order of s->threads. */
-	return id >= 1 && id <= s->threads.len ? table_get(&s->threads, id - 1) : NULL;
-}
-
 /* What a thread in a status counts in (Sim.counted_as). */
 enum {
 	COUNTS_LIVE = 1 << 0,    /* live, and live_dedicated for a task's thread */
@@ -329,6 +322,7 @@ run_thread(Sim *s, SimThread *t)
 		if (t->try_due) {
 			/* The interpreter hands out its pending ALLOC again: try it now. */
 			t->try_due = FALSE;
+			sim_touches_shared(s);
 			sim_try_alloc(s, t, &e);
 			if (t->status != GS_RUN_READY)
 				return; /* spilling, or waiting for the gate */
@@ -336,11 +330,13 @@ run_thread(Sim *s, SimThread *t)
 		}
 		switch (e.kind) {
 		case GS_EFFECT_PERMIT:
+			sim_touches_shared(s);
 			if (!take_permit(s, t))
 				return;
 			gs_interp_permit_granted(interp_of(t));
 			break;
 		case GS_EFFECT_ALLOC:
+			sim_touches_shared(s);
 			if (s->w->links.alloc_latency > 0) {
 				t->try_due = TRUE;
 				sim_resume_at(s, t,
@@ -354,6 +350,7 @@ run_thread(Sim *s, SimThread *t)
 				return; /* spilling, or waiting for the gate */
 			break;
 		case GS_EFFECT_FREE:
+			sim_touches_shared(s);
 			sim_do_free(s, t, &e);
 			break;
 		case GS_EFFECT_COMPUTE:
@@ -371,6 +368,7 @@ run_thread(Sim *s, SimThread *t)
 			}
 			break;
 		case GS_EFFECT_OP:
+			sim_touches_shared(s);
 			if (!sim_do_op(s, t, e.op))
 				return;
 			break;
@@ -401,6 +399,24 @@ static const GsInterpHooks sim_hooks = {
 	.on_value = on_value,
 };
 
+/* An engine call makes the event firing now shared (footprint.c). */
+static void
+engine_entered(gpointer data)
+{
+	SimThread *t = data;
+
+	sim_touches_shared(t->sim);
+}
+
+/* The same, while a search is told what each event touched. */
+static const GsInterpHooks sim_watched_hooks = {
+	.api_version = 1,
+	.enter = engine_entered,
+	.on_exception = on_exception,
+	.on_block = sim_on_block,
+	.on_value = on_value,
+};
+
 static SimThread *
 thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 {
@@ -418,7 +434,8 @@ thread_new(Sim *s, const GsThreadSpec *spec, SimTask *task, const char *name)
 	t->sim = s;
 	t->interp = g_malloc(gs_interp_size());
 	gs_interp_init(interp_of(t), s->engine, spec, t->id, s->w->policy.oom);
-	gs_interp_set_hooks(interp_of(t), &sim_hooks, t);
+	gs_interp_set_hooks(interp_of(t), s->opts.footprints != NULL ? &sim_watched_hooks : &sim_hooks,
+			    t);
 	gs_interp_require_permit(interp_of(t), task != NULL && gs_run_tasks_use_permits(&s->run));
 	if (s->by_name != NULL) {
 		g_hash_table_replace(s->by_name, (gpointer) t->result->name, t);
@@ -735,6 +752,22 @@ begin_chosen_pass(Sim *s, guint64 pass_end)
 		g_array_append_val(s->pass, ev);
 }
 
+/* The search is told the @live events of the pass a choice is made among. */
+static void
+tell_alternatives(Sim *s, guint live)
+{
+	g_autofree const GsEvent **alternatives = g_new(const GsEvent *, live);
+	guint n = 0;
+
+	for (guint i = 0; i < s->pass->len; i++) {
+		const GsEvent *ev = &g_array_index(s->pass, GsEvent, i);
+
+		if (event_chosen_among(s, ev))
+			alternatives[n++] = ev;
+	}
+	sim_footprint_alternatives(s, alternatives, n);
+}
+
 static gboolean
 pop_chosen(Sim *s, GsEvent *out)
 {
@@ -746,6 +779,8 @@ pop_chosen(Sim *s, GsEvent *out)
 	if (event_chosen_among(s, &g_array_index(pass, GsEvent, 0))) {
 		for (guint i = 0; i < pass->len; i++)
 			live += event_chosen_among(s, &g_array_index(pass, GsEvent, i));
+		if (live >= 2 && s->opts.footprints != NULL)
+			tell_alternatives(s, live);
 		pick = live >= 2 ? choose(s, GS_CHOICE_ORDER, live) : 0;
 		/* The pick-th of the alternatives. */
 		for (at = 0; pick > 0 || !event_chosen_among(s, &g_array_index(pass, GsEvent, at));
@@ -791,7 +826,7 @@ check_invariants(Sim *s)
 }
 
 static void
-fire(Sim *s, const GsEvent *ev)
+fire_event(Sim *s, const GsEvent *ev)
 {
 	SimThread *t;
 
@@ -820,6 +855,21 @@ fire(Sim *s, const GsEvent *ev)
 	if (s->released && !g_queue_is_empty(&s->tier_ops.waiters))
 		gs_run_reserve_retry(&s->tier_ops);
 	s->released = FALSE;
+}
+
+/* Fires @ev; a search that is told what events touch hears of each that does something. */
+static void
+fire(Sim *s, const GsEvent *ev)
+{
+	if (G_UNLIKELY(s->opts.footprints != NULL) && event_chosen_among(s, ev)) {
+		SimThread *t = ev->kind == EV_THREAD_RESUME ? thread_of(s, ev->target) : NULL;
+		Status before = sim_footprint_begin(s, ev, t);
+
+		fire_event(s, ev);
+		sim_footprint_end(s, ev, t, before);
+		return;
+	}
+	fire_event(s, ev);
 }
 
 /*
@@ -1112,6 +1162,10 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 		s->pass = g_array_new(FALSE, FALSE, sizeof(GsEvent));
 		gs_engine_set_chooser(s->engine, choose_wake, s);
 	}
+	if (s->opts.choose == NULL)
+		s->opts.footprints = NULL; /* events are told only where their order is chosen */
+	if (s->opts.footprints != NULL)
+		sim_footprint_init(s);
 	table_init(&s->tasks, sizeof(SimTask));
 	table_init(&s->threads, sizeof(SimThread));
 	gs_run_members_init(&s->outside, G_STRUCT_OFFSET(SimThread, outside_at));
@@ -1193,6 +1247,7 @@ sim_clear(Sim *s)
 	sim_lanes_clear(s);
 	if (s->pass != NULL)
 		g_array_unref(s->pass);
+	sim_footprint_clear(s);
 	gs_memory_free(s->mem);
 	gs_heap_free(s->heap);
 	gs_engine_free(s->engine);

@@ -568,6 +568,7 @@ sim_begin_compute(Sim *s, SimThread *t, const GsEffect *effect)
 
 	if (!gs_memory_spills(s->mem) || op->compute.uses.len == 0)
 		return TRUE;
+	sim_touches_shared(s);
 	ids = g_array_new(FALSE, FALSE, sizeof(GsSpillBufId));
 	sim_buffers_listed(t, &op->compute.uses, ids);
 	need = gs_memory_unspill_need(s->mem, ids);

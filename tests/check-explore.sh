@@ -8,7 +8,8 @@
 # exit 2 with nothing written. Besides, scenarios that break a property only
 # where a free wakes the other of two equal waiters, where a deadlock is
 # busted while a thread could still make progress (--needless-busts), or
-# where an allocation attempt is a little slower (--jitter).
+# where an allocation attempt is a little slower (--jitter). And the orders
+# of events that commute, run once by default and all with --every-order.
 set -u
 gpusim="$top_builddir/gpusim"
 scenario="$top_srcdir/tests/data/explore-order-deadlock.yaml"
@@ -106,6 +107,22 @@ grep -qx 'schedule_jitter: 0.5' "$tmp/jitter/deadlock.yaml" || fail "the replay 
 [ "$(status "$gpusim" explore -q --budget=8000 --jitter=0 "$tmp/jittered.yaml")" = 0 ] ||
 	fail "--jitter=0 did not replace the scenario's schedule_jitter"
 
+# Orders that commute: three threads whose computes end together. The
+# default search runs one order of each set that only reorders their steps,
+# --every-order runs them all; both go to the end and find nothing.
+independent="$top_srcdir/tests/data/explore-independent.yaml"
+[ "$(status "$gpusim" explore -q --json="$tmp/reduced.json" "$independent")" = 0 ] ||
+	fail "explore found something in independent threads: $(cat "$tmp/reduced.json")"
+[ "$(status "$gpusim" explore -q --every-order --budget=16000 --json="$tmp/every.json" \
+	"$independent")" = 0 ] || fail "explore --every-order found something: $(cat "$tmp/every.json")"
+for f in reduced every; do
+	grep -q '"exhausted": true' "$tmp/$f.json" || fail "the $f search was not exhaustive"
+done
+grep -q '"schedules": 36,' "$tmp/reduced.json" && grep -q '"orders_reduced": true' "$tmp/reduced.json" ||
+	fail "the reduced search did not run 36 schedules: $(cat "$tmp/reduced.json")"
+grep -q '"schedules": 7776,' "$tmp/every.json" && grep -q '"orders_reduced": false' "$tmp/every.json" ||
+	fail "--every-order did not run 7776 schedules: $(cat "$tmp/every.json")"
+
 # Deterministic: a budget that leaves random schedules gives the same JSON on 1 or 3 workers.
 for jobs in 1 3; do
 	"$gpusim" explore -q --budget=40 --jobs=$jobs --out="$tmp/j$jobs" \
@@ -139,4 +156,4 @@ done
 [ "$(status "$gpusim" explore -q --out="$tmp/bad" "$scenario" "$scenario")" = 2 ] ||
 	fail "two scenarios did not exit 2"
 [ ! -e "$tmp/bad" ] || fail "bad usage left a folder"
-echo "explore: deadlocks (orders, wake order, jitter) and a needless bust found and replayed, none under retry, same result on any --jobs"
+echo "explore: deadlocks (orders, wake order, jitter) and a needless bust found and replayed, none under retry, orders that commute run once, same result on any --jobs"

@@ -35,6 +35,7 @@ typedef struct {
 	gint64 seed;
 	gboolean expect;
 	gboolean needless_busts;
+	gboolean every_order;
 	char *jitter;
 	char *max_time;
 	gboolean quiet;
@@ -200,6 +201,7 @@ result_json(const GsExploreOptions *eo, const GsExploreResult *r, const Replay *
 	g_string_append_printf(s, ",\n  \"random\": %" G_GUINT64_FORMAT,
 			       r->schedules - r->depth_first);
 	g_string_append_printf(s, ",\n  \"exhausted\": %s", r->exhausted ? "true" : "false");
+	g_string_append_printf(s, ",\n  \"orders_reduced\": %s", r->reduced ? "true" : "false");
 	g_string_append_printf(s, ",\n  \"most_choice_points\": %u", r->most_points);
 	g_string_append_printf(s, ",\n  \"shrink_runs\": %" G_GUINT64_FORMAT, r->shrink_runs);
 	g_string_append(s, ",\n  \"violations\": [");
@@ -310,6 +312,7 @@ check_options(const ExploreOptions *o, GsExploreOptions *eo)
 	eo->seed = (guint64) o->seed;
 	eo->expect = o->expect;
 	eo->needless_busts = o->needless_busts;
+	eo->every_order = o->every_order;
 	eo->jitter_given = o->jitter != NULL;
 	eo->jobs = (guint) o->jobs;
 	return TRUE;
@@ -407,6 +410,9 @@ gs_cmd_explore(int argc, char **argv)
 		 "The scenario's expect: section must hold under every schedule too", NULL},
 		{"needless-busts", 0, 0, G_OPTION_ARG_NONE, &o.needless_busts,
 		 "No deadlock may be busted while a thread could still make progress", NULL},
+		{"every-order", 0, 0, G_OPTION_ARG_NONE, &o.every_order,
+		 "Run every order of an instant's events, even of events that touch nothing in "
+		 "common (the depth-first part runs one of each by default)", NULL},
 		{"jitter", 0, 0, G_OPTION_ARG_STRING, &o.jitter,
 		 "Allocation attempts and copies may take this fraction less or more "
 		 "(default: the scenario's schedule_jitter)", "FRACTION"},

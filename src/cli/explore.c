@@ -8,6 +8,7 @@
 
 #include "cli/explore.h"
 #include "report/report.h"
+#include "run/footprints.h"
 #include "run/schedule.h"
 #include "scenario/generate.h"
 #include "scenario/loader.h"
@@ -42,6 +43,7 @@ gs_violation_name(GsViolationKind kind)
 /* One run of a search: the choices it took and what it broke. */
 typedef struct {
 	GArray *taken;                 /* GsChoice */
+	GArray *races;                 /* GsRace; NULL: the orders were not reduced */
 	gboolean mismatch;             /* a followed choice was out of range */
 	guint broken;                  /* bit i: GsViolationKind i */
 	char *detail[GS_N_VIOLATIONS]; /* a sentence for each kind broken */
@@ -52,6 +54,7 @@ static void
 run_clear(Run *run)
 {
 	g_clear_pointer(&run->taken, g_array_unref);
+	g_clear_pointer(&run->races, g_array_unref);
 	for (guint i = 0; i < GS_N_VIOLATIONS; i++)
 		g_clear_pointer(&run->detail[i], g_free);
 	g_clear_error(&run->error);
@@ -157,18 +160,32 @@ load(const GsExploreOptions *o, GError **error)
 }
 
 /*
+ * Whether the orders of an instant may be reduced to those that can matter
+ * (footprints.h): not when asked for every order, nor when the scenario's
+ * expectations read the event log, whose lines follow the order.
+ */
+static gboolean
+reduces_orders(const GsExploreOptions *o, const GsWorkload *w)
+{
+	return !o->every_order && !(o->expect && gs_expect_reads_log(w));
+}
+
+/*
  * Runs the scenario once, following the @n choices of @follow and then
  * @rand (NULL: the default order). With @replay, what the run made is handed
- * over there, its event log with it.
+ * over there, its event log with it. A run of the depth-first part records
+ * the races it shows in run->races, where the orders may be reduced, and is
+ * told to o->each_run.
  */
 static void
 execute(const GsExploreOptions *o, const guint *follow, guint n, GRand *rand, Run *run,
-	GsExploreReplay *replay)
+	GsExploreReplay *replay, gboolean depth_first)
 {
 	g_autoptr(GsWorkload) w = NULL;
 	g_autoptr(GsEventLog) log = NULL;
 	g_autoptr(GsResult) r = NULL;
 	g_auto(GsSchedule) schedule = {0};
+	g_auto(GsFootprintLog) footprints = {0};
 	GsRunOptions opts = {.max_time = o->max_time, .max_events_per_instant = EVENTS_PER_INSTANT,
 			     .choose = gs_schedule_choose, .check_invariants = TRUE,
 			     .check_busts = o->needless_busts, .every_choice = o->every_choice};
@@ -179,6 +196,11 @@ execute(const GsExploreOptions *o, const guint *follow, guint n, GRand *rand, Ru
 		return;
 	gs_schedule_init(&schedule, follow, n, rand);
 	opts.choose_data = &schedule;
+	if (depth_first && reduces_orders(o, w)) {
+		gs_footprint_log_init(&footprints);
+		opts.footprints = &gs_footprint_log_hooks;
+		opts.footprints_data = &footprints;
+	}
 	opts.skip_timeline = replay == NULL && !(o->expect && w->expect.at->len > 0);
 	if (replay != NULL || (o->expect && gs_expect_reads_log(w))) {
 		log = gs_event_log_new();
@@ -187,8 +209,12 @@ execute(const GsExploreOptions *o, const guint *follow, guint n, GRand *rand, Ru
 	}
 	r = gs_sim_run(w, &opts);
 	run->taken = g_steal_pointer(&schedule.taken);
+	if (opts.footprints != NULL)
+		run->races = gs_footprint_log_races(&footprints);
 	run->mismatch = schedule.bad_at > 0;
 	check_properties(o, w, r, log, run);
+	if (depth_first && o->each_run != NULL)
+		o->each_run(w, r, o->each_run_data);
 	if (replay != NULL)
 		*replay = (GsExploreReplay){.workload = g_steal_pointer(&w),
 					    .result = g_steal_pointer(&r),
@@ -202,7 +228,7 @@ gs_explore_replay(const GsExploreOptions *o, const GArray *choices, GsExploreRep
 	Run run;
 
 	memset(replay, 0, sizeof *replay);
-	execute(o, (const guint *) choices->data, choices->len, NULL, &run, replay);
+	execute(o, (const guint *) choices->data, choices->len, NULL, &run, replay, FALSE);
 	if (run.error != NULL) {
 		g_propagate_error(error, g_steal_pointer(&run.error));
 		run_clear(&run);
@@ -283,23 +309,98 @@ depth_first_may_go_on(const Search *x)
 	return time_left(x, x->o->time_us / 2);
 }
 
-/* The prefix of the next schedule after the run that took @taken; FALSE when there is none. */
-static gboolean
-next_prefix(const GArray *taken, GArray *prefix)
-{
-	guint last = taken->len;
+/*
+ * A point of the depth-first path: which of its alternatives have run, and
+ * which must. Every alternative must, but at an order point of a reduced
+ * run, where only the one taken first and those a run shows racing must.
+ */
+typedef struct {
+	guint n, chosen;
+	guint8 *must; /* n flags */
+	guint8 *ran;  /* n flags: run, or running now */
+} Node;
 
-	while (last > 0 && g_array_index(taken, GsChoice, last - 1).chosen + 1 >=
-				   g_array_index(taken, GsChoice, last - 1).n)
+static void
+node_clear(gpointer data)
+{
+	Node *node = data;
+
+	g_free(node->must);
+	g_free(node->ran);
+}
+
+/* The points @run reached past the path's end join it, each with its first alternative run. */
+static void
+extend_path(GArray *path, const Run *run)
+{
+	for (guint i = path->len; i < run->taken->len; i++) {
+		const GsChoice *c = &g_array_index(run->taken, GsChoice, i);
+		gboolean reduced = run->races != NULL && c->kind == GS_CHOICE_ORDER;
+		Node node = {.n = c->n, .chosen = c->chosen, .must = g_malloc(c->n),
+			     .ran = g_malloc0(c->n)};
+
+		memset(node.must, !reduced, c->n);
+		node.must[c->chosen] = node.ran[c->chosen] = 1;
+		g_array_append_val(path, node);
+	}
+}
+
+/* The alternatives @run shows racing must run too, at the order points they belong to. */
+static void
+mark_races(GArray *path, const Run *run)
+{
+	g_autoptr(GArray) orders = g_array_new(FALSE, FALSE, sizeof(guint)); /* their path indices */
+
+	if (run->races == NULL)
+		return;
+	for (guint i = 0; i < run->taken->len && i < path->len; i++) {
+		if (g_array_index(run->taken, GsChoice, i).kind == GS_CHOICE_ORDER)
+			g_array_append_val(orders, i);
+	}
+	for (guint i = 0; i < run->races->len; i++) {
+		const GsRace *race = &g_array_index(run->races, GsRace, i);
+		Node *node;
+
+		if (race->order >= orders->len)
+			continue;
+		node = &g_array_index(path, Node, g_array_index(orders, guint, race->order));
+		if (race->alternative < node->n)
+			node->must[race->alternative] = 1;
+	}
+}
+
+/* The first alternative of @node that must run and has not; -1 if none. */
+static gint
+next_alternative(const Node *node)
+{
+	for (guint i = 0; i < node->n; i++) {
+		if (node->must[i] && !node->ran[i])
+			return (gint) i;
+	}
+	return -1;
+}
+
+/*
+ * The deepest point of @path with an alternative left takes it, the points
+ * below it are dropped, and @prefix is the path's choices; FALSE when no
+ * point has one left.
+ */
+static gboolean
+next_prefix(GArray *path, GArray *prefix)
+{
+	guint last = path->len;
+	gint next = -1;
+
+	while (last > 0 && (next = next_alternative(&g_array_index(path, Node, last - 1))) < 0)
 		last--;
 	if (last == 0)
 		return FALSE;
+	g_array_set_size(path, last);
+	g_array_index(path, Node, last - 1).chosen = (guint) next;
+	g_array_index(path, Node, last - 1).ran[next] = 1;
 	g_array_set_size(prefix, 0);
-	for (guint i = 0; i < last; i++) {
-		guint chosen = g_array_index(taken, GsChoice, i).chosen + (i == last - 1);
-
-		g_array_append_val(prefix, chosen);
-	}
+	for (guint i = 0; i < last; i++)
+		g_array_append_val(prefix, g_array_index(path, Node, i).chosen);
 	return TRUE;
 }
 
@@ -307,20 +408,25 @@ static gboolean
 depth_first(Search *x)
 {
 	g_autoptr(GArray) prefix = g_array_new(FALSE, FALSE, sizeof(guint));
+	g_autoptr(GArray) path = g_array_new(FALSE, FALSE, sizeof(Node));
 
+	g_array_set_clear_func(path, node_clear);
 	while (depth_first_may_go_on(x)) {
 		Run run;
 		gboolean more;
 
-		execute(x->o, (const guint *) prefix->data, prefix->len, NULL, &run, NULL);
+		execute(x->o, (const guint *) prefix->data, prefix->len, NULL, &run, NULL, TRUE);
 		if (!record(x, x->result->schedules, &run)) {
 			run_clear(&run);
 			return FALSE;
 		}
 		x->result->schedules++;
 		x->result->depth_first++;
+		x->result->reduced = run.races != NULL;
 		tell_progress(x);
-		more = next_prefix(run.taken, prefix);
+		extend_path(path, &run);
+		mark_races(path, &run);
+		more = next_prefix(path, prefix);
 		run_clear(&run);
 		if (!more) {
 			x->result->exhausted = TRUE;
@@ -358,7 +464,7 @@ batch_worker(void *data)
 	while ((k = g_atomic_int_add(&b->next, 1)) < (gint) b->n) {
 		GRand *rand = rand_for(b->o->seed, b->first + (guint) k);
 
-		execute(b->o, NULL, 0, rand, &b->runs[k], NULL);
+		execute(b->o, NULL, 0, rand, &b->runs[k], NULL, FALSE);
 		g_rand_free(rand);
 	}
 	return NULL;
@@ -458,7 +564,7 @@ shrink(Search *x, GsViolation *v)
 
 			if (next == NULL)
 				continue;
-			execute(x->o, (const guint *) next->data, next->len, NULL, &run, NULL);
+			execute(x->o, (const guint *) next->data, next->len, NULL, &run, NULL, FALSE);
 			runs++;
 			x->result->shrink_runs++;
 			if (run.error == NULL && !run.mismatch && (run.broken & (1u << v->kind)) &&

@@ -8,7 +8,12 @@
  *
  * The search is depth-first first: a run follows a prefix of choices and
  * then takes the default order, recording how many alternatives each point
- * had; the next prefix is the last point with an alternative not yet taken.
+ * had; the next prefix is the last point with an alternative not yet taken
+ * that must be. Every alternative must, but at a point where an order of
+ * an instant's events is chosen: there the run also records what each
+ * event touched, and only the alternatives it shows racing with the event
+ * taken must run too (footprints.h, dynamic partial-order reduction), unless
+ * every_order, or expect with expectations that read the event log.
  * When the tree is not exhausted within half the budget (half the time with
  * a time limit), the rest of the budget goes to random schedules: run k
  * picks uniformly at each point from a generator seeded with (seed, k), so
@@ -18,9 +23,8 @@
  * run before it. The runs are reduced as the simulator reduces a run with a
  * chooser (GsRunOptions.every_choice): where the engine busts no deadlock,
  * the watchdog's ticks only count deadlocks, and neither their phase nor
- * their place in an instant is a choice. Beyond that every order of the
- * events that still do something at an instant is a separate schedule, even
- * of events that touch nothing in common.
+ * their place in an instant is a choice. The random runs are not reduced:
+ * each order of an instant's events they pick is a schedule of its own.
  *
  * The properties, each a violation kind: the run ends in no deadlock (under
  * retry every deadlock is busted, under block or fail a deadlock is one);
@@ -75,6 +79,9 @@ typedef struct {
 
 typedef void (*GsExploreProgressFunc)(const GsExploreProgress *progress, gpointer data);
 
+/* Told each depth-first run's scenario and result, for a caller that studies what runs reach. */
+typedef void (*GsExploreRunFunc)(const GsWorkload *w, const GsResult *r, gpointer data);
+
 typedef struct {
 	const char *name;       /* the scenario's path, as messages name it */
 	const char *text;       /* its text, read once: every run loads the same */
@@ -88,10 +95,14 @@ typedef struct {
 				    progress (GsRunHooks.progressing says which could) */
 	GsTime max_time;        /* a run's limit in scenario time, 0: none */
 	gboolean every_choice;  /* no reduction: GsRunOptions.every_choice (for measuring it) */
+	gboolean every_order;   /* every order of an instant's events, even of those that
+				   commute (footprints.h): no reduction of orders */
 	gboolean jitter_given;  /* jitter replaces the scenario's schedule_jitter */
 	double jitter;
 	GsExploreProgressFunc progress;
 	gpointer progress_data;
+	GsExploreRunFunc each_run;  /* NULL: nobody is told */
+	gpointer each_run_data;
 } GsExploreOptions;
 
 /* The first schedule found to break one property, shrunk. */
@@ -106,7 +117,9 @@ typedef struct {
 	guint64 schedules;      /* runs of the search, shrinking aside */
 	guint64 depth_first;    /* of which depth-first */
 	guint64 shrink_runs;
-	gboolean exhausted;     /* every schedule was run */
+	gboolean exhausted;     /* every schedule was run (one of each set of orders that
+				   differ only in events that commute, when reduced) */
+	gboolean reduced;       /* the depth-first part left out orders that cannot matter */
 	guint most_points;      /* the most choice points one run reached */
 	GsViolation *found[GS_N_VIOLATIONS]; /* NULL: none found */
 } GsExploreResult;

@@ -71,6 +71,39 @@ typedef enum {
 
 typedef guint (*GsChooseFunc)(GsChoiceKind kind, guint n, gpointer data);
 
+/*
+ * What one event of an instant touched, for a search that leaves out the
+ * orders that cannot matter (GsRunOptions.footprints). An event is private
+ * when it resumed a computing or sleeping thread that went on computing or
+ * sleeping: it called nothing in the engine, the memory or the tiers, held
+ * no lane, and its thread's status stayed as it was, so that nothing another
+ * event reads changed. Any other event is shared: it read or changed what
+ * other threads' events read or change. The watchdog's tick is more: whether
+ * it came after every other event of its instant decides when it ticks next.
+ */
+typedef struct {
+	guint64 seq;         /* the event: its sequence number in this run */
+	GsThreadId thread;   /* the thread it resumed; 0 for any other event */
+	gboolean shared;
+	gboolean with_all;   /* its effect depends on every other event of its pass: the
+				watchdog's tick, which tells whether it came last */
+	const GsThreadId *writes; /* threads of the same pass whose status or pending
+				     resumption it changed, its own aside */
+	guint n_writes;
+} GsFootprint;
+
+/*
+ * Told to a search beside its chooser (with footprints_data): before every
+ * GS_CHOICE_ORDER point, the events it chooses among (their sequence
+ * numbers and threads, 0 for an event that resumes none, alternative i at
+ * i); after every event of a pass that did something, what it touched.
+ */
+typedef struct {
+	void (*alternatives)(const guint64 *seqs, const GsThreadId *threads, guint n,
+			     gpointer data);
+	void (*fired)(const GsFootprint *footprint, gpointer data);
+} GsFootprintHooks;
+
 typedef struct {
 	/* Both drivers. */
 	GsTime max_time;   /* scenario time; 0: no limit (--max-time) */
@@ -91,6 +124,8 @@ typedef struct {
 				   means are kept all the same) */
 	GsChooseFunc choose;    /* NULL: the default order at every choice point */
 	gpointer choose_data;
+	const GsFootprintHooks *footprints; /* with a chooser: NULL, nobody is told */
+	gpointer footprints_data;
 	gboolean every_choice;  /* with a chooser, also the choices that cannot change the run
 				   (where the engine busts no deadlock, the watchdog's phase and
 				   its ticks' place in an instant); FALSE, the default: not those,

@@ -23,7 +23,7 @@ gs_schedule_choose(GsChoiceKind kind, guint n, gpointer data)
 {
 	GsSchedule *schedule = data;
 	guint at = schedule->taken->len;
-	GsChoice c = {.chosen = 0, .n = n};
+	GsChoice c = {.chosen = 0, .n = n, .kind = kind};
 
 	if (at < schedule->n_follow) {
 		c.chosen = schedule->follow[at];

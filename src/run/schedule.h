@@ -23,9 +23,10 @@
 
 G_BEGIN_DECLS
 
-/* One point where the run had a choice: the alternative taken, of how many. */
+/* One point where the run had a choice: the alternative taken, of how many, of what. */
 typedef struct {
 	guint chosen, n;
+	GsChoiceKind kind;
 } GsChoice;
 
 typedef struct {
