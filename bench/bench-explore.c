@@ -100,7 +100,7 @@ bench_reduction(const char *top, const char *file, double jitter)
 						 jitter > 0 ? " --jitter=0.5" : "");
 	GString *line = g_string_new(NULL);
 
-	g_string_printf(line, "%-36s", label);
+	g_string_printf(line, "%-42s", label);
 	for (Reduction how = 0; how < N_REDUCTIONS; how++) {
 		g_autoptr(GError) error = NULL;
 		double seconds = 0;
@@ -136,7 +136,7 @@ main(void)
 	       "kinds it found\n(--needless-busts): with every choice point and order, without the "
 	       "watchdog's choices that\ncannot matter (--every-order), and without those and the "
 	       "orders of events that commute\n");
-	printf("%-36s %-34s %-34s %s\n", "scenario", "every choice", "--every-order", "reduced");
+	printf("%-42s %-34s %-34s %s\n", "scenario", "every choice", "--every-order", "reduced");
 	bench_reduction(top, "tests/data/explore-order-deadlock.yaml", 0);
 	bench_reduction(top, "tests/data/explore-wake-deadlock.yaml", 0);
 	bench_reduction(top, "tests/data/explore-needless-bust.yaml", 0);
