@@ -70,26 +70,37 @@ sift_up(GsHeap *heap, guint i)
 	heap->nodes[i] = n;
 }
 
+/*
+ * The children are compared through a pointer to the earliest so far, which
+ * keeps its time in a register: a comparison then waits only for the load
+ * of the next child, not for an index to be turned back into an address.
+ */
 static void
 sift_down(GsHeap *heap, guint i)
 {
-	Node n = heap->nodes[i];
+	Node *nodes = heap->nodes;
+	Node n = nodes[i];
+	guint len = heap->len;
 
 	for (;;) {
-		guint first = ARITY * i + 1, last = MIN(first + ARITY, heap->len), child = first;
+		guint first = ARITY * i + 1, count;
+		const Node *children, *child;
 
-		if (first >= heap->len)
+		if (first >= len)
 			break;
-		for (guint k = first + 1; k < last; k++) {
-			if (earlier(&heap->nodes[k], &heap->nodes[child]))
-				child = k;
+		children = &nodes[first];
+		count = MIN(len - first, ARITY);
+		child = children;
+		for (guint k = 1; k < count; k++) {
+			if (earlier(&children[k], child))
+				child = &children[k];
 		}
-		if (!earlier(&heap->nodes[child], &n))
+		if (!earlier(child, &n))
 			break;
-		heap->nodes[i] = heap->nodes[child];
-		i = child;
+		nodes[i] = *child;
+		i = (guint) (child - nodes);
 	}
-	heap->nodes[i] = n;
+	nodes[i] = n;
 }
 
 /* Makes room for @cap events in all (never less than there is). */
