@@ -28,6 +28,7 @@ struct GsHeap {
 	guint len;
 	guint cap;
 	guint64 next_seq; /* the sequence number the next push gets */
+	gboolean taken;   /* nodes[0] was handed out by gs_heap_take_due_before() and waits to leave */
 };
 
 GsHeap *
@@ -127,23 +128,54 @@ gs_heap_reserve(GsHeap *heap, guint n)
 		resize(heap, n);
 }
 
+/* Takes the root out: the last node fills its hole and sinks. */
+static void
+remove_root(GsHeap *heap)
+{
+	heap->len--;
+	if (heap->len > 0) {
+		heap->nodes[0] = heap->nodes[heap->len];
+		sift_down(heap, 0);
+	}
+}
+
+/* A taken root leaves for good before anything else reads or changes the heap. */
+static inline void
+settle(GsHeap *heap)
+{
+	if (heap->taken) {
+		heap->taken = FALSE;
+		remove_root(heap);
+	}
+}
+
 guint64
 gs_heap_push(GsHeap *heap, GsTime time, guint kind, guint target)
 {
+	Node n;
+
 	g_return_val_if_fail(heap != NULL, G_MAXUINT64);
+	n = (Node){.time = time, .seq = heap->next_seq++, .kind = kind, .target = target};
+	if (heap->taken) {
+		/* The new node takes the taken root's place and sinks: one sift, not two. */
+		heap->taken = FALSE;
+		heap->nodes[0] = n;
+		sift_down(heap, 0);
+		return n.seq;
+	}
 	if (heap->len == heap->cap)
 		grow(heap);
-	heap->nodes[heap->len] =
-		(Node){.time = time, .seq = heap->next_seq++, .kind = kind, .target = target};
+	heap->nodes[heap->len] = n;
 	/* The new node starts at the end and rises. */
 	sift_up(heap, heap->len++);
-	return heap->next_seq - 1;
+	return n.seq;
 }
 
 gboolean
-gs_heap_peek(const GsHeap *heap, GsEvent *out)
+gs_heap_peek(GsHeap *heap, GsEvent *out)
 {
 	g_return_val_if_fail(heap != NULL, FALSE);
+	settle(heap);
 	if (heap->len == 0)
 		return FALSE;
 	if (out != NULL)
@@ -155,16 +187,12 @@ gboolean
 gs_heap_pop(GsHeap *heap, GsEvent *out)
 {
 	g_return_val_if_fail(heap != NULL, FALSE);
+	settle(heap);
 	if (heap->len == 0)
 		return FALSE;
 	if (out != NULL)
 		*out = heap->nodes[0];
-	heap->len--;
-	if (heap->len > 0) {
-		/* Move the last node into the root's hole and let it sink. */
-		heap->nodes[0] = heap->nodes[heap->len];
-		sift_down(heap, 0);
-	}
+	remove_root(heap);
 	return TRUE;
 }
 
@@ -176,6 +204,7 @@ gs_heap_pop_due(GsHeap *heap, GsTime now, GArray *out)
 
 	g_return_val_if_fail(heap != NULL, 0);
 	g_return_val_if_fail(out != NULL && g_array_get_element_size(out) == sizeof(GsEvent), 0);
+	settle(heap);
 	/*
 	 * Only what is in the heap now is collected: the caller runs these events
 	 * after this returns, so whatever they schedule waits for the next pass.
@@ -199,23 +228,37 @@ gboolean
 gs_heap_pop_due_before(GsHeap *heap, GsTime now, guint64 before, GsEvent *out)
 {
 	g_return_val_if_fail(heap != NULL, FALSE);
+	settle(heap);
 	if (heap->len == 0 || heap->nodes[0].time > now || heap->nodes[0].seq >= before)
 		return FALSE;
 	return gs_heap_pop(heap, out);
 }
 
+gboolean
+gs_heap_take_due_before(GsHeap *heap, GsTime now, guint64 before, GsEvent *out)
+{
+	g_return_val_if_fail(heap != NULL, FALSE);
+	settle(heap);
+	if (heap->len == 0 || heap->nodes[0].time > now || heap->nodes[0].seq >= before)
+		return FALSE;
+	*out = heap->nodes[0];
+	heap->taken = TRUE;
+	return TRUE;
+}
+
 guint
 gs_heap_soon(const GsHeap *heap, const GsEvent **soon)
 {
-	*soon = heap->nodes;
-	return MIN(heap->len, 1 + ARITY);
+	/* A taken root is gone: what fires next is among its children. */
+	*soon = heap->nodes + heap->taken;
+	return MIN(heap->len, 1 + ARITY) - heap->taken; /* a taken root means len >= 1 */
 }
 
 guint
 gs_heap_len(const GsHeap *heap)
 {
 	g_return_val_if_fail(heap != NULL, 0);
-	return heap->len;
+	return heap->len - heap->taken;
 }
 
 void
@@ -223,6 +266,7 @@ gs_heap_clear(GsHeap *heap)
 {
 	g_return_if_fail(heap != NULL);
 	heap->len = 0;
+	heap->taken = FALSE;
 }
 
 const char *

@@ -75,7 +75,7 @@ guint64 gs_heap_push(GsHeap *heap, GsTime time, guint kind, guint target);
 void gs_heap_reserve(GsHeap *heap, guint n);
 
 /** Copies the next event to fire into @out (may be NULL); FALSE if the heap is empty. */
-gboolean gs_heap_peek(const GsHeap *heap, GsEvent *out);
+gboolean gs_heap_peek(GsHeap *heap, GsEvent *out);
 
 /** Removes the next event to fire into @out (may be NULL); FALSE if the heap is empty. */
 gboolean gs_heap_pop(GsHeap *heap, GsEvent *out);
@@ -102,11 +102,24 @@ guint64 gs_heap_next_seq(const GsHeap *heap);
 gboolean gs_heap_pop_due_before(GsHeap *heap, GsTime now, guint64 before, GsEvent *out);
 
 /**
+ * gs_heap_pop_due_before() for a driver whose events mostly schedule one
+ * more: the event copied into @out is taken, not yet removed. It stays in
+ * the root's slot until the heap is next used: a push then puts its event
+ * there and lets it sink, one sift where a pop and a push make two; any
+ * other call removes it first. Either way the heap behaves as if it had been
+ * popped at once (gs_heap_len() does not count it), and the firing order is
+ * the same.
+ */
+gboolean gs_heap_take_due_before(GsHeap *heap, GsTime now, guint64 before, GsEvent *out);
+
+/**
  * The events at the top of the heap, for a caller that prefetches what they
  * will touch: *@soon points at the next event to fire and then its children
- * in the heap, among which is, unless a push comes first, the one after it.
- * Returns how many there are (up to 5); they are valid until the next push
- * or pop.
+ * in the heap, among which is, unless a push comes first, the one after it;
+ * while an event is taken, only at its children, among which are (unless a
+ * push comes first) the next event and often the one after it. Returns how
+ * many there are (up to 5); they are valid until the next call that changes
+ * the heap.
  */
 guint gs_heap_soon(const GsHeap *heap, const GsEvent **soon);
 

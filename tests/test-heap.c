@@ -2,7 +2,8 @@
  * Unit tests of sim/heap.h: ordering by (time, seq), same-time FIFO, the fields
  * travelling by value, interleaved pushes and pops against a sorted reference
  * (randomized with fixed seeds), two-phase firing with pop_due (also as a
- * randomized driver loop), growth across the storage's doubling, and clear.
+ * randomized driver loop), taking the next event against popping it, growth
+ * across the storage's doubling, and clear.
  * gs_heap_check() runs after every operation of the small tests.
  */
 #include <check.h>
@@ -391,6 +392,87 @@ START_TEST(test_pop_due_before)
 END_TEST
 
 /*
+ * Taking instead of popping changes nothing a driver sees: a heap that takes
+ * fires what one that pops fires, in the same order, whether the event taken
+ * schedules none, one (which takes its place) or several, and every other
+ * call (len, peek, pop) sees the taken event gone.
+ */
+START_TEST(test_take_due_before)
+{
+	g_autoptr(GsHeap) popping = gs_heap_new();
+	g_autoptr(GsHeap) taking = gs_heap_new();
+	GRand *rand = g_rand_new_with_seed(23);
+	GsEvent next, e, t;
+	guint fired = 0;
+
+	for (guint i = 0; i < 100; i++) {
+		GsTime time = g_rand_int_range(rand, 0, 20);
+
+		gs_heap_push(popping, time, 0, i);
+		gs_heap_push(taking, time, 0, i);
+	}
+	while (gs_heap_peek(popping, &next)) {
+		guint64 before = gs_heap_next_seq(popping);
+
+		ck_assert(gs_heap_peek(taking, &t));
+		ck_same_event(&next, &t);
+		while (gs_heap_pop_due_before(popping, next.time, before, &e)) {
+			ck_assert(gs_heap_take_due_before(taking, next.time, before, &t));
+			ck_same_event(&e, &t);
+			ck_assert_uint_eq(gs_heap_len(taking), gs_heap_len(popping));
+			ck_heap(taking);
+			if (++fired > 3000)
+				continue;
+			/* None, one or two more, some at this very instant. */
+			for (gint k = g_rand_int_range(rand, 0, 3); k > 0; k--) {
+				GsTime at = next.time + g_rand_int_range(rand, 0, 3) * 7;
+
+				ck_assert_uint_eq(gs_heap_push(popping, at, 1, fired),
+						  gs_heap_push(taking, at, 1, fired));
+			}
+			ck_assert_uint_eq(gs_heap_len(taking), gs_heap_len(popping));
+		}
+		ck_assert(!gs_heap_take_due_before(taking, next.time, before, &t));
+	}
+	ck_assert_uint_eq(gs_heap_len(taking), 0);
+	ck_assert(!gs_heap_pop(taking, &t));
+	ck_assert_uint_gt(fired, 3000);
+	g_rand_free(rand);
+}
+END_TEST
+
+/* A taken event that schedules nothing is gone for pop, pop_due and clear alike. */
+START_TEST(test_take_then_other_calls)
+{
+	g_autoptr(GsHeap) heap = gs_heap_new();
+	g_autoptr(GArray) due = g_array_new(FALSE, FALSE, sizeof(GsEvent));
+	GsEvent e;
+
+	gs_heap_push(heap, 5, 0, 1);
+	gs_heap_push(heap, 6, 0, 2);
+	gs_heap_push(heap, 7, 0, 3);
+	ck_assert(gs_heap_take_due_before(heap, 5, G_MAXUINT64, &e));
+	ck_assert_uint_eq(e.target, 1);
+	ck_assert_uint_eq(gs_heap_len(heap), 2);
+	ck_assert(gs_heap_pop(heap, &e));
+	ck_assert_uint_eq(e.target, 2);
+	ck_assert(gs_heap_take_due_before(heap, 7, G_MAXUINT64, &e));
+	ck_assert_uint_eq(e.target, 3);
+	ck_assert_uint_eq(gs_heap_pop_due(heap, G_MAXINT64, due), 0);
+	ck_assert_uint_eq(gs_heap_len(heap), 0);
+	gs_heap_push(heap, 9, 0, 4);
+	ck_assert(gs_heap_take_due_before(heap, 9, G_MAXUINT64, &e));
+	gs_heap_clear(heap);
+	ck_assert_uint_eq(gs_heap_len(heap), 0);
+	ck_assert(!gs_heap_peek(heap, &e));
+	gs_heap_push(heap, 1, 0, 5);
+	ck_assert(gs_heap_pop(heap, &e));
+	ck_assert_uint_eq(e.target, 5);
+	ck_heap(heap);
+}
+END_TEST
+
+/*
  * A randomized driver loop: each fired event schedules up to two more, some at
  * the same instant. Checks that no pass contains an event scheduled during
  * that pass, and that the overall firing order is ascending (time, seq).
@@ -521,6 +603,8 @@ gs_test_suite_heap(void)
 	tcase_add_test(tc, test_pop_due_basic);
 	tcase_add_test(tc, test_pop_due_two_phase);
 	tcase_add_test(tc, test_pop_due_before);
+	tcase_add_test(tc, test_take_due_before);
+	tcase_add_test(tc, test_take_then_other_calls);
 	tcase_add_loop_test(tc, test_driver_loop, 0, G_N_ELEMENTS(des_seeds));
 	suite_add_tcase(s, tc);
 
