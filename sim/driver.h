@@ -169,6 +169,7 @@ struct Sim {
 	GsResult *r;
 	GsEngine *engine;
 	GsHeap *heap;
+	gboolean long_queue;    /* this pass began with PREFETCH_FROM events pending or more (sim.c) */
 	GsMemory *mem;
 	GsRunTiers tier_ops;    /* reservations and the gate's scopes: the run layer's */
 	GQueue gate_waiters;    /* SimThread* in GS_RUN_GATE until the gate drains, FIFO */

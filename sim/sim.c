@@ -798,7 +798,10 @@ pop_due(Sim *s, guint64 pass_end, GsEvent *out)
 {
 	if (G_UNLIKELY(s->pass != NULL))
 		return pop_chosen(s, out);
-	return gs_heap_pop_due_before(s->heap, s->now, pass_end, out);
+	if (s->long_queue)
+		return gs_heap_pop_due_before(s->heap, s->now, pass_end, out);
+	/* Taken, not popped: the resumption the event most often schedules takes its place. */
+	return gs_heap_take_due_before(s->heap, s->now, pass_end, out);
 }
 
 /* ---- the loop ---- */
@@ -994,13 +997,29 @@ tell_progress(Sim *s)
 }
 
 /*
+ * From this many pending events on, what the next events touch is no longer
+ * in the cache: the loop pops the next event at once, so that what it and
+ * the one after it will read can be fetched while this one runs
+ * (prefetch_soon()). Below, it takes the heap's top instead, which the
+ * resumption the event schedules replaces (one sift instead of two), and
+ * fetches only what the next event reads, once it is at the top.
+ */
+#define PREFETCH_FROM 4096
+
+/*
  * Brings what the next events will touch into the cache while this one
  * runs: with a hundred thousand threads, each one's record, interpreter and
  * op lie where no cache holds them, and reading them one after another costs
  * more than the rest of an event. The next event's thread record came one
  * event ago, as a child of the heap's root: what it points to comes now.
+ * Called with the next event at the root: before an event fires if it was
+ * popped, after if it was taken (the resumption it scheduled has then taken
+ * its place). A short queue's records are in the cache, and only what the
+ * next event reads is fetched.
+ * Always inlined: a function whose only effect is prefetching looks pure to
+ * the compiler, which then drops the calls it does not inline.
  */
-static void
+static inline __attribute__((always_inline)) void
 prefetch_soon(Sim *s)
 {
 	const GsEvent *soon, *after = NULL;
@@ -1015,6 +1034,8 @@ prefetch_soon(Sim *s)
 		__builtin_prefetch((const char *) t->interp + 64);
 		__builtin_prefetch(t->next_read);
 	}
+	if (!s->long_queue)
+		return;
 	/* Only the earliest child: a few prefetches too many fill the line buffers and stall. */
 	for (guint i = 1; i < n; i++) {
 		if (after == NULL || soon[i].time < after->time ||
@@ -1062,6 +1083,7 @@ run_loop(Sim *s)
 		s->now = next.time;
 		/* One pass: the events due now; what they schedule fires in the next. */
 		pass_end = gs_heap_next_seq(s->heap);
+		s->long_queue = gs_heap_len(s->heap) >= PREFETCH_FROM;
 		if (s->pass != NULL)
 			begin_chosen_pass(s, pass_end);
 		while (pop_due(s, pass_end, &ev)) {
@@ -1069,8 +1091,11 @@ run_loop(Sim *s)
 				s->pending_events--;
 			s->r->events_processed++;
 			at_instant++;
-			prefetch_soon(s);
+			if (s->long_queue)
+				prefetch_soon(s);
 			fire(s, &ev);
+			if (!s->long_queue)
+				prefetch_soon(s);
 		}
 		if (stalled(s, at_instant))
 			return;
