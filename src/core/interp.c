@@ -124,6 +124,7 @@ struct GsInterp {
 	guint unspill : 1;    /* the allocation in progress is gs_interp_unspill_first()'s */
 	guint alloc_fresh : 1;/* the allocation has not met the engine yet (fast_alloc) */
 	guint note_allocated : 1; /* keep Holdings.allocated (gs_interp_note_allocations()) */
+	guint in_retry : 1;   /* a frame is a retry block's: without one, scaled() has nothing to do */
 	guint8 last_out;      /* GsEffectKind of the effect handed out last */
 	guint n_frames;
 	guint cap_frames;     /* of a heap frame array; 0 while inline */
@@ -282,6 +283,8 @@ push(GsInterp *it, const GsOp *op, const GArray *ops)
 	}
 	reserve_frame(it);
 	it->frames[it->n_frames++] = f;
+	if (frame_kind(&f) == FRAME_RETRY)
+		it->in_retry = TRUE;
 }
 
 static void
@@ -289,8 +292,11 @@ pop(GsInterp *it)
 {
 	Frame *f = top(it);
 
-	if (frame_kind(f) == FRAME_RETRY)
+	if (frame_kind(f) == FRAME_RETRY) {
 		tell_block(it, f->op, FALSE);
+		/* The innermost retry block leaves: another is left if it was nested. */
+		it->in_retry = f->retry->depth > 1;
+	}
 	frame_clear(f);
 	it->n_frames--;
 }
@@ -310,6 +316,8 @@ current_op(GsInterp *it)
 static gint64
 scaled(GsInterp *it, gint64 value, gboolean is_size)
 {
+	if (!it->in_retry)
+		return value;
 	for (guint i = 0; i < it->n_frames; i++) {
 		const Frame *f = &it->frames[i];
 		const GByteArray *path;
