@@ -249,8 +249,11 @@ gs_heap_take_due_before(GsHeap *heap, GsTime now, guint64 before, GsEvent *out)
 guint
 gs_heap_soon(const GsHeap *heap, const GsEvent **soon)
 {
+	*soon = heap->nodes;
+	if (heap->len == 0)
+		return 0; /* nodes may be NULL: no offset from it */
 	/* A taken root is gone: what fires next is among its children. */
-	*soon = heap->nodes + heap->taken;
+	*soon += heap->taken;
 	return MIN(heap->len, 1 + ARITY) - heap->taken; /* a taken root means len >= 1 */
 }
 
