@@ -36,7 +36,7 @@
  * Storage: one array of events, which doubles when full (gs_heap_reserve()
  * sizes it up front), so a push allocates only when it grows, and it never
  * shrinks (gs_heap_clear keeps the storage). Push and pop are O(log n),
- * peek and len O(1).
+ * len O(1), peek too but where it first removes a taken event.
  */
 #ifndef GPUSIM_SIM_HEAP_H
 #define GPUSIM_SIM_HEAP_H
