@@ -74,10 +74,11 @@ typedef guint (*GsChooseFunc)(GsChoiceKind kind, guint n, gpointer data);
 /*
  * What one event of an instant touched, for a search that leaves out the
  * orders that cannot matter (GsRunOptions.footprints). An event is private
- * when it resumed a computing or sleeping thread that went on computing or
- * sleeping: it called nothing in the engine, the memory or the tiers, held
- * no lane, and its thread's status stayed as it was, so that nothing another
- * event reads changed. Any other event is shared: it read or changed what
+ * when it resumed a thread going on by itself (running its ops, computing or
+ * sleeping) that went on computing or sleeping: it called nothing in the
+ * engine, the memory or the tiers, held no lane, and what its thread's
+ * status counts in (running, waiting) stayed as it was, so that nothing
+ * another event reads changed. Any other event is shared: it read or changed what
  * other threads' events read or change. The watchdog's tick is more: whether
  * it came after every other event of its instant decides when it ticks next.
  */
