@@ -304,9 +304,6 @@ G_GNUC_INTERNAL Status sim_footprint_begin(Sim *s, const GsEvent *ev, const SimT
 /* After it fired, @t's status @before: the search is told what it touched. */
 G_GNUC_INTERNAL void sim_footprint_end(Sim *s, const GsEvent *ev, const SimThread *t,
 				       Status before);
-/* Before an order is chosen among the @n events of @alternatives: the search is told which. */
-G_GNUC_INTERNAL void sim_footprint_alternatives(Sim *s, const GsEvent *const *alternatives,
-						guint n);
 
 G_GNUC_INTERNAL void sim_on_block(const GsOp *retry_op, gboolean entering, gpointer data);
 G_GNUC_INTERNAL void sim_mem_thread_ends(Sim *s, SimThread *t);

@@ -13,10 +13,12 @@
  * (the hooks' enter(), which the simulator hears only while a search is
  * told), the simulator did nothing but schedule its resumption (every other
  * effect marks the event shared, sim_touches_shared()), and the thread's
- * status counts in what it counted in before. Every other event is shared. Beside that, an event may change another thread of
- * the pass (end its task, wake it, move its lane's end): the threads whose
- * status or pending resumption changed are its writes, found by comparing
- * them before and after it.
+ * status counts in what it counted in before. Every other event is shared.
+ * Beside that, an event may change another thread of the pass (end its
+ * task, wake it, move its lane's end): the threads whose status or pending
+ * resumption changed are its writes, found by comparing them before and
+ * after it. The search is also told, at each order point, the events it
+ * chooses among (sim.c, which knows which those are).
  */
 #include "config.h"
 
@@ -107,22 +109,4 @@ sim_footprint_end(Sim *s, const GsEvent *ev, const SimThread *t, Status before)
 	f.writes = (const GsThreadId *) s->writes->data;
 	f.n_writes = s->writes->len;
 	s->opts.footprints->fired(&f, s->opts.footprints_data);
-}
-
-void
-sim_footprint_alternatives(Sim *s, const GsEvent *const *alternatives, guint n)
-{
-	g_autoptr(GArray) seqs = g_array_sized_new(FALSE, FALSE, sizeof(guint64), n);
-	g_autoptr(GArray) threads = g_array_sized_new(FALSE, FALSE, sizeof(GsThreadId), n);
-
-	for (guint i = 0; i < n; i++) {
-		const GsEvent *ev = alternatives[i];
-		GsThreadId id = ev->kind == EV_THREAD_RESUME ? ev->target : GS_NO_THREAD;
-
-		g_array_append_val(seqs, ev->seq);
-		g_array_append_val(threads, id);
-	}
-	s->opts.footprints->alternatives((const guint64 *) seqs->data,
-					 (const GsThreadId *) threads->data, n,
-					 s->opts.footprints_data);
 }

@@ -224,22 +224,26 @@ gs_heap_next_seq(const GsHeap *heap)
 	return heap->next_seq;
 }
 
+/* Whether the next event is due at @now and was pushed before sequence number @before. */
+static gboolean
+root_due_before(GsHeap *heap, GsTime now, guint64 before)
+{
+	settle(heap);
+	return heap->len > 0 && heap->nodes[0].time <= now && heap->nodes[0].seq < before;
+}
+
 gboolean
 gs_heap_pop_due_before(GsHeap *heap, GsTime now, guint64 before, GsEvent *out)
 {
 	g_return_val_if_fail(heap != NULL, FALSE);
-	settle(heap);
-	if (heap->len == 0 || heap->nodes[0].time > now || heap->nodes[0].seq >= before)
-		return FALSE;
-	return gs_heap_pop(heap, out);
+	return root_due_before(heap, now, before) && gs_heap_pop(heap, out);
 }
 
 gboolean
 gs_heap_take_due_before(GsHeap *heap, GsTime now, guint64 before, GsEvent *out)
 {
 	g_return_val_if_fail(heap != NULL, FALSE);
-	settle(heap);
-	if (heap->len == 0 || heap->nodes[0].time > now || heap->nodes[0].seq >= before)
+	if (!root_due_before(heap, now, before))
 		return FALSE;
 	*out = heap->nodes[0];
 	heap->taken = TRUE;

@@ -752,20 +752,26 @@ begin_chosen_pass(Sim *s, guint64 pass_end)
 		g_array_append_val(s->pass, ev);
 }
 
-/* The search is told the @live events of the pass a choice is made among. */
+/*
+ * The search is told the @live events of the pass a choice is made among:
+ * their sequence numbers, and the threads they resume (0 for none).
+ */
 static void
 tell_alternatives(Sim *s, guint live)
 {
-	g_autofree const GsEvent **alternatives = g_new(const GsEvent *, live);
+	g_autofree guint64 *seqs = g_new(guint64, live);
+	g_autofree GsThreadId *threads = g_new(GsThreadId, live);
 	guint n = 0;
 
 	for (guint i = 0; i < s->pass->len; i++) {
 		const GsEvent *ev = &g_array_index(s->pass, GsEvent, i);
 
-		if (event_chosen_among(s, ev))
-			alternatives[n++] = ev;
+		if (!event_chosen_among(s, ev))
+			continue;
+		seqs[n] = ev->seq;
+		threads[n++] = ev->kind == EV_THREAD_RESUME ? ev->target : GS_NO_THREAD;
 	}
-	sim_footprint_alternatives(s, alternatives, n);
+	s->opts.footprints->alternatives(seqs, threads, n, s->opts.footprints_data);
 }
 
 static gboolean
