@@ -169,7 +169,6 @@ struct Sim {
 	GsResult *r;
 	GsEngine *engine;
 	GsHeap *heap;
-	gboolean long_queue;    /* this pass began with PREFETCH_FROM events pending or more (sim.c) */
 	GsMemory *mem;
 	GsRunTiers tier_ops;    /* reservations and the gate's scopes: the run layer's */
 	GQueue gate_waiters;    /* SimThread* in GS_RUN_GATE until the gate drains, FIFO */

@@ -1,9 +1,8 @@
 /*
  * gpusim sim: the event queue of the discrete-event driver.
  *
- * This module decides one thing: the order in which scheduled events fire. It
- * is a min-heap (four children a node) ordered by (time, sequence). The
- * sequence number is taken from a counter in the heap when an event is
+ * This module decides one thing: the order in which scheduled events fire, by
+ * (time, sequence): a radix heap (heap.c says how). The sequence number is taken from a counter in the heap when an event is
  * pushed, so two events scheduled for the same time fire in the order they
  * were scheduled (FIFO), and no two events ever compare equal: the order is
  * total and therefore deterministic.
@@ -11,8 +10,8 @@
  *
  * What it leaves to the caller: what an event means (kind and target are
  * opaque numbers), the current time (the heap accepts any time, including one
- * earlier than events already fired; the driver must not schedule into the
- * past), and cancellation. Cancellation is lazy: the caller keeps the
+ * earlier than events already fired, but such a push costs O(n): the driver
+ * must not schedule into the past), and cancellation. Cancellation is lazy: the caller keeps the
  * sequence number of the event a target still expects, forgets it to
  * cancel, and drops the events it no longer expects when they fire.
  *
@@ -33,10 +32,12 @@
  * every event already collected, the overall firing order is still exactly
  * ascending (time, seq), as long as nothing is scheduled before now.
  *
- * Storage: one array of events, which doubles when full (gs_heap_reserve()
- * sizes it up front), so a push allocates only when it grows, and it never
- * shrinks (gs_heap_clear keeps the storage). Push and pop are O(log n),
- * len O(1), peek too but where it first removes a taken event.
+ * Storage: an array of events per bucket, each doubling when full, so a push
+ * allocates only when one grows; none shrinks (gs_heap_clear keeps them).
+ * Push and pop cost O(1) amortized for a driver that never schedules into
+ * the past (an event moves at most once per byte of the distance between
+ * its time and the instant it was pushed at), len O(1), peek O(1) but for
+ * a search of one bucket once it changed.
  */
 #ifndef GPUSIM_SIM_HEAP_H
 #define GPUSIM_SIM_HEAP_H
@@ -67,13 +68,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(GsHeap, gs_heap_free)
  */
 guint64 gs_heap_push(GsHeap *heap, GsTime time, guint kind, guint target);
 
-/**
- * Makes room for @n events in all, so that pushes up to that many allocate
- * nothing: a driver that knows how many events it will have pending at most
- * (one per task or thread) spares the slack of growing by doubling.
- */
-void gs_heap_reserve(GsHeap *heap, guint n);
-
 /** Copies the next event to fire into @out (may be NULL); FALSE if the heap is empty. */
 gboolean gs_heap_peek(GsHeap *heap, GsEvent *out);
 
@@ -102,26 +96,12 @@ guint64 gs_heap_next_seq(const GsHeap *heap);
 gboolean gs_heap_pop_due_before(GsHeap *heap, GsTime now, guint64 before, GsEvent *out);
 
 /**
- * gs_heap_pop_due_before() for a driver whose events mostly schedule one
- * more: the event copied into @out is taken, not yet removed. It stays in
- * the root's slot until the heap is next used: a push then puts its event
- * there and lets it sink, one sift where a pop and a push make two; any
- * other call removes it first. Either way the heap behaves as if it had been
- * popped at once (gs_heap_len() does not count it), and the firing order is
- * the same.
+ * What fires soon, for a caller that prefetches what those events will touch:
+ * soon[0] is the next event to fire and, when it is known without a search,
+ * soon[1] the one after it (unless a push comes first). Returns how many are filled (0 if the queue is
+ * empty); they are valid until the next call that changes the queue.
  */
-gboolean gs_heap_take_due_before(GsHeap *heap, GsTime now, guint64 before, GsEvent *out);
-
-/**
- * The events at the top of the heap, for a caller that prefetches what they
- * will touch: *@soon points at the next event to fire and then its children
- * in the heap, among which is, unless a push comes first, the one after it;
- * while an event is taken, only at its children, among which are (unless a
- * push comes first) the next event and often the one after it. Returns how
- * many there are (up to 5); they are valid until the next call that changes
- * the heap.
- */
-guint gs_heap_soon(const GsHeap *heap, const GsEvent **soon);
+guint gs_heap_soon(GsHeap *heap, const GsEvent *soon[2]);
 
 /** The number of events scheduled. */
 guint gs_heap_len(const GsHeap *heap);
@@ -130,9 +110,10 @@ guint gs_heap_len(const GsHeap *heap);
 void gs_heap_clear(GsHeap *heap);
 
 /**
- * Invariant check for tests and debug builds: NULL if the heap property holds
- * and every stored sequence number is below the counter, else a static sentence
- * saying what is wrong. O(n).
+ * Invariant check for tests and debug builds: NULL if every event is in the
+ * bucket its time names, the events of each time are in the order they were
+ * pushed, the counts and marks agree and every stored sequence number is
+ * below the counter, else a static sentence saying what is wrong. O(n).
  */
 const char *gs_heap_check(const GsHeap *heap);
 

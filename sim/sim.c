@@ -316,9 +316,14 @@ run_thread(Sim *s, SimThread *t)
 	if (s->owner_waits != NULL && !sim_free_for_again(s, t))
 		return;
 	for (;;) {
-		GsEffect e;
+		/*
+		 * Initialized, not assigned: the interpreter then writes the
+		 * effect in place. An assignment, to an effect whose address
+		 * has been handed out, goes through a copy, which reads the
+		 * fields back wider than they were written.
+		 */
+		GsEffect e = gs_interp_step(interp_of(t), s->now);
 
-		e = gs_interp_step(interp_of(t), s->now);
 		if (t->try_due) {
 			/* The interpreter hands out its pending ALLOC again: try it now. */
 			t->try_due = FALSE;
@@ -804,10 +809,7 @@ pop_due(Sim *s, guint64 pass_end, GsEvent *out)
 {
 	if (G_UNLIKELY(s->pass != NULL))
 		return pop_chosen(s, out);
-	if (s->long_queue)
-		return gs_heap_pop_due_before(s->heap, s->now, pass_end, out);
-	/* Taken, not popped: the resumption the event most often schedules takes its place. */
-	return gs_heap_take_due_before(s->heap, s->now, pass_end, out);
+	return gs_heap_pop_due_before(s->heap, s->now, pass_end, out);
 }
 
 /* ---- the loop ---- */
@@ -1003,53 +1005,31 @@ tell_progress(Sim *s)
 }
 
 /*
- * From this many pending events on, what the next events touch is no longer
- * in the cache: the loop pops the next event at once, so that what it and
- * the one after it will read can be fetched while this one runs
- * (prefetch_soon()). Below, it takes the heap's top instead, which the
- * resumption the event schedules replaces (one sift instead of two), and
- * fetches only what the next event reads, once it is at the top.
- */
-#define PREFETCH_FROM 4096
-
-/*
  * Brings what the next events will touch into the cache while this one
  * runs: with a hundred thousand threads, each one's record, interpreter and
  * op lie where no cache holds them, and reading them one after another costs
  * more than the rest of an event. The next event's thread record came one
- * event ago, as a child of the heap's root: what it points to comes now.
- * Called with the next event at the root: before an event fires if it was
- * popped, after if it was taken (the resumption it scheduled has then taken
- * its place). A short queue's records are in the cache, and only what the
- * next event reads is fetched.
+ * event ago, when it was the event after: what it points to comes now, and
+ * the record of the one after it, where the queue knows it.
  * Always inlined: a function whose only effect is prefetching looks pure to
  * the compiler, which then drops the calls it does not inline.
  */
 static inline __attribute__((always_inline)) void
 prefetch_soon(Sim *s)
 {
-	const GsEvent *soon, *after = NULL;
-	guint n = gs_heap_soon(s->heap, &soon);
+	const GsEvent *soon[2];
+	guint n = gs_heap_soon(s->heap, soon);
 	SimThread *t;
 
 	if (n == 0)
 		return;
-	if (soon[0].kind == EV_THREAD_RESUME && (t = thread_of(s, soon[0].target)) != NULL &&
+	if (soon[0]->kind == EV_THREAD_RESUME && (t = thread_of(s, soon[0]->target)) != NULL &&
 	    t->interp != NULL) {
 		__builtin_prefetch(t->interp);
 		__builtin_prefetch((const char *) t->interp + 64);
 		__builtin_prefetch(t->next_read);
 	}
-	if (!s->long_queue)
-		return;
-	/* Only the earliest child: a few prefetches too many fill the line buffers and stall. */
-	for (guint i = 1; i < n; i++) {
-		if (after == NULL || soon[i].time < after->time ||
-		    (soon[i].time == after->time && soon[i].seq < after->seq))
-			after = &soon[i];
-	}
-	if (after != NULL && after->kind == EV_THREAD_RESUME &&
-	    (t = thread_of(s, after->target)) != NULL) {
+	if (n == 2 && soon[1]->kind == EV_THREAD_RESUME && (t = thread_of(s, soon[1]->target)) != NULL) {
 		__builtin_prefetch(t);
 		__builtin_prefetch((const char *) (t + 1) - 1); /* a record may span two lines */
 	}
@@ -1089,7 +1069,6 @@ run_loop(Sim *s)
 		s->now = next.time;
 		/* One pass: the events due now; what they schedule fires in the next. */
 		pass_end = gs_heap_next_seq(s->heap);
-		s->long_queue = gs_heap_len(s->heap) >= PREFETCH_FROM;
 		if (s->pass != NULL)
 			begin_chosen_pass(s, pass_end);
 		while (pop_due(s, pass_end, &ev)) {
@@ -1097,11 +1076,8 @@ run_loop(Sim *s)
 				s->pending_events--;
 			s->r->events_processed++;
 			at_instant++;
-			if (s->long_queue)
-				prefetch_soon(s);
+			prefetch_soon(s);
 			fire(s, &ev);
-			if (!s->long_queue)
-				prefetch_soon(s);
 		}
 		if (stalled(s, at_instant))
 			return;
@@ -1176,8 +1152,6 @@ sim_init(Sim *s, const GsWorkload *w, const GsRunOptions *opts)
 	s->engine = gs_engine_new(&engine_opts);
 	gs_run_watch(&s->watch, s->engine, s->r, &run_hooks, s);
 	s->heap = gs_heap_new();
-	/* Every arrival is scheduled up front, and each task's first thread replaces it. */
-	gs_heap_reserve(s->heap, n_tasks + w->pool_threads->len + 16);
 	s->mem = gs_memory_new(w);
 	gs_run_tiers_init(&s->tier_ops, w, s->mem, &run_hooks, s);
 	gs_run_tiers_report_to(&s->tier_ops, s->r);

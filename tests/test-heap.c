@@ -1,9 +1,10 @@
 /*
  * Unit tests of sim/heap.h: ordering by (time, seq), same-time FIFO, the fields
- * travelling by value, interleaved pushes and pops against a sorted reference
- * (randomized with fixed seeds), two-phase firing with pop_due (also as a
- * randomized driver loop), taking the next event against popping it, growth
- * across the storage's doubling, and clear.
+ * travelling by value, what fires soon, interleaved pushes and pops against a
+ * sorted reference (randomized with fixed seeds, times near one another, far
+ * apart, in clusters, and pushed before the last event fired), two-phase
+ * firing with pop_due (also as a randomized driver loop), growth across the
+ * buckets' doubling, and clear.
  * gs_heap_check() runs after every operation of the small tests.
  */
 #include <check.h>
@@ -140,37 +141,44 @@ START_TEST(test_fields)
 }
 END_TEST
 
-/* The next event and its children: the one after it is among them, whatever the pushes. */
+/*
+ * soon[0] is the next event, and soon[1], when given, the one after it, as
+ * long as nothing is pushed in between: with times close together and far
+ * apart, ties included.
+ */
 START_TEST(test_soon)
 {
 	g_autoptr(GsHeap) heap = gs_heap_new();
 	GRand *rand = g_rand_new_with_seed(11);
-	const GsEvent *soon;
-	GsEvent next, after = {0};
+	const GsEvent *soon[2];
+	GsEvent next, copy[2];
+	guint afters = 0;
 
-	ck_assert_uint_eq(gs_heap_soon(heap, &soon), 0);
+	ck_assert_uint_eq(gs_heap_soon(heap, soon), 0);
 	gs_heap_push(heap, 5, 0, 1);
-	ck_assert_uint_eq(gs_heap_soon(heap, &soon), 1);
-	ck_assert_uint_eq(soon[0].target, 1);
+	ck_assert_uint_eq(gs_heap_soon(heap, soon), 1);
+	ck_assert_uint_eq(soon[0]->target, 1);
 	for (guint i = 0; i < 300; i++)
-		gs_heap_push(heap, g_rand_int_range(rand, 0, 50), 0, i);
+		gs_heap_push(heap, g_rand_int_range(rand, 0, 50) << g_rand_int_range(rand, 0, 20), 0, i);
 	while (gs_heap_len(heap) > 1) {
-		guint n = gs_heap_soon(heap, &soon);
-		GsEvent copy[5];
-		gboolean found = FALSE;
+		guint n = gs_heap_soon(heap, soon);
 
-		ck_assert_uint_eq(n, MIN(gs_heap_len(heap), 5));
-		memcpy(copy, soon, n * sizeof(GsEvent)); /* valid until the pop */
+		ck_assert_uint_ge(n, 1);
+		for (guint i = 0; i < n; i++)
+			copy[i] = *soon[i]; /* valid until the pop */
 		gs_heap_pop(heap, &next);
-		ck_assert_uint_eq(next.seq, copy[0].seq);
-		ck_assert(gs_heap_peek(heap, &after));
-		gs_heap_push(heap, next.time + g_rand_int_range(rand, 1, 20), 0, next.target);
-		for (guint i = 1; i < n; i++)
-			found |= copy[i].seq == after.seq;
-		ck_assert(found);
+		ck_same_event(&copy[0], &next);
+		if (n == 2) {
+			ck_assert(gs_heap_peek(heap, &next));
+			ck_same_event(&copy[1], &next);
+			afters++;
+		}
+		ck_heap(heap);
+		gs_heap_push(heap, next.time + g_rand_int_range(rand, 0, 2000), 0, next.target);
 		if (g_rand_boolean(rand))
 			gs_heap_pop(heap, NULL);
 	}
+	ck_assert_uint_gt(afters, 10);
 	g_rand_free(rand);
 }
 END_TEST
@@ -234,16 +242,61 @@ ref_position(GArray *ref, const GsEvent *e)
 	return lo;
 }
 
-static const guint32 random_seeds[] = {1, 2, 42, 20240601};
+/* How the times of the random test are drawn. */
+typedef enum {
+	TIMES_NEAR,     /* -20 .. 80: ties common, many pushed before the last event fired */
+	TIMES_FAR,      /* anywhere in the 64-bit range, its ends included */
+	TIMES_CLUSTERS, /* a few times, far apart, each pushed many times */
+	TIMES_AHEAD,    /* at or after the last event fired, up to 2^40 later: a driver's */
+} TimeShape;
+
+typedef struct {
+	guint32 seed;
+	TimeShape shape;
+} RandomRow;
+
+static const RandomRow random_rows[] = {
+	{1, TIMES_NEAR}, {2, TIMES_NEAR}, {42, TIMES_NEAR}, {20240601, TIMES_NEAR},
+	{3, TIMES_FAR}, {4, TIMES_FAR}, {5, TIMES_CLUSTERS}, {6, TIMES_CLUSTERS},
+	{7, TIMES_AHEAD}, {8, TIMES_AHEAD},
+};
+
+static GsTime
+random_time(GRand *rand, TimeShape shape, GsTime last_fired)
+{
+	static const GsTime clusters[] = {G_MININT64, -70000, 0, 255, 256, 65536 + 3,
+					  G_GINT64_CONSTANT(1) << 40, G_MAXINT64};
+	guint64 bits;
+
+	switch (shape) {
+	case TIMES_NEAR:
+		return g_rand_int_range(rand, -20, 80);
+	case TIMES_FAR:
+		if (g_rand_int_range(rand, 0, 20) == 0)
+			return g_rand_boolean(rand) ? G_MININT64 : G_MAXINT64;
+		bits = (guint64) g_rand_int(rand) << 32 | g_rand_int(rand);
+		return (GsTime) (bits >> g_rand_int_range(rand, 0, 64));
+	case TIMES_CLUSTERS:
+		return clusters[g_rand_int_range(rand, 0, G_N_ELEMENTS(clusters))];
+	case TIMES_AHEAD:
+		return last_fired + (g_rand_int_range(rand, 0, 4) == 0
+					     ? 0
+					     : (GsTime) g_rand_int_range(rand, 0, 1000)
+						       << g_rand_int_range(rand, 0, 31));
+	}
+	g_assert_not_reached();
+}
 
 START_TEST(test_random_vs_reference)
 {
+	const RandomRow *row = &random_rows[_i];
 	g_autoptr(GsHeap) heap = gs_heap_new();
 	g_autoptr(GArray) ref = g_array_new(FALSE, FALSE, sizeof(GsEvent));
-	GRand *rand = g_rand_new_with_seed(random_seeds[_i]);
+	GRand *rand = g_rand_new_with_seed(row->seed);
 	const guint n_ops = 20000;
 	guint64 next_seq = 0;
 	guint pushes = 0;
+	GsTime last_fired = 0;
 	GsEvent e;
 
 	for (guint op = 0; op < n_ops; op++) {
@@ -251,9 +304,8 @@ START_TEST(test_random_vs_reference)
 		gdouble p_push = (op / 2000) % 2 == 0 ? 0.65 : 0.35;
 
 		if (ref->len == 0 || g_rand_double(rand) < p_push) {
-			/* A narrow time range makes ties common. */
 			GsEvent r = {
-				.time = g_rand_int_range(rand, -20, 80),
+				.time = random_time(rand, row->shape, last_fired),
 				.seq = next_seq++,
 				.kind = g_rand_int_range(rand, 0, 4),
 				.target = g_rand_int(rand),
@@ -267,6 +319,7 @@ START_TEST(test_random_vs_reference)
 			ck_assert(gs_heap_pop(heap, &e));
 			ck_same_event(&e, &g_array_index(ref, GsEvent, 0));
 			g_array_remove_index(ref, 0);
+			last_fired = e.time;
 		}
 		ck_assert_uint_eq(gs_heap_len(heap), ref->len);
 		if (op % 97 == 0)
@@ -280,6 +333,34 @@ START_TEST(test_random_vs_reference)
 	}
 	ck_assert(!gs_heap_pop(heap, &e));
 	g_rand_free(rand);
+}
+END_TEST
+
+/*
+ * A push before the last event fired is exact: it fires next, and the events
+ * already waiting keep their order, ties included.
+ */
+START_TEST(test_push_before_last_fired)
+{
+	g_autoptr(GsHeap) heap = gs_heap_new();
+	static const GsTime times[] = {1000, 300, 70000, 300, 70000, 5};
+	static const guint expected[] = {6, 1, 3, 7, 0, 2, 4}; /* targets, in firing order */
+	GsEvent e;
+
+	for (guint i = 0; i < G_N_ELEMENTS(times); i++)
+		gs_heap_push(heap, times[i], 0, i);
+	ck_assert(gs_heap_pop(heap, &e));
+	ck_assert_uint_eq(e.target, 5);
+	/* Fired at 5; now 4, before it, and a third event at 300. */
+	gs_heap_push(heap, 4, 0, 6);
+	gs_heap_push(heap, 300, 0, 7);
+	ck_heap(heap);
+	for (guint i = 0; i < G_N_ELEMENTS(expected); i++) {
+		ck_assert(gs_heap_pop(heap, &e));
+		ck_assert_uint_eq(e.target, expected[i]);
+		ck_heap(heap);
+	}
+	ck_assert(!gs_heap_pop(heap, &e));
 }
 END_TEST
 
@@ -392,87 +473,6 @@ START_TEST(test_pop_due_before)
 END_TEST
 
 /*
- * Taking instead of popping changes nothing a driver sees: a heap that takes
- * fires what one that pops fires, in the same order, whether the event taken
- * schedules none, one (which takes its place) or several, and every other
- * call (len, peek, pop) sees the taken event gone.
- */
-START_TEST(test_take_due_before)
-{
-	g_autoptr(GsHeap) popping = gs_heap_new();
-	g_autoptr(GsHeap) taking = gs_heap_new();
-	GRand *rand = g_rand_new_with_seed(23);
-	GsEvent next, e, t;
-	guint fired = 0;
-
-	for (guint i = 0; i < 100; i++) {
-		GsTime time = g_rand_int_range(rand, 0, 20);
-
-		gs_heap_push(popping, time, 0, i);
-		gs_heap_push(taking, time, 0, i);
-	}
-	while (gs_heap_peek(popping, &next)) {
-		guint64 before = gs_heap_next_seq(popping);
-
-		ck_assert(gs_heap_peek(taking, &t));
-		ck_same_event(&next, &t);
-		while (gs_heap_pop_due_before(popping, next.time, before, &e)) {
-			ck_assert(gs_heap_take_due_before(taking, next.time, before, &t));
-			ck_same_event(&e, &t);
-			ck_assert_uint_eq(gs_heap_len(taking), gs_heap_len(popping));
-			ck_heap(taking);
-			if (++fired > 3000)
-				continue;
-			/* None, one or two more, some at this very instant. */
-			for (gint k = g_rand_int_range(rand, 0, 3); k > 0; k--) {
-				GsTime at = next.time + g_rand_int_range(rand, 0, 3) * 7;
-
-				ck_assert_uint_eq(gs_heap_push(popping, at, 1, fired),
-						  gs_heap_push(taking, at, 1, fired));
-			}
-			ck_assert_uint_eq(gs_heap_len(taking), gs_heap_len(popping));
-		}
-		ck_assert(!gs_heap_take_due_before(taking, next.time, before, &t));
-	}
-	ck_assert_uint_eq(gs_heap_len(taking), 0);
-	ck_assert(!gs_heap_pop(taking, &t));
-	ck_assert_uint_gt(fired, 3000);
-	g_rand_free(rand);
-}
-END_TEST
-
-/* A taken event that schedules nothing is gone for pop, pop_due and clear alike. */
-START_TEST(test_take_then_other_calls)
-{
-	g_autoptr(GsHeap) heap = gs_heap_new();
-	g_autoptr(GArray) due = g_array_new(FALSE, FALSE, sizeof(GsEvent));
-	GsEvent e;
-
-	gs_heap_push(heap, 5, 0, 1);
-	gs_heap_push(heap, 6, 0, 2);
-	gs_heap_push(heap, 7, 0, 3);
-	ck_assert(gs_heap_take_due_before(heap, 5, G_MAXUINT64, &e));
-	ck_assert_uint_eq(e.target, 1);
-	ck_assert_uint_eq(gs_heap_len(heap), 2);
-	ck_assert(gs_heap_pop(heap, &e));
-	ck_assert_uint_eq(e.target, 2);
-	ck_assert(gs_heap_take_due_before(heap, 7, G_MAXUINT64, &e));
-	ck_assert_uint_eq(e.target, 3);
-	ck_assert_uint_eq(gs_heap_pop_due(heap, G_MAXINT64, due), 0);
-	ck_assert_uint_eq(gs_heap_len(heap), 0);
-	gs_heap_push(heap, 9, 0, 4);
-	ck_assert(gs_heap_take_due_before(heap, 9, G_MAXUINT64, &e));
-	gs_heap_clear(heap);
-	ck_assert_uint_eq(gs_heap_len(heap), 0);
-	ck_assert(!gs_heap_peek(heap, &e));
-	gs_heap_push(heap, 1, 0, 5);
-	ck_assert(gs_heap_pop(heap, &e));
-	ck_assert_uint_eq(e.target, 5);
-	ck_heap(heap);
-}
-END_TEST
-
-/*
  * A randomized driver loop: each fired event schedules up to two more, some at
  * the same instant. Checks that no pass contains an event scheduled during
  * that pass, and that the overall firing order is ascending (time, seq).
@@ -532,8 +532,8 @@ END_TEST
 
 /* ---- growth and clear ---- */
 
-/* Sizes around the first allocation (64) and its doublings, and a big one. */
-static const guint growth_sizes[] = {63, 64, 65, 129, 1000, 100000};
+/* Sizes around a bucket's first allocation (16) and its doublings, and a big one. */
+static const guint growth_sizes[] = {15, 16, 17, 33, 1000, 100000};
 
 START_TEST(test_growth)
 {
@@ -541,7 +541,7 @@ START_TEST(test_growth)
 	const guint n = growth_sizes[_i];
 	GsEvent e;
 
-	/* Descending times: every push rises to the root. */
+	/* Descending times: each event fires before every one pushed before it. */
 	for (guint i = 0; i < n; i++)
 		ck_assert_uint_eq(gs_heap_push(heap, (GsTime) (n - i), 0, (guint) i), i);
 	ck_assert_uint_eq(gs_heap_len(heap), n);
@@ -596,15 +596,14 @@ gs_test_suite_heap(void)
 	tcase_add_test(tc, test_fields);
 	tcase_add_test(tc, test_soon);
 	tcase_add_loop_test(tc, test_same_time_fifo, 0, 2);
-	tcase_add_loop_test(tc, test_random_vs_reference, 0, G_N_ELEMENTS(random_seeds));
+	tcase_add_loop_test(tc, test_random_vs_reference, 0, G_N_ELEMENTS(random_rows));
+	tcase_add_test(tc, test_push_before_last_fired);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("firing");
 	tcase_add_test(tc, test_pop_due_basic);
 	tcase_add_test(tc, test_pop_due_two_phase);
 	tcase_add_test(tc, test_pop_due_before);
-	tcase_add_test(tc, test_take_due_before);
-	tcase_add_test(tc, test_take_then_other_calls);
 	tcase_add_loop_test(tc, test_driver_loop, 0, G_N_ELEMENTS(des_seeds));
 	suite_add_tcase(s, tc);
 
