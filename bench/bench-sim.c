@@ -356,9 +356,6 @@ sim_timed_wait_run(const GsWorkload *w)
 	return run;
 }
 
-/* How many times each loop runs, alternating, for the comparison: the fastest of each counts. */
-#define BARE_ROUNDS 5
-
 /*
  * The timed-wait load of @threads threads in this process: its first run
  * with its memory, then @rounds runs of the simulator and of the bare loop,

@@ -16,13 +16,19 @@
  * buckets near `last` and the tail of the one pushed into, which is what
  * lets a hundred thousand pending events run as fast as a thousand.
  *
+ * A bucket is a list of chunks. A bucket names a range of times relative to
+ * the current instant, so over a long run each bucket of a digit holds, in
+ * turn, its share of the pending events: arrays kept at their largest would
+ * add up to that share times the buckets. A chunk emptied goes to the spares,
+ * from which the next bucket to grow takes, so the storage follows the
+ * events pending.
+ *
  * The price is a floor: every event must be at or after `last`. A driver
  * that never schedules into the past keeps to it; a push before it is still
  * exact, at O(n): every event is sorted into buckets again (rebase()).
  */
 #include "config.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "sim/heap.h"
@@ -34,30 +40,38 @@
 #define N_WORDS (N_BUCKETS / WORD_BITS)
 G_STATIC_ASSERT(N_WORDS <= 32); /* the summary is a guint32 */
 
-/* The first allocation of a bucket's array. */
-#define INITIAL_CAPACITY 16
+/* Events a chunk holds: a bucket wastes at most one chunk's worth, partly filled. */
+#define CHUNK_NODES 32
 
-/* No bucket: the scan below has nothing remembered. */
+/* No bucket: the search below has nothing remembered. */
 #define NO_BUCKET 0
 
 typedef GsEvent Node;
 
+typedef struct Chunk Chunk;
+struct Chunk {
+	Chunk *next;
+	guint len; /* nodes[0 .. len); only a bucket's last chunk is not full */
+	Node nodes[CHUNK_NODES];
+};
+
+/* A bucket's events as they came, each time's in the order pushed; bucket 0's from head. */
 typedef struct {
-	Node *nodes; /* as they came, each time's in the order pushed; bucket 0's from head */
-	guint len, cap;
+	Chunk *first, *last; /* both NULL: empty */
 } Bucket;
 
 struct GsHeap {
 	Bucket buckets[N_BUCKETS];
 	guint64 used[N_WORDS]; /* bit i % 64 of word i / 64: bucket i > 0 holds events */
 	guint32 summary;       /* bit w: used[w] != 0 */
-	guint head;            /* bucket 0's next event */
+	guint head;            /* bucket 0's next event: first->nodes[head] */
 	guint64 last;          /* the key every event is at or after */
 	guint len;             /* events in all */
 	guint64 next_seq;      /* the sequence number the next push gets */
+	Chunk *spare;          /* emptied chunks, linked by next, for the next bucket to grow */
 	/* The earliest event of the lowest bucket in use, once searched for, until that bucket changes. */
 	guint scanned_bucket; /* NO_BUCKET: not known */
-	guint scanned_index;
+	const Node *scanned;
 };
 
 GsHeap *
@@ -66,13 +80,25 @@ gs_heap_new(void)
 	return g_new0(GsHeap, 1);
 }
 
+static void
+free_chunks(Chunk *c)
+{
+	while (c != NULL) {
+		Chunk *next = c->next;
+
+		g_free(c);
+		c = next;
+	}
+}
+
 void
 gs_heap_free(GsHeap *heap)
 {
 	if (heap == NULL)
 		return;
 	for (guint i = 0; i < N_BUCKETS; i++)
-		g_free(heap->buckets[i].nodes);
+		free_chunks(heap->buckets[i].first);
+	free_chunks(heap->spare);
 	g_free(heap);
 }
 
@@ -118,18 +144,47 @@ lowest_used(const GsHeap *heap)
 	return w * WORD_BITS + (guint) __builtin_ctzll(heap->used[w]);
 }
 
+static Chunk *
+take_chunk(GsHeap *heap)
+{
+	Chunk *c = heap->spare;
+
+	if (c != NULL)
+		heap->spare = c->next;
+	else
+		c = g_new(Chunk, 1);
+	c->next = NULL;
+	c->len = 0;
+	return c;
+}
+
+/* Keeps @b's chunks for the buckets that grow next, and empties it. */
+static void
+give_back(GsHeap *heap, Bucket *b)
+{
+	if (b->first != NULL) {
+		b->last->next = heap->spare;
+		heap->spare = b->first;
+	}
+	*b = (Bucket){0};
+}
+
 static inline void
 append(GsHeap *heap, guint i, const Node *n)
 {
 	Bucket *b = &heap->buckets[i];
+	Chunk *c = b->last;
 
-	if (G_UNLIKELY(b->len == b->cap)) {
-		/* A bucket's index is a guint: keep its doubling from wrapping. */
-		g_assert(b->cap < G_MAXUINT / 2);
-		b->cap = b->cap == 0 ? INITIAL_CAPACITY : b->cap * 2;
-		b->nodes = g_renew(Node, b->nodes, b->cap);
+	if (c == NULL || c->len == CHUNK_NODES) {
+		Chunk *fresh = take_chunk(heap);
+
+		if (c == NULL)
+			b->first = fresh;
+		else
+			c->next = fresh;
+		b->last = c = fresh;
 	}
-	b->nodes[b->len++] = *n;
+	c->nodes[c->len++] = *n;
 	if (i == 0)
 		return;
 	mark_used(heap, i);
@@ -137,20 +192,21 @@ append(GsHeap *heap, guint i, const Node *n)
 		heap->scanned_bucket = NO_BUCKET;
 }
 
-static gboolean
-zero_empty(const GsHeap *heap)
-{
-	return heap->head == heap->buckets[0].len;
-}
-
 /* The first of @b's events at its earliest time. */
-static guint
-earliest_index(const Bucket *b)
+static const Node *
+earliest(const Bucket *b)
 {
-	guint best = 0;
+	const Node *best = &b->first->nodes[0];
+	GsTime best_time = best->time; /* in a register: no load waits on the last choice */
 
-	for (guint k = 1; k < b->len; k++)
-		best = b->nodes[k].time < b->nodes[best].time ? k : best;
+	for (const Chunk *c = b->first; c != NULL; c = c->next) {
+		for (guint k = 0; k < c->len; k++) {
+			gboolean before = c->nodes[k].time < best_time;
+
+			best_time = before ? c->nodes[k].time : best_time;
+			best = before ? &c->nodes[k] : best;
+		}
+	}
 	return best;
 }
 
@@ -169,12 +225,12 @@ lowest_earliest(GsHeap *heap, guint *bucket)
 
 	*bucket = i;
 	if (i < DIGIT_VALUES)
-		return &b->nodes[0];
+		return &b->first->nodes[0];
 	if (heap->scanned_bucket != i) {
 		heap->scanned_bucket = i;
-		heap->scanned_index = earliest_index(b);
+		heap->scanned = earliest(b);
 	}
-	return &b->nodes[heap->scanned_index];
+	return heap->scanned;
 }
 
 /* The event that fires next, NULL if none. */
@@ -183,8 +239,8 @@ next_node(GsHeap *heap)
 {
 	guint i;
 
-	if (!zero_empty(heap))
-		return &heap->buckets[0].nodes[heap->head];
+	if (heap->buckets[0].first != NULL)
+		return &heap->buckets[0].first->nodes[heap->head];
 	return heap->len == 0 ? NULL : lowest_earliest(heap, &i);
 }
 
@@ -198,24 +254,35 @@ refill(GsHeap *heap)
 {
 	guint i;
 	guint64 last = key_of(lowest_earliest(heap, &i)->time);
-	Bucket *b = &heap->buckets[i], *zero = &heap->buckets[0];
-	guint n = b->len;
+	Bucket moving = heap->buckets[i];
 
-	heap->head = zero->len = 0;
+	heap->buckets[i] = (Bucket){0};
+	heap->head = 0;
 	heap->last = last;
 	mark_unused(heap, i);
 	heap->scanned_bucket = NO_BUCKET;
 	if (i < DIGIT_VALUES) {
-		Bucket emptied = *zero;
-
-		*zero = *b;
-		*b = emptied;
+		heap->buckets[0] = moving;
 		return;
 	}
-	b->len = 0;
-	/* Every event moves to a lower bucket, never to @b itself, so its array stays put. */
-	for (guint k = 0; k < n; k++)
-		append(heap, bucket_of(last, key_of(b->nodes[k].time)), &b->nodes[k]);
+	/* Every event moves to a lower bucket; its chunks are kept once it has left them. */
+	for (const Chunk *c = moving.first; c != NULL; c = c->next) {
+		for (guint k = 0; k < c->len; k++)
+			append(heap, bucket_of(last, key_of(c->nodes[k].time)), &c->nodes[k]);
+	}
+	give_back(heap, &moving);
+}
+
+/* Every bucket emptied; the chunks are kept. */
+static void
+empty_all(GsHeap *heap)
+{
+	for (guint i = 0; i < N_BUCKETS; i++)
+		give_back(heap, &heap->buckets[i]);
+	memset(heap->used, 0, sizeof heap->used);
+	heap->summary = 0;
+	heap->head = 0;
+	heap->scanned_bucket = NO_BUCKET;
 }
 
 /* A push before `last`: every event is put in its bucket again, against @key. */
@@ -226,19 +293,14 @@ rebase(GsHeap *heap, guint64 key)
 	guint n = 0;
 
 	/* Gathered bucket by bucket: each time's events stay in the order they were pushed. */
-	for (guint k = heap->head; k < heap->buckets[0].len; k++)
-		all[n++] = heap->buckets[0].nodes[k];
-	for (guint i = 1; i < N_BUCKETS; i++) {
-		Bucket *b = &heap->buckets[i];
-
-		for (guint k = 0; k < b->len; k++)
-			all[n++] = b->nodes[k];
-		b->len = 0;
+	for (guint i = 0; i < N_BUCKETS; i++) {
+		for (const Chunk *c = heap->buckets[i].first; c != NULL; c = c->next) {
+			for (guint k = i == 0 && c == heap->buckets[0].first ? heap->head : 0;
+			     k < c->len; k++)
+				all[n++] = c->nodes[k];
+		}
 	}
-	memset(heap->used, 0, sizeof heap->used);
-	heap->summary = 0;
-	heap->head = heap->buckets[0].len = 0;
-	heap->scanned_bucket = NO_BUCKET;
+	empty_all(heap);
 	heap->last = key;
 	for (guint k = 0; k < n; k++)
 		append(heap, bucket_of(key, key_of(all[k].time)), &all[k]);
@@ -278,18 +340,27 @@ gboolean
 gs_heap_pop(GsHeap *heap, GsEvent *out)
 {
 	Bucket *zero;
+	Chunk *c;
 
 	g_return_val_if_fail(heap != NULL, FALSE);
 	if (heap->len == 0)
 		return FALSE;
 	zero = &heap->buckets[0];
-	if (zero_empty(heap))
+	if (zero->first == NULL)
 		refill(heap);
+	c = zero->first;
 	if (out != NULL)
-		*out = zero->nodes[heap->head];
-	if (++heap->head == zero->len)
-		heap->head = zero->len = 0;
+		*out = c->nodes[heap->head];
 	heap->len--;
+	if (++heap->head < c->len)
+		return TRUE;
+	/* Its first chunk is spent: bucket 0 goes on at the next, or is empty. */
+	heap->head = 0;
+	zero->first = c->next;
+	if (zero->first == NULL)
+		zero->last = NULL;
+	c->next = heap->spare;
+	heap->spare = c;
 	return TRUE;
 }
 
@@ -350,27 +421,42 @@ used_above(const GsHeap *heap, guint i)
 	return w * WORD_BITS + (guint) __builtin_ctzll(heap->used[w]);
 }
 
+/* The event after the first in the chunks from @c, NULL if none. */
+static const Node *
+second_in(const Chunk *c)
+{
+	if (c->len >= 2)
+		return &c->nodes[1];
+	return c->next != NULL ? &c->next->nodes[0] : NULL;
+}
+
 /*
  * The event after soon[0] where it is known without a search: the next of
- * bucket 0, or the first of a bucket of the lowest digit (one time, in order).
+ * bucket 0, or one of the first events of buckets of the lowest digit (each
+ * one time, in order).
  */
 static const Node *
 after_next(GsHeap *heap)
 {
-	const Bucket *zero = &heap->buckets[0];
-	guint waiting = zero->len - heap->head, i, j;
+	const Chunk *zero = heap->buckets[0].first;
+	const Node *second;
+	guint i, j;
 
-	if (waiting >= 2)
-		return &zero->nodes[heap->head + 1];
-	if (waiting == 1)
+	if (zero != NULL) {
+		if (heap->head + 1 < zero->len)
+			return &zero->nodes[heap->head + 1];
+		if (zero->next != NULL)
+			return &zero->next->nodes[0];
 		return heap->len > 1 ? lowest_earliest(heap, &i) : NULL;
+	}
 	i = lowest_used(heap);
 	if (i >= DIGIT_VALUES)
 		return NULL;
-	if (heap->buckets[i].len >= 2)
-		return &heap->buckets[i].nodes[1];
+	second = second_in(heap->buckets[i].first);
+	if (second != NULL)
+		return second;
 	j = used_above(heap, i);
-	return j != NO_BUCKET && j < DIGIT_VALUES ? &heap->buckets[j].nodes[0] : NULL;
+	return j != NO_BUCKET && j < DIGIT_VALUES ? &heap->buckets[j].first->nodes[0] : NULL;
 }
 
 guint
@@ -394,43 +480,48 @@ void
 gs_heap_clear(GsHeap *heap)
 {
 	g_return_if_fail(heap != NULL);
-	for (guint i = 0; i < N_BUCKETS; i++)
-		heap->buckets[i].len = 0;
-	memset(heap->used, 0, sizeof heap->used);
-	heap->summary = 0;
-	heap->head = 0;
+	empty_all(heap);
 	heap->len = 0;
-	heap->scanned_bucket = NO_BUCKET;
 }
 
 /*
  * NULL if bucket @i's events belong there, each time's in the order they
  * were pushed (@last_seq: the latest sequence number seen of each time; a
  * time's bucket follows from it, so no other bucket holds that time), and the
- * bookkeeping of the bucket agrees.
+ * bookkeeping of the bucket agrees. Adds its events to *@count.
  */
 static const char *
-check_bucket(const GsHeap *heap, guint i, GHashTable *last_seq)
+check_bucket(const GsHeap *heap, guint i, GHashTable *last_seq, guint *count)
 {
 	const Bucket *b = &heap->buckets[i];
 	gboolean marked = (heap->used[i / WORD_BITS] >> (i % WORD_BITS) & 1) != 0;
 	gboolean summarized = (heap->summary >> (i / WORD_BITS) & 1) != 0;
 
-	if (i > 0 && (marked != (b->len > 0) || (b->len > 0 && !summarized)))
+	if ((b->first == NULL) != (b->last == NULL))
+		return "a bucket's list of chunks has one end";
+	if (i > 0 && (marked != (b->first != NULL) || (b->first != NULL && !summarized)))
 		return "a bucket's mark of use disagrees with what it holds";
-	for (guint k = i == 0 ? heap->head : 0; k < b->len; k++) {
-		const Node *n = &b->nodes[k];
-		const guint64 *seen = g_hash_table_lookup(last_seq, &n->time);
+	for (const Chunk *c = b->first; c != NULL; c = c->next) {
+		guint from = i == 0 && c == b->first ? heap->head : 0;
 
-		if (n->seq >= heap->next_seq)
-			return "an event's sequence number was never handed out";
-		if (key_of(n->time) < heap->last || bucket_of(heap->last, key_of(n->time)) != i)
-			return "an event is in a bucket its time does not name";
-		if (seen != NULL && *seen >= n->seq)
-			return "the events of one time are out of the order they were pushed in";
-		g_hash_table_insert(last_seq, (gpointer) &n->time, (gpointer) &n->seq);
+		if (c->len == 0 || c->len > CHUNK_NODES || (c->next != NULL && c->len < CHUNK_NODES) ||
+		    (c->next == NULL && c != b->last) || from >= c->len)
+			return "a chunk of a bucket is empty, or not full before its last";
+		for (guint k = from; k < c->len; k++) {
+			const Node *n = &c->nodes[k];
+			const guint64 *seen = g_hash_table_lookup(last_seq, &n->time);
+
+			if (n->seq >= heap->next_seq)
+				return "an event's sequence number was never handed out";
+			if (key_of(n->time) < heap->last || bucket_of(heap->last, key_of(n->time)) != i)
+				return "an event is in a bucket its time does not name";
+			if (seen != NULL && *seen >= n->seq)
+				return "the events of one time are out of the order they were pushed in";
+			g_hash_table_insert(last_seq, (gpointer) &n->time, (gpointer) &n->seq);
+			(*count)++;
+		}
 	}
-	if (i > 0 && i == heap->scanned_bucket && heap->scanned_index != earliest_index(b))
+	if (i > 0 && i == heap->scanned_bucket && (b->first == NULL || heap->scanned != earliest(b)))
 		return "the remembered earliest event of a bucket is not its earliest";
 	return NULL;
 }
@@ -439,21 +530,18 @@ const char *
 gs_heap_check(const GsHeap *heap)
 {
 	g_autoptr(GHashTable) last_seq = NULL;
-	guint count;
+	guint count = 0;
 
 	if (heap == NULL)
 		return "the heap is NULL";
-	if (heap->head > heap->buckets[0].len)
+	if (heap->buckets[0].first == NULL && heap->head != 0)
 		return "the next event lies past the current instant's events";
 	last_seq = g_hash_table_new(g_int64_hash, g_int64_equal);
-	count = heap->buckets[0].len - heap->head;
 	for (guint i = 0; i < N_BUCKETS; i++) {
-		const char *why = check_bucket(heap, i, last_seq);
+		const char *why = check_bucket(heap, i, last_seq, &count);
 
 		if (why != NULL)
 			return why;
-		if (i > 0)
-			count += heap->buckets[i].len;
 	}
 	if (count != heap->len)
 		return "the count of events disagrees with the buckets";

@@ -32,8 +32,11 @@
  * every event already collected, the overall firing order is still exactly
  * ascending (time, seq), as long as nothing is scheduled before now.
  *
- * Storage: an array of events per bucket, each doubling when full, so a push
- * allocates only when one grows; none shrinks (gs_heap_clear keeps them).
+ * Storage: each bucket a list of chunks of events; a chunk emptied is kept for
+ * the next bucket that grows, so the storage follows the most events pending
+ * at once (and a chunk partly filled per bucket in use), and a push allocates
+ * only when no chunk is free; nothing is given back before gs_heap_free()
+ * (gs_heap_clear keeps it).
  * Push and pop cost O(1) amortized for a driver that never schedules into
  * the past (an event moves at most once per byte of the distance between
  * its time and the instant it was pushed at), len O(1), peek O(1) but for
