@@ -175,19 +175,15 @@ append(GsHeap *heap, guint i, const Node *n)
 	Bucket *b = &heap->buckets[i];
 	Chunk *c = b->last;
 
-	if (c == NULL || c->len == CHUNK_NODES) {
-		Chunk *fresh = take_chunk(heap);
-
-		if (c == NULL)
-			b->first = fresh;
-		else
-			c->next = fresh;
-		b->last = c = fresh;
+	if (c == NULL) {
+		c = b->first = b->last = take_chunk(heap);
+		if (i > 0)
+			mark_used(heap, i);
+	} else if (c->len == CHUNK_NODES) {
+		c = c->next = b->last = take_chunk(heap);
 	}
 	c->nodes[c->len++] = *n;
-	if (i == 0)
-		return;
-	mark_used(heap, i);
+	/* What a search of this bucket found may no longer be its earliest (0 is never searched). */
 	if (G_UNLIKELY(i == heap->scanned_bucket))
 		heap->scanned_bucket = NO_BUCKET;
 }

@@ -4,12 +4,11 @@
  * sorted reference (randomized with fixed seeds, times near one another, far
  * apart, in clusters, and pushed before the last event fired), two-phase
  * firing with pop_due (also as a randomized driver loop), growth across the
- * buckets' doubling, and clear.
+ * buckets' chunks, and clear.
  * gs_heap_check() runs after every operation of the small tests.
  */
 #include <check.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "testlib.h"
 #include "sim/heap.h"
@@ -151,7 +150,7 @@ START_TEST(test_soon)
 	g_autoptr(GsHeap) heap = gs_heap_new();
 	GRand *rand = g_rand_new_with_seed(11);
 	const GsEvent *soon[2];
-	GsEvent next, copy[2];
+	GsEvent fired, after, copy[2];
 	guint afters = 0;
 
 	ck_assert_uint_eq(gs_heap_soon(heap, soon), 0);
@@ -166,15 +165,15 @@ START_TEST(test_soon)
 		ck_assert_uint_ge(n, 1);
 		for (guint i = 0; i < n; i++)
 			copy[i] = *soon[i]; /* valid until the pop */
-		gs_heap_pop(heap, &next);
-		ck_same_event(&copy[0], &next);
+		gs_heap_pop(heap, &fired);
+		ck_same_event(&copy[0], &fired);
 		if (n == 2) {
-			ck_assert(gs_heap_peek(heap, &next));
-			ck_same_event(&copy[1], &next);
+			ck_assert(gs_heap_peek(heap, &after));
+			ck_same_event(&copy[1], &after);
 			afters++;
 		}
 		ck_heap(heap);
-		gs_heap_push(heap, next.time + g_rand_int_range(rand, 0, 2000), 0, next.target);
+		gs_heap_push(heap, fired.time + g_rand_int_range(rand, 0, 2000), 0, fired.target);
 		if (g_rand_boolean(rand))
 			gs_heap_pop(heap, NULL);
 	}
@@ -532,8 +531,8 @@ END_TEST
 
 /* ---- growth and clear ---- */
 
-/* Sizes around a bucket's first allocation (16) and its doublings, and a big one. */
-static const guint growth_sizes[] = {15, 16, 17, 33, 1000, 100000};
+/* Sizes around a chunk of a bucket (32 events) and two, and larger ones. */
+static const guint growth_sizes[] = {31, 32, 33, 64, 65, 1000, 100000};
 
 START_TEST(test_growth)
 {
