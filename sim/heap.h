@@ -2,18 +2,20 @@
  * gpusim sim: the event queue of the discrete-event driver.
  *
  * This module decides one thing: the order in which scheduled events fire, by
- * (time, sequence): a radix heap (heap.c says how). The sequence number is taken from a counter in the heap when an event is
- * pushed, so two events scheduled for the same time fire in the order they
- * were scheduled (FIFO), and no two events ever compare equal: the order is
- * total and therefore deterministic.
+ * (time, sequence): a radix heap (heap.c says how). The sequence number is
+ * taken from a counter in the heap when an event is pushed, so two events
+ * scheduled for the same time fire in the order they were scheduled (FIFO),
+ * and no two events ever compare equal: the order is total and therefore
+ * deterministic.
  * The heap never reads a clock; times are whatever the caller passes.
  *
  * What it leaves to the caller: what an event means (kind and target are
  * opaque numbers), the current time (the heap accepts any time, including one
  * earlier than events already fired, but such a push costs O(n): the driver
- * must not schedule into the past), and cancellation. Cancellation is lazy: the caller keeps the
- * sequence number of the event a target still expects, forgets it to
- * cancel, and drops the events it no longer expects when they fire.
+ * must not schedule into the past), and cancellation. Cancellation is lazy:
+ * the caller keeps the sequence number of the event a target still expects,
+ * forgets it to cancel, and drops the events it no longer expects when they
+ * fire.
  *
  * Firing order and the two phases. A driver's loop is
  *
@@ -101,8 +103,9 @@ gboolean gs_heap_pop_due_before(GsHeap *heap, GsTime now, guint64 before, GsEven
 /**
  * What fires soon, for a caller that prefetches what those events will touch:
  * soon[0] is the next event to fire and, when it is known without a search,
- * soon[1] the one after it (unless a push comes first). Returns how many are filled (0 if the queue is
- * empty); they are valid until the next call that changes the queue.
+ * soon[1] the one after it (unless a push comes first). Returns how many are
+ * filled (0 if the queue is empty); they are valid until the next call that
+ * changes the queue.
  */
 guint gs_heap_soon(GsHeap *heap, const GsEvent *soon[2]);
 
