@@ -159,15 +159,22 @@ load(const GsExploreOptions *o, GError **error)
 	return w;
 }
 
+/* Whether a run's event log is checked: the scenario's expectations, checked, read it. */
+static gboolean
+log_checked(const GsExploreOptions *o, const GsWorkload *w)
+{
+	return o->expect && gs_expect_reads_log(w);
+}
+
 /*
  * Whether the orders of an instant may be reduced to those that can matter
- * (footprints.h): not when asked for every order, nor when the scenario's
- * expectations read the event log, whose lines follow the order.
+ * (footprints.h): not when asked for every order, nor when the event log,
+ * whose lines follow the order, is checked.
  */
 static gboolean
 reduces_orders(const GsExploreOptions *o, const GsWorkload *w)
 {
-	return !o->every_order && !(o->expect && gs_expect_reads_log(w));
+	return !o->every_order && !log_checked(o, w);
 }
 
 /*
@@ -202,7 +209,7 @@ execute(const GsExploreOptions *o, const guint *follow, guint n, GRand *rand, Ru
 		opts.footprints_data = &footprints;
 	}
 	opts.skip_timeline = replay == NULL && !(o->expect && w->expect.at->len > 0);
-	if (replay != NULL || (o->expect && gs_expect_reads_log(w))) {
+	if (replay != NULL || log_checked(o, w)) {
 		log = gs_event_log_new();
 		opts.log = gs_event_log_add;
 		opts.log_data = log;
